@@ -1,0 +1,98 @@
+// The event store's port: what the control plane, the loop and the hosts may ask of it.
+// The sql.js adapter (src/store/sqlJsStore.ts) implements it; projections (the derived
+// tables such as task_view and patch_view) are supplied by their owners at open time.
+
+/** An event as a command produces it, before the store stamps id, time and run. */
+export interface NewEvent {
+  readonly entity_type: string;
+  readonly entity_id: string;
+  readonly event_type: string;
+  readonly actor: string;
+  readonly payload: Readonly<Record<string, unknown>>;
+}
+
+/** An event as stored: the row of the public `events` table, payload parsed. */
+export interface StoredEvent extends NewEvent {
+  /** Unique and sortable in append order at any rate. */
+  readonly event_id: string;
+  /** ISO 8601 UTC with milliseconds, e.g. 2026-11-29T17:26:33.123Z. */
+  readonly ts: string;
+  readonly run_id: string;
+}
+
+export type SqlValue = string | number | null | Uint8Array;
+export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+export type SqlRow = Record<string, SqlValue>;
+
+/** Read access to the database, for queries and for deciding commands. */
+export interface SqlReader {
+  all<R extends object = SqlRow>(sql: string, params?: SqlParams): R[];
+  get<R extends object = SqlRow>(sql: string, params?: SqlParams): R | undefined;
+}
+
+/** Write access, given only to projections while they apply an event. */
+export interface SqlWriter extends SqlReader {
+  run(sql: string, params?: SqlParams): void;
+}
+
+/**
+ * Keeps derived tables in step with the events. `apply` runs inside the same
+ * transaction as the append; `truncate` + replaying every event must give the same rows
+ * (that is what `rebuild` does and what repair checks).
+ */
+export interface Projection {
+  readonly name: string;
+  /** Bump to have the store rebuild this projection's tables on next open. */
+  readonly version: number;
+  /** CREATE TABLE / CREATE INDEX statements, idempotent (IF NOT EXISTS). */
+  readonly ddl: readonly string[];
+  readonly tables: readonly string[];
+  apply(db: SqlWriter, event: StoredEvent): void;
+}
+
+/** What a command decided: the events to append and the value to hand back. */
+export interface Decision<T> {
+  readonly events: readonly NewEvent[];
+  readonly result: T;
+}
+
+export interface Disposable {
+  dispose(): void;
+}
+
+export type StoreMode = 'writer' | 'observer';
+
+export interface EventStore extends SqlReader {
+  readonly mode: StoreMode;
+  readonly runId: string;
+  readonly dbPath: string;
+
+  /**
+   * Runs `decide` against the current state and appends what it returns, atomically
+   * (events + projections in one transaction, nothing written when `decide` throws).
+   * Resolves once the events are durable (journal fsync; bursts share one fsync).
+   * Throws ReadOnlyStoreError in observer mode.
+   */
+  execute<T>(decide: (db: SqlReader) => Decision<T>): Promise<{ result: T; events: StoredEvent[] }>;
+
+  /** Shorthand for execute with a fixed list of events. */
+  append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
+
+  /** Events in append order, optionally only those after `afterId`. */
+  events(filter?: { afterId?: string; entityType?: string; entityId?: string; limit?: number }): StoredEvent[];
+
+  /** Truncates every projection and replays all events into it. */
+  rebuild(): Promise<void>;
+
+  /** Writes ralph.db atomically now (temp + fsync + rename) and trims the journal. */
+  checkpoint(): Promise<void>;
+
+  /** Observers: re-read ralph.db and the journal's tail; no-op for the writer. */
+  refresh(): Promise<boolean>;
+
+  /** Fires after events are applied (writer: after append; observer: after refresh). */
+  onDidAppend(listener: (events: readonly StoredEvent[]) => void): Disposable;
+
+  /** Checkpoints (writer), releases the lock, frees the database. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,2 @@
+// The monitor webview's entry (browser code). Filled in by the extension issue.
+export {};
