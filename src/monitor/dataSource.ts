@@ -1,0 +1,51 @@
+// The monitor's port to the engine: where snapshots come from and when they change. The
+// webview panel depends only on this; `createStoreDataSource` adapts an EventStore.
+import type { Disposable, EventStore } from '../store/types';
+import type { LogLine, MonitorSnapshot, RunningAgent } from '../protocol/monitor';
+import { buildMonitorSnapshot } from './snapshot';
+
+export interface MonitorDataSource {
+  /** The current snapshot (rebuilt on each call; the panel batches calls). */
+  snapshot(): MonitorSnapshot | Promise<MonitorSnapshot>;
+  /** Fires whenever something shown may have changed; bursts are fine, the panel batches. */
+  onDidChange(listener: () => void): Disposable;
+}
+
+export interface StoreDataSourceOptions {
+  readonly store: Pick<EventStore, 'all' | 'get' | 'onDidAppend'>;
+  /** `.ralph/logs` */
+  readonly logsDir: string;
+  readonly agents?: () => readonly RunningAgent[];
+  readonly logLines?: () => readonly LogLine[];
+  readonly now?: () => Date;
+}
+
+export interface StoreDataSource extends MonitorDataSource, Disposable {
+  /** Call when something outside the store changed (agents, log lines, metrics files). */
+  notify(): void;
+}
+
+/** A data source over an open event store: changes on every append, and on `notify()`. */
+export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSource {
+  const listeners = new Set<() => void>();
+  const fire = (): void => {
+    for (const l of [...listeners]) l();
+  };
+  const sub = o.store.onDidAppend(fire);
+  return {
+    snapshot: () =>
+      buildMonitorSnapshot(o.store, o.logsDir, o.now?.() ?? new Date(), {
+        agents: o.agents?.() ?? [],
+        logLines: o.logLines?.() ?? [],
+      }),
+    onDidChange(listener: () => void): Disposable {
+      listeners.add(listener);
+      return { dispose: () => listeners.delete(listener) };
+    },
+    notify: fire,
+    dispose(): void {
+      sub.dispose();
+      listeners.clear();
+    },
+  };
+}

@@ -1,0 +1,328 @@
+// Builds the monitor's snapshot from the database (events, task_view, patch_view, queried
+// by the reference schema), the `.ralph/` files (STATE.json, logs/par-metrics-*.jsonl,
+// commits/pending/) and what only the host knows (running agents, recent log lines).
+// Plain Node: the extension host and the CLI both call it.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { SqlReader } from '../store/types';
+import type {
+  AgentCost,
+  DeferredItem,
+  EventRow,
+  LogLine,
+  LoopState,
+  MonitorSnapshot,
+  PatchStatus,
+  RunningAgent,
+  TaskStatus,
+} from '../protocol/monitor';
+import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
+import { isFailure, readMetrics } from './metrics';
+import type { MetricsLine } from './metrics';
+import { costSeries, flowSeries, phaseDurations, statusAfterEvent } from './series';
+import type { TaskEventRow } from './series';
+
+export interface SnapshotInput {
+  /** Agents the host is running now (the database does not know about processes). */
+  readonly agents?: readonly RunningAgent[];
+  /** The newest log lines, oldest first; the snapshot keeps the last `maxLogLines`. */
+  readonly logLines?: readonly LogLine[];
+  /** Defaults to `<logsDir>/../STATE.json`. */
+  readonly statePath?: string;
+  /** Defaults to `<logsDir>/../commits/pending`. */
+  readonly pendingDir?: string;
+  /** Days of metrics files the cost series and phase durations cover (default 7). */
+  readonly metricsDays?: number;
+  /** Most points per series (default 48). */
+  readonly maxBuckets?: number;
+  /** Default 200. */
+  readonly maxLogLines?: number;
+}
+
+const MAX_WARNINGS = 20;
+
+const stateFileSchema = z.object({
+  phase: z.string().catch('unknown'),
+  iteration: z.coerce.number().int().nonnegative().catch(0),
+  current_wave: z.coerce.number().int().nonnegative().catch(0),
+  commits_total: z.coerce.number().int().nonnegative().catch(0),
+  current_item: z.string().nullable().catch(null),
+});
+
+function tableExists(db: SqlReader, name: string): boolean {
+  return db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", [name])?.n === 1;
+}
+
+function parsePayload(text: unknown): Record<string, unknown> {
+  if (typeof text !== 'string' || text === '') return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+}
+
+/** One short line from a payload: a status change, then the reason or rationale. */
+export function summarizePayload(payload: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const from = str(payload['old_status']);
+  const to = str(payload['new_status']);
+  if (from || to) parts.push(`${from || '∅'} → ${to || '∅'}`);
+  for (const k of ['reason', 'rationale', 'decision', 'verdict', 'commit_hash', 'title']) {
+    const v = str(payload[k]);
+    if (v) {
+      parts.push(k === 'commit_hash' ? v.slice(0, 8) : v);
+      break;
+    }
+  }
+  const s = parts.join(' · ');
+  return s.length > 140 ? `${s.slice(0, 139)}…` : s;
+}
+
+function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+}
+
+function readState(path: string, warnings: string[]): z.infer<typeof stateFileSchema> | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return null; // no STATE.json yet: the numbers are derived instead
+  }
+  try {
+    return stateFileSchema.parse(JSON.parse(text));
+  } catch (e) {
+    warnings.push(`${path}: unreadable STATE.json (${(e as Error).message.split('\n')[0]})`);
+    return null;
+  }
+}
+
+function listPending(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((n) => !n.startsWith('.') && statSync(join(dir, n)).isFile())
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+function agentCosts(lines: readonly MetricsLine[]): AgentCost[] {
+  const by = new Map<string, AgentCost>();
+  for (const l of lines) {
+    const a = by.get(l.agent) ?? {
+      agent: l.agent,
+      invocations: 0,
+      failures: 0,
+      cost: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheRead: 0,
+      cacheCreate: 0,
+      durationSec: 0,
+    };
+    a.invocations += 1;
+    if (isFailure(l)) a.failures += 1;
+    a.cost += l.cost;
+    a.inputTokens += l.input_tokens;
+    a.outputTokens += l.output_tokens;
+    a.cacheRead += l.cache_read;
+    a.cacheCreate += l.cache_create;
+    a.durationSec += l.duration;
+    by.set(l.agent, a);
+  }
+  return [...by.values()]
+    .map((a) => ({ ...a, cost: Math.round(a.cost * 10_000) / 10_000, durationSec: Math.round(a.durationSec * 10) / 10 }))
+    .sort((a, b) => b.cost - a.cost || a.agent.localeCompare(b.agent));
+}
+
+/**
+ * Everything the monitor shows, at `now`. Time windows compare ISO 8601 UTC strings with
+ * ISO bounds (`toISOString()`), the format the store writes — never SQLite's
+ * space-separated `datetime('now')` (the reference's overcount, defect 7).
+ */
+export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, input: SnapshotInput = {}): MonitorSnapshot {
+  const nowMs = now.getTime();
+  const ralphDir = dirname(logsDir);
+  const maxBuckets = input.maxBuckets ?? 48;
+  const warnings: string[] = [];
+  const snap = emptySnapshot(now);
+
+  const hasEvents = tableExists(db, 'events');
+  const hasTasks = tableExists(db, 'task_view');
+  const hasPatches = tableExists(db, 'patch_view');
+  if (!hasEvents) warnings.push('ralph.db has no events table yet (run Ralph: Initialize Project)');
+
+  // Tasks
+  const byTask = zeroCounts<TaskStatus>(TASK_STATUSES);
+  if (hasTasks) {
+    for (const r of db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM task_view GROUP BY status')) {
+      if (r.status in byTask) byTask[r.status as TaskStatus] = r.n;
+      else warnings.push(`task_view: ${r.n} task(s) with unknown status '${r.status}'`);
+    }
+  }
+  const total = Object.values(byTask).reduce((a, b) => a + b, 0);
+  const live = total - byTask.dropped;
+  snap.tasks = { total, byStatus: byTask, progress: live > 0 ? byTask.done / live : 0 };
+
+  // Patches
+  const byPatch = zeroCounts<PatchStatus>(PATCH_STATUSES);
+  if (hasPatches) {
+    for (const r of db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM patch_view GROUP BY status')) {
+      if (r.status in byPatch) byPatch[r.status as PatchStatus] = r.n;
+      else warnings.push(`patch_view: ${r.n} patch(es) with unknown status '${r.status}'`);
+    }
+  }
+  snap.patches = {
+    total: Object.values(byPatch).reduce((a, b) => a + b, 0),
+    byStatus: byPatch,
+    pendingFiles: listPending(input.pendingDir ?? join(ralphDir, 'commits', 'pending')),
+  };
+
+  // Events
+  let flowRows: TaskEventRow[] = [];
+  if (hasEvents) {
+    const countSince = (ms: number): number =>
+      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ?', [new Date(ms).toISOString()])?.n ?? 0;
+    const recent: EventRow[] = db
+      .all<{ event_id: string; ts: string; entity_type: string; entity_id: string; event_type: string; actor: string; payload: string }>(
+        'SELECT event_id, ts, entity_type, entity_id, event_type, actor, payload FROM events ORDER BY ts DESC, event_id DESC LIMIT 10',
+      )
+      .map((r) => ({
+        eventId: r.event_id,
+        ts: r.ts,
+        entityType: r.entity_type,
+        entityId: r.entity_id,
+        eventType: r.event_type,
+        actor: r.actor,
+        summary: summarizePayload(parsePayload(r.payload)),
+      }));
+    snap.events = {
+      total: db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0,
+      lastHour: countSince(nowMs - 3_600_000),
+      last10Min: countSince(nowMs - 600_000),
+      recent,
+    };
+    flowRows = db
+      .all<{ ts: string; entity_id: string; event_type: string; payload: string }>(
+        "SELECT ts, entity_id, event_type, payload FROM events WHERE entity_type = 'task' ORDER BY ts, event_id",
+      )
+      .map((r) => ({ tsMs: Date.parse(r.ts), taskId: r.entity_id, status: statusAfterEvent(r.event_type, () => parsePayload(r.payload)) }))
+      .filter((r) => !Number.isNaN(r.tsMs));
+  }
+
+  // Deferred items, with the judge's latest word on each
+  if (hasTasks) {
+    const rows = db.all<{
+      task_id: string;
+      title: string | null;
+      risk_tier: number | null;
+      deferred_reason: string | null;
+      deferred_at: string | null;
+      source: string | null;
+      patch_id: string | null;
+    }>(
+      "SELECT task_id, title, risk_tier, deferred_reason, deferred_at, source, patch_id FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id",
+    );
+    const verdicts = new Map<string, DeferredItem['verdict']>();
+    if (hasEvents && rows.length > 0) {
+      const ids = new Set(rows.flatMap((r) => [r.task_id, r.patch_id ?? '']).filter(Boolean));
+      const judged = db.all<{ ts: string; entity_id: string; event_type: string; payload: string }>(
+        "SELECT ts, entity_id, event_type, payload FROM events WHERE actor = 'judge' ORDER BY ts DESC, event_id DESC LIMIT 1000",
+      );
+      for (const j of judged) {
+        const p = parsePayload(j.payload);
+        const taskId = ids.has(j.entity_id) ? j.entity_id : str(p['task_id']);
+        const key = rows.find((r) => r.task_id === taskId || r.patch_id === taskId)?.task_id;
+        if (!key || verdicts.has(key)) continue;
+        verdicts.set(key, {
+          decision: str(p['verdict']) || str(p['decision']) || j.event_type.split('.').pop() || j.event_type,
+          rationale: str(p['rationale']) || str(p['reason']),
+          ts: j.ts,
+        });
+      }
+    }
+    snap.deferred = rows.map((r) => ({
+      taskId: r.task_id,
+      title: r.title ?? '',
+      riskTier: Math.min(3, Math.max(0, Number(r.risk_tier ?? 1))),
+      reason: r.deferred_reason ?? '',
+      deferredAt: r.deferred_at,
+      source: r.source ?? '',
+      patchId: r.patch_id,
+      verdict: verdicts.get(r.task_id) ?? null,
+    }));
+  }
+
+  // Metrics: today's cost, the cost series, per-phase durations
+  const metrics = readMetrics(logsDir, now, input.metricsDays ?? 7);
+  const todayPrefix = now.toISOString().slice(0, 10);
+  // "Today" is the UTC day, like the metrics file names; a line's own ts decides, not its file.
+  const today = metrics.lines.filter((l) => new Date(l.tsMs).toISOString().startsWith(todayPrefix));
+  const byAgent = agentCosts(today);
+  snap.cost = {
+    day: todayPrefix,
+    cost: Math.round(byAgent.reduce((a, b) => a + b.cost, 0) * 10_000) / 10_000,
+    invocations: today.length,
+    failures: today.filter(isFailure).length,
+    byAgent,
+  };
+  const cost = costSeries(metrics.lines, nowMs, maxBuckets);
+  const flow = flowSeries(flowRows, nowMs, maxBuckets);
+  snap.series = {
+    costBucketSec: cost.bucketSec,
+    flowBucketSec: flow.bucketSec,
+    cost: cost.points,
+    flow: flow.points,
+    phases: phaseDurations(metrics.lines),
+  };
+  for (const p of metrics.problems) warnings.push(p);
+
+  // Loop state: STATE.json when there is one, else derived
+  const stateFile = readState(input.statePath ?? join(ralphDir, 'STATE.json'), warnings);
+  let state: LoopState;
+  if (stateFile) {
+    state = {
+      phase: stateFile.phase,
+      iteration: stateFile.iteration,
+      wave: stateFile.current_wave,
+      commits: stateFile.commits_total,
+      currentTask: stateFile.current_item,
+      source: 'state',
+    };
+  } else {
+    const last = metrics.lines[metrics.lines.length - 1];
+    const wave = hasTasks
+      ? (db.get<{ w: number | null }>(
+          "SELECT MIN(wave) AS w FROM task_view WHERE status IN ('pending', 'claimed', 'proposed', 'deferred')",
+        )?.w ?? 0)
+      : 0;
+    const current = hasTasks
+      ? (db.get<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'claimed' ORDER BY wave, task_id LIMIT 1")
+          ?.task_id ?? null)
+      : null;
+    state = {
+      phase: last?.phase_to || (hasEvents && snap.events.total > 0 ? 'assess' : 'idle'),
+      iteration: metrics.lines.reduce((m, l) => Math.max(m, Math.trunc(l.iter)), 0),
+      wave,
+      commits: byPatch.promoted,
+      currentTask: current,
+      source: 'derived',
+    };
+  }
+  snap.state = state;
+
+  snap.agents = [...(input.agents ?? [])];
+  const maxLog = input.maxLogLines ?? 200;
+  snap.logLines = (input.logLines ?? []).slice(-maxLog);
+  snap.empty = snap.events.total === 0 && total === 0 && metrics.lines.length === 0;
+  snap.warnings = warnings.length > MAX_WARNINGS ? [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more`] : warnings;
+  return snap;
+}

@@ -1,0 +1,347 @@
+// The one typed protocol between the extension host and the monitor webview; both sides
+// compile this file. Every message is `{ method, params, id? }`, one zod schema per method,
+// validated on receipt on both sides: an invalid message is reported with a reason and
+// dropped, never thrown into the page or the host.
+//
+// Handshake: the webview posts `ready`; the host answers with one `snapshot`, then sends
+// `update`s carrying only the top-level snapshot keys that changed. Requests from the
+// webview carry an `id`; the host answers each with a `reply` bearing the same id.
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------
+// The snapshot: everything the monitor shows, computed by src/monitor/snapshot.ts.
+
+export const TASK_STATUSES = ['pending', 'claimed', 'proposed', 'done', 'deferred', 'blocked', 'dropped'] as const;
+export const PATCH_STATUSES = ['queued', 'applied', 'verified', 'promoted', 'discarded'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export type PatchStatus = (typeof PATCH_STATUSES)[number];
+
+const count = z.number().int().nonnegative();
+const isoTs = z.string().min(1);
+
+export const loopStateSchema = z.object({
+  phase: z.string(),
+  iteration: count,
+  wave: count,
+  commits: count,
+  currentTask: z.string().nullable(),
+  /** Where these numbers come from: STATE.json, or derived from events and metrics. */
+  source: z.enum(['state', 'derived']),
+});
+
+export const taskSummarySchema = z.object({
+  total: count,
+  byStatus: z.record(z.enum(TASK_STATUSES), count),
+  /** done / (total - dropped), 0..1; 0 when there is nothing to do. */
+  progress: z.number().min(0).max(1),
+});
+
+export const patchSummarySchema = z.object({
+  total: count,
+  byStatus: z.record(z.enum(PATCH_STATUSES), count),
+  /** File names in .ralph/commits/pending/ awaiting merge. */
+  pendingFiles: z.array(z.string()),
+});
+
+export const eventRowSchema = z.object({
+  eventId: z.string(),
+  ts: isoTs,
+  entityType: z.string(),
+  entityId: z.string(),
+  eventType: z.string(),
+  actor: z.string(),
+  /** A short human line from the payload (status change, reason), may be empty. */
+  summary: z.string(),
+});
+
+export const eventSummarySchema = z.object({
+  total: count,
+  lastHour: count,
+  last10Min: count,
+  /** Newest first, at most 10. */
+  recent: z.array(eventRowSchema),
+});
+
+export const deferredItemSchema = z.object({
+  taskId: z.string(),
+  title: z.string(),
+  riskTier: z.number().int().min(0).max(3),
+  reason: z.string(),
+  deferredAt: z.string().nullable(),
+  source: z.string(),
+  patchId: z.string().nullable(),
+  /** The latest judge verdict for this task, when one was recorded. */
+  verdict: z
+    .object({ decision: z.string(), rationale: z.string(), ts: isoTs })
+    .nullable(),
+});
+
+export const agentCostSchema = z.object({
+  agent: z.string(),
+  invocations: count,
+  failures: count,
+  cost: z.number().nonnegative(),
+  inputTokens: count,
+  outputTokens: count,
+  cacheRead: count,
+  cacheCreate: count,
+  durationSec: z.number().nonnegative(),
+});
+
+export const costSummarySchema = z.object({
+  /** The UTC day the figures are for, YYYY-MM-DD. */
+  day: z.string(),
+  cost: z.number().nonnegative(),
+  invocations: count,
+  failures: count,
+  byAgent: z.array(agentCostSchema),
+});
+
+export const runningAgentSchema = z.object({
+  name: z.string(),
+  role: z.string(),
+  phase: z.string(),
+  taskId: z.string().nullable(),
+  startedAt: isoTs.nullable(),
+  cost: z.number().nonnegative(),
+});
+
+export const costPointSchema = z.object({
+  /** Bucket start, ISO 8601 UTC. */
+  t: isoTs,
+  cost: z.number().nonnegative(),
+  inputTokens: count,
+  outputTokens: count,
+  cacheTokens: count,
+  invocations: count,
+});
+
+export const flowPointSchema = z.object({
+  t: isoTs,
+  counts: z.record(z.enum(TASK_STATUSES), count),
+});
+
+export const phaseDurationSchema = z.object({
+  phase: z.string(),
+  invocations: count,
+  totalSec: z.number().nonnegative(),
+  avgSec: z.number().nonnegative(),
+  maxSec: z.number().nonnegative(),
+});
+
+export const monitorSeriesSchema = z.object({
+  /** Width of one cost bucket; the cost series covers the last days of metrics files. */
+  costBucketSec: z.number().int().positive(),
+  /** Width of one flow bucket; the flow covers the project's whole task history. */
+  flowBucketSec: z.number().int().positive(),
+  cost: z.array(costPointSchema),
+  flow: z.array(flowPointSchema),
+  phases: z.array(phaseDurationSchema),
+});
+
+export const logLineSchema = z.object({
+  ts: isoTs.nullable(),
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error']),
+  text: z.string(),
+});
+
+export const monitorSnapshotSchema = z.object({
+  generatedAt: isoTs,
+  /** True when there is no event yet: the page shows a welcome instead of empty charts. */
+  empty: z.boolean(),
+  state: loopStateSchema,
+  tasks: taskSummarySchema,
+  patches: patchSummarySchema,
+  events: eventSummarySchema,
+  deferred: z.array(deferredItemSchema),
+  cost: costSummarySchema,
+  agents: z.array(runningAgentSchema),
+  logLines: z.array(logLineSchema),
+  series: monitorSeriesSchema,
+  /** Inputs that could not be read (a bad metrics line, an unreadable STATE.json), named. */
+  warnings: z.array(z.string()),
+});
+
+export type LoopState = z.infer<typeof loopStateSchema>;
+export type TaskSummary = z.infer<typeof taskSummarySchema>;
+export type PatchSummary = z.infer<typeof patchSummarySchema>;
+export type EventRow = z.infer<typeof eventRowSchema>;
+export type EventSummary = z.infer<typeof eventSummarySchema>;
+export type DeferredItem = z.infer<typeof deferredItemSchema>;
+export type AgentCost = z.infer<typeof agentCostSchema>;
+export type CostSummary = z.infer<typeof costSummarySchema>;
+export type RunningAgent = z.infer<typeof runningAgentSchema>;
+export type CostPoint = z.infer<typeof costPointSchema>;
+export type FlowPoint = z.infer<typeof flowPointSchema>;
+export type PhaseDuration = z.infer<typeof phaseDurationSchema>;
+export type MonitorSeries = z.infer<typeof monitorSeriesSchema>;
+export type LogLine = z.infer<typeof logLineSchema>;
+export type MonitorSnapshot = z.infer<typeof monitorSnapshotSchema>;
+export type MonitorSnapshotPatch = Partial<MonitorSnapshot>;
+
+// ---------------------------------------------------------------------------------------
+// Message descriptors.
+
+export type Direction = 'host-to-webview' | 'webview-to-host';
+
+export interface Message<M extends string = string, P = unknown> {
+  readonly method: M;
+  readonly params: P;
+  /** Present on requests (webview → host) and on the host's replies to them. */
+  readonly id?: number;
+}
+
+export interface MessageDescriptor<M extends string, S extends z.ZodType> {
+  readonly method: M;
+  readonly direction: Direction;
+  /** Requests expect a `reply` with the same id. */
+  readonly request: boolean;
+  readonly schema: S;
+  /** True when `msg` has this method and valid params. */
+  is(msg: unknown): msg is Message<M, z.infer<S>>;
+  /** Builds a message (params are typed, not re-validated). */
+  create(params: z.infer<S>, id?: number): Message<M, z.infer<S>>;
+}
+
+function descriptor<M extends string, S extends z.ZodType>(
+  method: M,
+  direction: Direction,
+  schema: S,
+  request = false,
+): MessageDescriptor<M, S> {
+  return {
+    method,
+    direction,
+    request,
+    schema,
+    is(msg: unknown): msg is Message<M, z.infer<S>> {
+      if (typeof msg !== 'object' || msg === null) return false;
+      const m = msg as { method?: unknown; params?: unknown };
+      return m.method === method && schema.safeParse(m.params).success;
+    },
+    create(params: z.infer<S>, id?: number): Message<M, z.infer<S>> {
+      return id === undefined ? { method, params } : { method, params, id };
+    },
+  };
+}
+
+const taskRef = z.object({ taskId: z.string().min(1) });
+
+// host → webview
+export const SnapshotMessage = descriptor('snapshot', 'host-to-webview', z.object({ snapshot: monitorSnapshotSchema }));
+export const UpdateMessage = descriptor(
+  'update',
+  'host-to-webview',
+  z.object({ seq: count, patch: monitorSnapshotSchema.partial() }),
+);
+export const ReplyMessage = descriptor(
+  'reply',
+  'host-to-webview',
+  z.object({ requestId: count, ok: z.boolean(), error: z.string().optional() }),
+);
+
+// webview → host
+export const ReadyMessage = descriptor('ready', 'webview-to-host', z.object({}));
+export const OpenTaskRequest = descriptor('openTask', 'webview-to-host', taskRef, true);
+export const ShowDiffRequest = descriptor(
+  'showDiff',
+  'webview-to-host',
+  z.object({ taskId: z.string().min(1), patchId: z.string().min(1).nullable() }),
+  true,
+);
+export const ResolveDeferredRequest = descriptor(
+  'resolveDeferred',
+  'webview-to-host',
+  z.object({ taskId: z.string().min(1), decision: z.enum(['approve', 'reject']) }),
+  true,
+);
+export const OpenSettingsRequest = descriptor('openSettings', 'webview-to-host', z.object({}), true);
+/** The page reports what it dropped (invalid host messages, render errors) to the host log. */
+export const WebviewLogMessage = descriptor(
+  'log',
+  'webview-to-host',
+  z.object({ level: z.enum(['info', 'warn', 'error']), text: z.string() }),
+);
+
+export const hostToWebview = [SnapshotMessage, UpdateMessage, ReplyMessage] as const;
+export const webviewToHost = [
+  ReadyMessage,
+  OpenTaskRequest,
+  ShowDiffRequest,
+  ResolveDeferredRequest,
+  OpenSettingsRequest,
+  WebviewLogMessage,
+] as const;
+
+type MessageOf<D> = D extends MessageDescriptor<infer M, infer S> ? Message<M, z.infer<S>> : never;
+export type HostToWebviewMessage = MessageOf<(typeof hostToWebview)[number]>;
+export type WebviewToHostMessage = MessageOf<(typeof webviewToHost)[number]>;
+export type WebviewRequest = Extract<
+  WebviewToHostMessage,
+  { method: 'openTask' | 'showDiff' | 'resolveDeferred' | 'openSettings' }
+>;
+
+export type ParseResult<T> = { ok: true; message: T } | { ok: false; reason: string };
+
+const envelope = z.object({
+  method: z.string().min(1),
+  params: z.unknown().optional(),
+  id: z.number().int().nonnegative().optional(),
+});
+
+function parseWith<T>(
+  descriptors: readonly MessageDescriptor<string, z.ZodType>[],
+  raw: unknown,
+  side: string,
+): ParseResult<T> {
+  const env = envelope.safeParse(raw);
+  if (!env.success) {
+    return { ok: false, reason: `${side}: not a message envelope {method, params, id?}: ${z.prettifyError(env.error)}` };
+  }
+  const d = descriptors.find((x) => x.method === env.data.method);
+  if (!d) return { ok: false, reason: `${side}: unknown method '${env.data.method}'` };
+  if (d.request && env.data.id === undefined) {
+    return { ok: false, reason: `${side}: request '${d.method}' has no id` };
+  }
+  const params = d.schema.safeParse(env.data.params ?? {});
+  if (!params.success) {
+    return { ok: false, reason: `${side}: invalid params for '${d.method}': ${z.prettifyError(params.error)}` };
+  }
+  const message = { method: d.method, params: params.data, ...(env.data.id === undefined ? {} : { id: env.data.id }) };
+  return { ok: true, message: message as T };
+}
+
+/** Validates a message the webview received from the host. */
+export function parseHostToWebview(raw: unknown): ParseResult<HostToWebviewMessage> {
+  return parseWith<HostToWebviewMessage>(hostToWebview, raw, 'host→webview');
+}
+
+/** Validates a message the host received from the webview. */
+export function parseWebviewToHost(raw: unknown): ParseResult<WebviewToHostMessage> {
+  return parseWith<WebviewToHostMessage>(webviewToHost, raw, 'webview→host');
+}
+
+/** Applies an update's changed keys to the previous snapshot. */
+export function applySnapshotPatch(prev: MonitorSnapshot, patch: MonitorSnapshotPatch): MonitorSnapshot {
+  return { ...prev, ...patch };
+}
+
+/** The snapshot of a project with no `.ralph/` activity at all. */
+export function emptySnapshot(now: Date): MonitorSnapshot {
+  const zeroTasks = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+  const zeroPatches = Object.fromEntries(PATCH_STATUSES.map((s) => [s, 0])) as Record<PatchStatus, number>;
+  return {
+    generatedAt: now.toISOString(),
+    empty: true,
+    state: { phase: 'idle', iteration: 0, wave: 0, commits: 0, currentTask: null, source: 'derived' },
+    tasks: { total: 0, byStatus: zeroTasks, progress: 0 },
+    patches: { total: 0, byStatus: zeroPatches, pendingFiles: [] },
+    events: { total: 0, lastHour: 0, last10Min: 0, recent: [] },
+    deferred: [],
+    cost: { day: now.toISOString().slice(0, 10), cost: 0, invocations: 0, failures: 0, byAgent: [] },
+    agents: [],
+    logLines: [],
+    series: { costBucketSec: 3600, flowBucketSec: 3600, cost: [], flow: [], phases: [] },
+    warnings: [],
+  };
+}

@@ -1,0 +1,246 @@
+import { strict as assert } from 'node:assert';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Database } from 'sql.js';
+import { buildMonitorSnapshot } from '../../../src/monitor/snapshot';
+import { monitorSnapshotSchema } from '../../../src/protocol/monitor';
+import { REFERENCE_DDL, insertEvents, openSqlJs, readerOf } from './sqlFixture';
+
+const NOW = new Date('2026-11-29T12:00:00.000Z');
+const ago = (ms: number): string => new Date(NOW.getTime() - ms).toISOString();
+const MIN = 60_000;
+
+function metricsLine(o: Record<string, unknown>): string {
+  return JSON.stringify({
+    ts: NOW.toISOString(),
+    agent: 'A',
+    iter: 1,
+    phase_from: 'assess',
+    phase_to: 'plan',
+    duration: 10,
+    cost: 0.1,
+    prompt_bytes: 1000,
+    turns: 2,
+    input_tokens: 10,
+    cache_read: 100,
+    cache_create: 50,
+    output_tokens: 200,
+    model: 'claude-opus-4-6',
+    subtype: 'success',
+    ...o,
+  });
+}
+
+describe('buildMonitorSnapshot', () => {
+  let db: Database;
+  let ralph: string;
+  let logs: string;
+
+  beforeEach(async () => {
+    db = await openSqlJs();
+    ralph = mkdtempSync(join(tmpdir(), 'ralph-mon-'));
+    logs = join(ralph, 'logs');
+    mkdirSync(logs);
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(ralph, { recursive: true, force: true });
+  });
+
+  it('given a database without tables, when built, then it is an empty snapshot that says why', () => {
+    const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+    assert.equal(s.empty, true);
+    assert.equal(s.events.total, 0);
+    assert.equal(s.state.phase, 'idle');
+    assert.match(s.warnings.join('\n'), /no events table/);
+    monitorSnapshotSchema.parse(s);
+  });
+
+  it('given the schema and no rows, when built, then every count is zero and the series are empty', () => {
+    db.exec(REFERENCE_DDL);
+    const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+    assert.equal(s.empty, true);
+    assert.equal(s.tasks.total, 0);
+    assert.equal(s.tasks.progress, 0);
+    assert.deepEqual(s.series.flow, []);
+    assert.deepEqual(s.series.cost, []);
+    assert.deepEqual(s.warnings, []);
+    monitorSnapshotSchema.parse(s);
+  });
+
+  describe('given a populated project', () => {
+    beforeEach(() => {
+      db.exec(REFERENCE_DDL);
+      db.exec(`
+        INSERT INTO task_view (task_id, status, title, source, effort, wave, risk_tier) VALUES
+          ('W0-001','done','Scaffold','specs/a.md','S',0,0),
+          ('W0-002','done','Config','specs/a.md','S',0,1),
+          ('W1-001','pending','Parser','specs/b.md','M',1,1),
+          ('W1-002','claimed','Lexer','specs/b.md','S',1,1),
+          ('W1-003','dropped','Old idea','specs/b.md','S',1,1);
+        INSERT INTO task_view (task_id, status, title, source, effort, wave, risk_tier, patch_id, deferred_reason, deferred_at) VALUES
+          ('W2-014','deferred','Auth middleware','specs/auth.md','M',2,2,'patch_W2-014_1','tier 2: touches auth/','${ago(30 * MIN)}');
+        INSERT INTO patch_view (patch_id, task_id, status) VALUES
+          ('patch_W0-001_1','W0-001','promoted'),('patch_W0-002_1','W0-002','promoted'),
+          ('patch_W2-014_1','W2-014','queued'),('patch_W1-001_0','W1-001','discarded');
+      `);
+      insertEvents(db, [
+        { ts: ago(3 * 86_400_000), entity_id: 'W0-001', event_type: 'task.migrated' },
+        { ts: ago(3 * 86_400_000), entity_id: 'W0-002', event_type: 'task.migrated' },
+        { ts: ago(3 * 86_400_000), entity_id: 'W1-001', event_type: 'task.migrated' },
+        { ts: ago(2 * 86_400_000), entity_id: 'W0-001', event_type: 'task.claimed', payload: { old_status: 'pending', new_status: 'claimed' } },
+        { ts: ago(2 * 86_400_000 - MIN), entity_id: 'W0-001', event_type: 'task.completed' },
+        // exactly on the one-hour boundary and just outside it
+        { ts: ago(60 * MIN + 1), entity_id: 'W0-002', event_type: 'task.claimed', payload: { new_status: 'claimed' } },
+        { ts: ago(60 * MIN), entity_id: 'W0-002', event_type: 'task.done', payload: { old_status: 'claimed', new_status: 'done' } },
+        { ts: ago(30 * MIN), entity_id: 'W2-014', event_type: 'task.created', payload: { provenance: 'auto' } },
+        { ts: ago(30 * MIN), entity_id: 'W2-014', event_type: 'task.deferred', payload: { new_status: 'deferred', reason: 'tier 2' } },
+        { ts: ago(20 * MIN), entity_type: 'task', entity_id: 'W2-014', event_type: 'judge.verdict', actor: 'judge', payload: { verdict: 'approve', rationale: 'small and tested' } },
+        { ts: ago(10 * MIN + 1), entity_id: 'W1-002', event_type: 'task.claimed', payload: { new_status: 'claimed' } },
+        { ts: ago(5 * MIN), entity_type: 'patch', entity_id: 'patch_W0-002_1', event_type: 'patch.promoted', payload: { commit_hash: 'abcdef1234567890' } },
+        { ts: ago(1000), entity_type: 'run', entity_id: 'run_test', event_type: 'run.heartbeat' },
+      ]);
+      mkdirSync(join(ralph, 'commits', 'pending'), { recursive: true });
+      writeFileSync(join(ralph, 'commits', 'pending', 'patch_W2-014_1.patch'), 'diff');
+      const yesterday = new Date(NOW.getTime() - 86_400_000);
+      writeFileSync(
+        join(logs, 'par-metrics-20261129.jsonl'),
+        [
+          metricsLine({ ts: ago(50 * MIN), agent: 'A', cost: 0.25, duration: 20, phase_from: 'assess', phase_to: 'plan' }),
+          metricsLine({ ts: ago(40 * MIN), agent: 'A', cost: 0.5, duration: 40, phase_from: 'implement', phase_to: 'verify', iter: 7 }),
+          metricsLine({ ts: ago(30 * MIN), agent: 'B', cost: 0.125, duration: 60, phase_from: 'implement', subtype: 'error_max_turns' }),
+          '{not json',
+          JSON.stringify({ agent: 'A' }),
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(
+        join(logs, 'par-metrics-20261128.jsonl'),
+        metricsLine({ ts: yesterday.toISOString(), agent: 'A', cost: 9, duration: 5, phase_from: 'commit' }) + '\n',
+      );
+    });
+
+    it('counts tasks by status with the progress share of the live tasks', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.empty, false);
+      assert.equal(s.tasks.total, 6);
+      assert.deepEqual(s.tasks.byStatus, { pending: 1, claimed: 1, proposed: 0, done: 2, deferred: 1, blocked: 0, dropped: 1 });
+      assert.equal(s.tasks.progress, 2 / 5);
+    });
+
+    it('counts patches by status and lists the pending patch files', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.patches.total, 4);
+      assert.equal(s.patches.byStatus.promoted, 2);
+      assert.equal(s.patches.byStatus.queued, 1);
+      assert.deepEqual(s.patches.pendingFiles, ['patch_W2-014_1.patch']);
+    });
+
+    it('counts events in the last hour and ten minutes by ISO time, boundaries included', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.events.total, 13);
+      assert.equal(s.events.lastHour, 7); // the event at exactly -60 min counts, the one 1 ms earlier does not
+      assert.equal(s.events.last10Min, 2);
+    });
+
+    it('lists the last ten events newest first with a short summary', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.events.recent.length, 10);
+      assert.equal(s.events.recent[0]?.eventType, 'run.heartbeat');
+      assert.equal(s.events.recent[1]?.summary, 'abcdef12');
+      const done = s.events.recent.find((e) => e.eventType === 'task.done');
+      assert.equal(done?.summary, 'claimed → done');
+    });
+
+    it("shows deferred items with the judge's latest verdict", () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.deferred.length, 1);
+      const d = s.deferred[0];
+      assert.equal(d?.taskId, 'W2-014');
+      assert.equal(d?.riskTier, 2);
+      assert.equal(d?.patchId, 'patch_W2-014_1');
+      assert.deepEqual(d?.verdict, { decision: 'approve', rationale: 'small and tested', ts: ago(20 * MIN) });
+    });
+
+    it("sums today's cost and invocations by agent, counts failures, and names bad metrics lines", () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.cost.day, '2026-11-29');
+      assert.equal(s.cost.cost, 0.875);
+      assert.equal(s.cost.invocations, 3);
+      assert.equal(s.cost.failures, 1);
+      assert.deepEqual(
+        s.cost.byAgent.map((a) => [a.agent, a.invocations, a.failures, a.cost]),
+        [
+          ['A', 2, 0, 0.75],
+          ['B', 1, 1, 0.125],
+        ],
+      );
+      assert.ok(s.warnings.some((w) => w.startsWith('par-metrics-20261129.jsonl:4: not JSON')), s.warnings.join('\n'));
+      assert.ok(s.warnings.some((w) => w.startsWith('par-metrics-20261129.jsonl:5: ts')), s.warnings.join('\n'));
+    });
+
+    it('derives phase, iteration, wave and commits when there is no STATE.json', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.deepEqual(s.state, { phase: 'plan', iteration: 7, wave: 1, commits: 2, currentTask: 'W1-002', source: 'derived' });
+    });
+
+    it('reads phase, iteration, wave and commits from STATE.json when present', () => {
+      writeFileSync(
+        join(ralph, 'STATE.json'),
+        JSON.stringify({ phase: 'verify', iteration: 41, current_wave: 2, commits_total: 17, current_item: 'W2-003' }),
+      );
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.deepEqual(s.state, { phase: 'verify', iteration: 41, wave: 2, commits: 17, currentTask: 'W2-003', source: 'state' });
+    });
+
+    it('reports an unreadable STATE.json and falls back to derived numbers', () => {
+      writeFileSync(join(ralph, 'STATE.json'), '{oops');
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.equal(s.state.source, 'derived');
+      assert.ok(s.warnings.some((w) => w.includes('STATE.json')));
+    });
+
+    it('buckets cost and tokens over the metrics days, including yesterday', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      const sum = s.series.cost.reduce((a, p) => a + p.cost, 0);
+      assert.equal(Math.round(sum * 1000) / 1000, 9.875);
+      assert.ok(s.series.cost.length <= 48);
+      assert.equal(s.series.cost.reduce((a, p) => a + p.invocations, 0), 4);
+      assert.equal(s.series.cost.reduce((a, p) => a + p.outputTokens, 0), 800);
+    });
+
+    it('builds a cumulative flow of task states from the task events', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      const last = s.series.flow[s.series.flow.length - 1];
+      assert.deepEqual(last?.counts, { pending: 1, claimed: 1, proposed: 0, done: 2, deferred: 1, blocked: 0, dropped: 0 });
+      const first = s.series.flow[0];
+      assert.equal(first?.counts.pending, 3);
+      assert.ok(s.series.flow.length <= 48);
+    });
+
+    it('sums durations per executed phase, longest total first', () => {
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+      assert.deepEqual(
+        s.series.phases.map((p) => [p.phase, p.invocations, p.totalSec, p.avgSec, p.maxSec]),
+        [
+          ['implement', 2, 100, 50, 60],
+          ['assess', 1, 20, 20, 20],
+          ['commit', 1, 5, 5, 5],
+        ],
+      );
+    });
+
+    it('passes the running agents and keeps the newest log lines', () => {
+      const lines = Array.from({ length: 250 }, (_, i) => ({ ts: null, level: 'info' as const, text: `line ${i}` }));
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW, {
+        agents: [{ name: 'primary', role: 'A', phase: 'implement', taskId: 'W1-002', startedAt: ago(MIN), cost: 0.3 }],
+        logLines: lines,
+      });
+      assert.equal(s.agents[0]?.taskId, 'W1-002');
+      assert.equal(s.logLines.length, 200);
+      assert.equal(s.logLines[199]?.text, 'line 249');
+      monitorSnapshotSchema.parse(s);
+    });
+  });
+});
