@@ -1,0 +1,92 @@
+// Command gates with real processes: pass, fail with the output tail, timeout and stop kill
+// the whole process group (no grandchild survives), progress lines stream.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runGate, runGates } from '../../../src/loop/gates';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('loop/gates command gates', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ralph-gates-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('given a passing command, then passed with its output, run in the worktree', async () => {
+    const r = await runGate({ name: 'build', command: 'pwd; echo ok >&2', timeoutMs: 10_000 }, { cwd: dir });
+    assert.equal(r.status, 'passed');
+    assert.equal(r.ok, true);
+    assert.match(r.outputTail, new RegExp(`${dir}\\nok`));
+  });
+
+  it('given a failing command with long output, then failed with a bounded tail of the end', async () => {
+    const r = await runGate({ name: 'test', command: 'seq 1 5000; echo FINAL >&2; exit 3', timeoutMs: 10_000 }, { cwd: dir, tailBytes: 200 });
+    assert.equal(r.status, 'failed');
+    assert.equal(r.exitCode, 3);
+    assert.ok(Buffer.byteLength(r.outputTail) <= 210, `tail ${Buffer.byteLength(r.outputTail)}`);
+    assert.match(r.outputTail, /4999\n5000\nFINAL$/);
+  });
+
+  it('given an empty command, then skipped and ok', async () => {
+    const r = await runGate({ name: 'lint', command: '', timeoutMs: 1000 }, { cwd: dir });
+    assert.equal(r.status, 'skipped');
+    assert.equal(r.ok, true);
+  });
+
+  it('given a command past its timeout, then timeout and its grandchildren are gone', async () => {
+    const pidFile = join(dir, 'gc.pid');
+    const r = await runGate({ name: 'test', command: `sh -c 'sleep 30' & echo $! > ${pidFile}; wait`, timeoutMs: 300 }, { cwd: dir, graceMs: 500 });
+    assert.equal(r.status, 'timeout');
+    const pid = Number((await import('node:fs')).readFileSync(pidFile, 'utf8').trim());
+    await waitFor(() => !alive(pid));
+  });
+
+  it('given a stop request mid-gate, then cancelled within seconds and later gates do not run', async () => {
+    const ac = new AbortController();
+    const started: string[] = [];
+    const lines: string[] = [];
+    const p = runGates(
+      [
+        { name: 'build', command: 'echo building; sleep 30', timeoutMs: 60_000 },
+        { name: 'test', command: 'echo never', timeoutMs: 60_000 },
+      ],
+      { cwd: dir, signal: ac.signal, onGateStart: (g) => started.push(g), onProgress: (_g, l) => lines.push(l), graceMs: 1000 },
+    );
+    await waitFor(() => lines.includes('building'));
+    const t0 = Date.now();
+    ac.abort();
+    const results = await p;
+    assert.ok(Date.now() - t0 < 3000);
+    assert.deepEqual(started, ['build']);
+    assert.equal(results[0]?.status, 'cancelled');
+  });
+
+  it('given a failing build, then the list stops there by default', async () => {
+    const r = await runGates(
+      [
+        { name: 'build', command: 'exit 1', timeoutMs: 5000 },
+        { name: 'test', command: 'true', timeoutMs: 5000 },
+      ],
+      { cwd: dir },
+    );
+    assert.deepEqual(r.map((x) => x.status), ['failed']);
+  });
+});
