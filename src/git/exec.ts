@@ -1,0 +1,113 @@
+// The one way the engine runs `git`: a typed child-process wrapper with a clean environment,
+// byte-exact stdout (patches may carry non-UTF-8 content) and an error class carrying output.
+import { spawn } from 'node:child_process';
+
+/** A git command exited with a status the caller did not allow, or could not start. */
+export class GitError extends Error {
+  override readonly name = 'GitError';
+  constructor(
+    readonly args: readonly string[],
+    readonly cwd: string,
+    readonly exitCode: number | null,
+    readonly stdout: string,
+    readonly stderr: string,
+    cause?: unknown,
+  ) {
+    super(
+      `git ${args.join(' ')} (in ${cwd}) failed` +
+        (exitCode === null ? '' : ` with exit code ${exitCode}`) +
+        (stderr.trim() === '' ? '' : `: ${stderr.trim().split('\n').slice(0, 5).join(' | ')}`),
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+export interface GitRunOptions {
+  /** Extra environment entries (e.g. GIT_INDEX_FILE); `undefined` removes an inherited one. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Bytes written to stdin. */
+  readonly input?: string | Buffer;
+  /** Exit codes that are answers rather than failures (0 is always allowed). */
+  readonly allowExitCodes?: readonly number[];
+  readonly signal?: AbortSignal;
+}
+
+export interface GitResult {
+  readonly exitCode: number;
+  /** stdout decoded as UTF-8. */
+  readonly stdout: string;
+  /** stdout exactly as git wrote it. */
+  readonly stdoutBuffer: Buffer;
+  readonly stderr: string;
+}
+
+// Variables a parent git (a hook, an editor integration) may have set that would redirect
+// our commands to another repository or index.
+const inheritedGitVars = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_PREFIX',
+];
+
+function gitEnv(extra: GitRunOptions['env']): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const v of inheritedGitVars) delete env[v];
+  // Never prompt, and keep read-only commands (status, diff) from taking index.lock
+  // opportunistically, so we never collide with the user's own git in their checkout.
+  env['GIT_TERMINAL_PROMPT'] = '0';
+  env['GIT_OPTIONAL_LOCKS'] = '0';
+  for (const [k, v] of Object.entries(extra ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** Runs `git <args>` in `cwd`; throws GitError unless the exit code is 0 or allowed. */
+export function runGit(cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, {
+      cwd,
+      env: gitEnv(options.env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      signal: options.signal,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e) => {
+      reject(new GitError(args, cwd, null, Buffer.concat(out).toString('utf8'), Buffer.concat(err).toString('utf8'), e));
+    });
+    child.on('close', (code) => {
+      const stdoutBuffer = Buffer.concat(out);
+      const stdout = stdoutBuffer.toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
+      const exitCode = code ?? -1;
+      if (exitCode === 0 || (options.allowExitCodes ?? []).includes(exitCode)) {
+        resolve({ exitCode, stdout, stdoutBuffer, stderr });
+      } else {
+        reject(new GitError(args, cwd, exitCode, stdout, stderr));
+      }
+    });
+    // EPIPE when git exits before reading all input is reported through 'close'.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Runs git and returns stdout without the trailing newline. */
+export async function gitOut(cwd: string, args: readonly string[], options?: GitRunOptions): Promise<string> {
+  return (await runGit(cwd, args, options)).stdout.replace(/\n$/, '');
+}
+
+/** Splits NUL-separated git output (`-z`), dropping the empty tail. */
+export function splitNul(s: string): string[] {
+  const parts = s.split('\0');
+  if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}

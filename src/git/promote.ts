@@ -1,0 +1,512 @@
+// Promotion: a captured patch becomes one commit on the target branch through plumbing
+// (temp index, apply, write-tree, commit-tree, compare-and-swap update-ref), and, when the
+// user has that branch checked out, their checkout follows like a fast-forward merge.
+//
+// Why the checkout step matters (REFERENCE.md defect 1): moving the branch ref alone leaves
+// the user's index at the old tree, so `git status` shows the promoted work as a reverse
+// diff and the next ordinary commit silently reverts it. Here the ref and the checkout move
+// together, or not at all: if the promotion would overwrite an uncommitted user edit, it
+// waits and says which files.
+import { open, readFile, rename, rm, copyFile, lstat } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve, sep } from 'node:path';
+import { GitError, runGit, splitNul } from './exec';
+import { branchTip, gitCommonDir, gitDir, listWorktrees } from './repo';
+import type { WorktreeInfo } from './repo';
+
+export class BranchNotFoundError extends Error {
+  override readonly name = 'BranchNotFoundError';
+  constructor(readonly branch: string) {
+    super(`branch ${JSON.stringify(branch)} does not exist`);
+  }
+}
+
+export class EmptyPatchError extends Error {
+  override readonly name = 'EmptyPatchError';
+  constructor(readonly patchFile: string) {
+    super(`patch ${patchFile} is empty: there is nothing to promote`);
+  }
+}
+
+/** The target branch is checked out in an agent's worktree; promotion must not move it. */
+export class BranchCheckedOutByAgentError extends Error {
+  override readonly name = 'BranchCheckedOutByAgentError';
+  constructor(
+    readonly branch: string,
+    readonly worktree: string,
+  ) {
+    super(`branch ${JSON.stringify(branch)} is checked out in the agent worktree ${worktree}; promotion refused`);
+  }
+}
+
+export interface Identity {
+  readonly name: string;
+  readonly email: string;
+}
+
+export interface PromoteOptions {
+  /** Target branch (short name, e.g. `main`). */
+  readonly branch: string;
+  readonly patchFile: string;
+  /** Full commit message; see formatPromotionMessage. */
+  readonly message: string;
+  readonly author?: Identity;
+  /**
+   * Adds a `Ralph-Patch: <id>` trailer and makes promotion idempotent: if a commit with that
+   * trailer is already on the branch (a crash after the ref moved), it is returned instead.
+   */
+  readonly patchId?: string;
+  /** Fall back to a 3-way merge when the patch does not apply exactly (default true). */
+  readonly threeWay?: boolean;
+}
+
+export type WaitingWhy = 'modified' | 'staged' | 'untracked' | 'ignored' | 'unmerged' | 'locked' | 'refused';
+
+export interface WaitingFile {
+  readonly path: string;
+  readonly why: WaitingWhy;
+}
+
+export type PromoteResult =
+  | {
+      readonly status: 'promoted';
+      readonly commit: string;
+      readonly parent: string;
+      /** The commit was already on the branch (found by its Ralph-Patch trailer). */
+      readonly alreadyPromoted: boolean;
+      /** The user's checkout that was brought forward, if the branch is checked out. */
+      readonly checkout: string | null;
+    }
+  | { readonly status: 'conflict'; readonly reason: 'does-not-apply' | 'branch-moved' | 'no-change'; readonly detail: string }
+  | { readonly status: 'waiting'; readonly reason: string; readonly worktree: string; readonly files: readonly WaitingFile[] };
+
+/** `ralph(<task>): <title>` plus an optional body. */
+export function formatPromotionMessage(taskId: string, title: string, body?: string): string {
+  const subject = `ralph(${taskId}): ${title.replace(/\s+/g, ' ').trim()}`;
+  return body === undefined || body.trim() === '' ? subject : `${subject}\n\n${body.trim()}`;
+}
+
+const RALPH_IDENTITY: Identity = { name: 'Ralph Loop', email: 'ralph@localhost' };
+const TRAILER = 'Ralph-Patch';
+
+async function topOrRepo(repo: string): Promise<string> {
+  const r = await runGit(repo, ['rev-parse', '--show-toplevel'], { allowExitCodes: [128] });
+  return r.exitCode === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : repo;
+}
+
+/** The commit on `branch` that carries `Ralph-Patch: <patchId>`, if any. */
+export async function findPromotedCommit(repo: string, branch: string, patchId: string): Promise<string | null> {
+  const r = await runGit(repo, [
+    'log',
+    '--fixed-strings',
+    `--grep=${TRAILER}: ${patchId}`,
+    `--format=%H%x00%(trailers:key=${TRAILER},valueonly,separator=%x01)%x00`,
+    `refs/heads/${branch}`,
+    '--',
+  ]);
+  const parts = splitNul(r.stdout.replace(/\n/g, ''));
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const values = (parts[i + 1] as string).split('\x01').map((v) => v.trim());
+    if (values.includes(patchId)) return parts[i] as string;
+  }
+  return null;
+}
+
+async function identityEnv(repo: string, author: Identity | undefined): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  const committer = await runGit(repo, ['var', 'GIT_COMMITTER_IDENT'], { allowExitCodes: [128] });
+  if (committer.exitCode !== 0) {
+    // No identity configured (a CI box, a fresh container): commit as Ralph rather than fail.
+    env['GIT_COMMITTER_NAME'] = RALPH_IDENTITY.name;
+    env['GIT_COMMITTER_EMAIL'] = RALPH_IDENTITY.email;
+  }
+  const a = author ?? (committer.exitCode !== 0 ? RALPH_IDENTITY : undefined);
+  if (a !== undefined) {
+    env['GIT_AUTHOR_NAME'] = a.name;
+    env['GIT_AUTHOR_EMAIL'] = a.email;
+  }
+  return env;
+}
+
+type TreeResult = { ok: true; tree: string } | { ok: false; detail: string };
+
+/** Applies the patch onto `base` in a temporary index; no working tree is involved. */
+async function treeWithPatch(top: string, base: string, patchFile: string, threeWay: boolean): Promise<TreeResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'ralph-promote-'));
+  try {
+    const env = { GIT_INDEX_FILE: join(dir, 'index') };
+    await runGit(top, ['read-tree', base], { env });
+    const apply = await runGit(
+      top,
+      [
+        'apply',
+        '--cached',
+        ...(threeWay ? ['--3way'] : []),
+        '--whitespace=nowarn',
+        '--exclude=.ralph/*',
+        '--exclude=.ralph',
+        resolve(patchFile),
+      ],
+      { env, allowExitCodes: [1, 128] },
+    );
+    const unmerged = await runGit(top, ['ls-files', '--unmerged', '-z'], { env });
+    if (apply.exitCode !== 0 || unmerged.stdout !== '') {
+      return { ok: false, detail: `${apply.stderr}${apply.stdout}`.trim() || 'git apply reported conflicts' };
+    }
+    const tree = (await runGit(top, ['write-tree'], { env })).stdout.trim();
+    return { ok: true, tree };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Compare-and-swap of the branch ref; false when it no longer points at `old`. */
+async function casBranch(repo: string, branch: string, next: string, old: string, reason: string): Promise<boolean> {
+  const r = await runGit(repo, ['update-ref', '-m', reason, `refs/heads/${branch}`, next, old], { allowExitCodes: [1, 128] });
+  if (r.exitCode === 0) return true;
+  if ((await branchTip(repo, branch)) !== old) return false;
+  throw new GitError(['update-ref', `refs/heads/${branch}`, next, old], repo, r.exitCode, r.stdout, r.stderr);
+}
+
+function isUnder(p: string, root: string): boolean {
+  return p === root || p.startsWith(root + sep);
+}
+
+async function rebasingBranch(wt: WorktreeInfo): Promise<string | null> {
+  const gd = await gitDir(wt.path).catch(() => null);
+  if (gd === null) return null;
+  for (const d of ['rebase-merge', 'rebase-apply']) {
+    try {
+      return (await readFile(join(gd, d, 'head-name'), 'utf8')).trim().replace(/^refs\/heads\//, '');
+    } catch {
+      // not rebasing with this backend
+    }
+  }
+  return null;
+}
+
+/** Promotes `patchFile` onto `branch` as one commit; see the module header. */
+export async function promotePatch(repo: string, options: PromoteOptions): Promise<PromoteResult> {
+  const { branch } = options;
+  const patch = await readFile(options.patchFile);
+  if (patch.length === 0) throw new EmptyPatchError(options.patchFile);
+  const top = await topOrRepo(repo);
+  const old = await branchTip(top, branch);
+  if (old === null) throw new BranchNotFoundError(branch);
+  if (options.patchId !== undefined) {
+    const done = await findPromotedCommit(top, branch, options.patchId);
+    if (done !== null) {
+      const parent = (await runGit(top, ['rev-parse', `${done}^`])).stdout.trim();
+      return { status: 'promoted', commit: done, parent, alreadyPromoted: true, checkout: null };
+    }
+  }
+
+  const ralphRoot = join(await gitCommonDir(top), 'ralph', 'worktrees');
+  const holders: WorktreeInfo[] = [];
+  for (const wt of await listWorktrees(top)) {
+    if (wt.bare) continue;
+    if (wt.branch === branch || (await rebasingBranch(wt)) === branch) {
+      if (isUnder(wt.path, ralphRoot)) throw new BranchCheckedOutByAgentError(branch, wt.path);
+      holders.push(wt);
+    }
+  }
+  for (const wt of holders) {
+    if (wt.branch !== branch) {
+      return { status: 'waiting', reason: `the branch is being rebased in ${wt.path}`, worktree: wt.path, files: [] };
+    }
+  }
+
+  const built = await treeWithPatch(top, old, options.patchFile, options.threeWay ?? true);
+  if (!built.ok) return { status: 'conflict', reason: 'does-not-apply', detail: built.detail };
+  const oldTree = (await runGit(top, ['rev-parse', `${old}^{tree}`])).stdout.trim();
+  if (built.tree === oldTree) {
+    return { status: 'conflict', reason: 'no-change', detail: `the patch changes nothing on ${branch} at ${old}` };
+  }
+  const message =
+    options.patchId === undefined ? options.message : `${options.message.trimEnd()}\n\n${TRAILER}: ${options.patchId}\n`;
+  const commit = (
+    await runGit(top, ['commit-tree', built.tree, '-p', old, '-F', '-'], {
+      input: message,
+      env: await identityEnv(top, options.author),
+    })
+  ).stdout.trim();
+  const reflog = `ralph: promote ${options.message.split('\n')[0] ?? ''}`;
+
+  const checkout = holders[0];
+  if (checkout === undefined) {
+    if (!(await casBranch(top, branch, commit, old, reflog))) {
+      return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} during promotion` };
+    }
+    return { status: 'promoted', commit, parent: old, alreadyPromoted: false, checkout: null };
+  }
+  const synced = await promoteIntoCheckout(checkout.path, branch, old, commit, reflog);
+  if (synced.status !== 'promoted') return synced;
+  return { status: 'promoted', commit, parent: old, alreadyPromoted: false, checkout: checkout.path };
+}
+
+/** What a crash in the middle of promoteIntoCheckout leaves in `<gitdir>/index.lock`. */
+export interface PromotionMarker {
+  readonly ralphPromotion: 1;
+  readonly pid: number;
+  readonly branch: string;
+  readonly old: string;
+  readonly next: string;
+  readonly tempIndex: string;
+}
+
+const TEMP_INDEX = 'ralph-promote-index';
+
+/**
+ * Moves the branch and the user's checkout of it from `old` to `next` together.
+ *
+ * Order, and what a crash at each point leaves (recoverInterruptedPromotion repairs it):
+ *  1. Take the checkout's `index.lock` (O_EXCL, the lock git itself uses), holding a JSON
+ *     marker. While we hold it no git command of the user (commit, add, checkout) can touch
+ *     the index, so the check below stays true. Crash: a stale lock, nothing else changed.
+ *  2. Check the checkout's own changes against the files `old..next` changes; any overlap
+ *     (edited, staged, untracked or ignored file in the way, unresolved merge) -> release
+ *     the lock and return `waiting`, nothing changed.
+ *  3. Copy the index to a temp index and run `git read-tree -m -u old next` on it: git's
+ *     own two-tree "switch" merge, which refuses to clobber local changes and updates only
+ *     the files that differ. Crash: branch still at old, some files already at next ->
+ *     recovery restores exactly the files whose content is next's.
+ *  4. Compare-and-swap the branch ref old -> next. If the ref moved meanwhile: undo step 3
+ *     with `read-tree -m -u next old` and return `conflict`. Crash after it: the ref and the
+ *     working tree are at next, the real index still at old -> recovery installs the temp
+ *     index (which is complete) — the stale lock keeps the user from committing until then.
+ *  5. Rename the temp index over the real index (atomic), then 6. release the lock.
+ */
+export async function promoteIntoCheckout(
+  worktree: string,
+  branch: string,
+  old: string,
+  next: string,
+  reflog: string,
+): Promise<PromoteResult> {
+  const gd = await gitDir(worktree);
+  const lockPath = join(gd, 'index.lock');
+  const tempIndex = join(gd, TEMP_INDEX);
+  const marker: PromotionMarker = { ralphPromotion: 1, pid: process.pid, branch, old, next, tempIndex };
+  let lock;
+  try {
+    lock = await open(lockPath, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      return {
+        status: 'waiting',
+        reason: `another git command holds ${lockPath} in the user's checkout`,
+        worktree,
+        files: [{ path: '.git/index.lock', why: 'locked' }],
+      };
+    }
+    throw e;
+  }
+  let lockHeld = true;
+  try {
+    await lock.writeFile(`${JSON.stringify(marker)}\n`);
+    await lock.sync();
+    await lock.close();
+
+    const blocking = await filesBlockingCheckout(worktree, old, next);
+    if (blocking.length > 0) return waitingFor(worktree, blocking);
+
+    await rm(tempIndex, { force: true });
+    await copyFile(join(gd, 'index'), tempIndex).catch(async () => {
+      await runGit(worktree, ['read-tree', old], { env: { GIT_INDEX_FILE: tempIndex } });
+    });
+    const env = { GIT_INDEX_FILE: tempIndex };
+    const merged = await runGit(worktree, ['read-tree', '-m', '-u', old, next], { env, allowExitCodes: [128] });
+    if (merged.exitCode !== 0) {
+      await rm(tempIndex, { force: true });
+      return {
+        status: 'waiting',
+        reason: `git refused to update the user's checkout: ${merged.stderr.trim()}`,
+        worktree,
+        files: pathsFromReadTreeError(merged.stderr).map((path) => ({ path, why: 'refused' as const })),
+      };
+    }
+    if (!(await casBranch(worktree, branch, next, old, reflog))) {
+      await runGit(worktree, ['read-tree', '-m', '-u', next, old], { env });
+      await rm(tempIndex, { force: true });
+      return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} during promotion` };
+    }
+    await rename(tempIndex, join(gd, 'index'));
+    await rm(lockPath, { force: true });
+    lockHeld = false;
+    return { status: 'promoted', commit: next, parent: old, alreadyPromoted: false, checkout: worktree };
+  } finally {
+    if (lockHeld) await rm(lockPath, { force: true });
+  }
+}
+
+function waitingFor(worktree: string, files: readonly WaitingFile[]): PromoteResult {
+  const list = files.map((f) => `${f.path} (${f.why})`).join(', ');
+  return {
+    status: 'waiting',
+    reason: `the promotion would overwrite the user's uncommitted changes in ${worktree}: ${list}; commit, stash or revert them`,
+    worktree,
+    files,
+  };
+}
+
+function pathsFromReadTreeError(stderr: string): string[] {
+  // git lists the files after a line ending in ':' and indents them with a tab.
+  return stderr
+    .split('\n')
+    .filter((l) => l.startsWith('\t'))
+    .map((l) => l.trim());
+}
+
+async function existsOnDisk(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const unmergedCodes = new Set(['DD', 'AU', 'UD', 'UA', 'DU', 'AA', 'UU']);
+
+/** The user's own changes that a checkout move from `old` to `next` would overwrite. */
+export async function filesBlockingCheckout(worktree: string, old: string, next: string): Promise<WaitingFile[]> {
+  const diff = await runGit(worktree, ['diff-tree', '-r', '-z', '--name-status', '--no-renames', old, next]);
+  const parts = splitNul(diff.stdout);
+  const changed: { status: string; path: string }[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) changed.push({ status: parts[i] as string, path: parts[i + 1] as string });
+
+  const st = await runGit(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
+  const status = new Map<string, string>();
+  const unmerged: WaitingFile[] = [];
+  for (const entry of splitNul(st.stdout)) {
+    const xy = entry.slice(0, 2);
+    const path = entry.slice(3);
+    status.set(path, xy);
+    if (unmergedCodes.has(xy)) unmerged.push({ path, why: 'unmerged' });
+  }
+  // read-tree -m refuses an index with unresolved conflicts, whatever the paths.
+  if (unmerged.length > 0) return unmerged;
+
+  const out: WaitingFile[] = [];
+  for (const { status: s, path } of changed) {
+    const xy = status.get(path);
+    if (xy === '??') out.push({ path, why: 'untracked' });
+    else if (xy !== undefined && xy[0] !== ' ') out.push({ path, why: 'staged' });
+    else if (xy !== undefined) out.push({ path, why: 'modified' });
+    else if (s === 'A' && (await existsOnDisk(join(worktree, path)))) out.push({ path, why: 'ignored' });
+    else if (s === 'A') {
+      // A file in the way of a directory the promotion creates.
+      const segs = path.split('/');
+      for (let i = 1; i < segs.length; i++) {
+        const dir = segs.slice(0, i).join('/');
+        const ds = status.get(dir);
+        try {
+          const info = await lstat(join(worktree, dir));
+          if (!info.isDirectory()) {
+            out.push({ path: dir, why: ds === '??' ? 'untracked' : ds === undefined ? 'ignored' : 'modified' });
+            break;
+          }
+        } catch {
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export type RecoveryOutcome =
+  | { readonly worktree: string; readonly action: 'completed' | 'rolled-back'; readonly branch: string }
+  | { readonly worktree: string; readonly action: 'skipped'; readonly reason: string };
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Repairs what a crash inside promoteIntoCheckout left in any of the repository's
+ * checkouts (see the order documented there). Locks without Ralph's marker, or whose owner
+ * is alive, are left alone.
+ */
+export async function recoverInterruptedPromotion(repo: string): Promise<RecoveryOutcome[]> {
+  const outcomes: RecoveryOutcome[] = [];
+  for (const wt of await listWorktrees(repo)) {
+    if (wt.bare) continue;
+    const gd = await gitDir(wt.path).catch(() => null);
+    if (gd === null) continue;
+    const lockPath = join(gd, 'index.lock');
+    let marker: PromotionMarker;
+    try {
+      const parsed: unknown = JSON.parse(await readFile(lockPath, 'utf8'));
+      if (typeof parsed !== 'object' || parsed === null || (parsed as PromotionMarker).ralphPromotion !== 1) continue;
+      marker = parsed as PromotionMarker;
+    } catch {
+      continue; // no lock, or git's own
+    }
+    if (marker.pid !== process.pid && pidAlive(marker.pid)) {
+      outcomes.push({ worktree: wt.path, action: 'skipped', reason: `promotion by live process ${marker.pid}` });
+      continue;
+    }
+    const tip = await branchTip(wt.path, marker.branch);
+    if (tip === marker.next) {
+      // The ref moved; the temp index (complete before the ref moved) becomes the index.
+      if (await existsOnDisk(marker.tempIndex)) await rename(marker.tempIndex, join(gd, 'index'));
+      await rm(lockPath, { force: true });
+      outcomes.push({ worktree: wt.path, action: 'completed', branch: marker.branch });
+      continue;
+    }
+    await restoreFilesAtNext(wt.path, gd, marker);
+    await rm(marker.tempIndex, { force: true });
+    await rm(lockPath, { force: true });
+    outcomes.push({ worktree: wt.path, action: 'rolled-back', branch: marker.branch });
+  }
+  return outcomes;
+}
+
+/** Puts back old's version of each changed file whose content is exactly next's. */
+async function restoreFilesAtNext(worktree: string, gd: string, marker: PromotionMarker): Promise<void> {
+  const diff = await runGit(worktree, ['diff-tree', '-r', '-z', '--no-renames', marker.old, marker.next]);
+  // raw format: ":<oldmode> <newmode> <oldsha> <newsha> <status>\0<path>\0"
+  const parts = splitNul(diff.stdout);
+  const restore: string[] = [];
+  const remove: string[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const meta = (parts[i] as string).split(' ');
+    const path = parts[i + 1] as string;
+    const newSha = meta[3] as string;
+    const status = meta[4] as string;
+    const file = join(worktree, path);
+    const onDisk = await existsOnDisk(file);
+    if (status === 'D') {
+      if (!onDisk) restore.push(path);
+      continue;
+    }
+    if (!onDisk) continue;
+    const h = await runGit(worktree, ['hash-object', '--', path], { allowExitCodes: [128] });
+    if (h.exitCode !== 0 || h.stdout.trim() !== newSha) continue; // the user's content: keep
+    if (status === 'A') remove.push(path);
+    else restore.push(path);
+  }
+  for (const p of remove) await rm(join(worktree, p), { force: true });
+  if (restore.length > 0) {
+    // The real index still holds old's entries for these paths (they were unmodified);
+    // check out from a copy because index.lock is ours and stale.
+    const dir = await mkdtemp(join(tmpdir(), 'ralph-recover-'));
+    try {
+      const idx = join(dir, 'index');
+      await copyFile(join(gd, 'index'), idx);
+      await runGit(worktree, ['checkout-index', '-f', '-q', '-z', '--stdin'], {
+        env: { GIT_INDEX_FILE: idx },
+        input: restore.map((p) => `${p}\0`).join(''),
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,185 @@
+// Read-only questions the loop asks of a repository: branches, tips, ancestry, cleanliness,
+// the worktrees git knows about, and what a worktree changed relative to a base commit.
+import { mkdtemp, rm, copyFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { gitOut, runGit, splitNul } from './exec';
+import type { PatchFileStatus } from './patchParse';
+
+/** Paths Ralph keeps out of every patch: its own state lives there. */
+export const RALPH_EXCLUDE_PATHSPEC = ':(top,exclude).ralph';
+
+/** The repository's top-level directory (of the worktree containing `dir`). */
+export async function repoRoot(dir: string): Promise<string> {
+  return gitOut(dir, ['rev-parse', '--show-toplevel']);
+}
+
+/** The git directory shared by all worktrees (absolute). */
+export async function gitCommonDir(dir: string): Promise<string> {
+  const p = await gitOut(dir, ['rev-parse', '--git-common-dir']);
+  return isAbsolute(p) ? p : resolve(dir, p);
+}
+
+/** The worktree's own git directory (absolute): where its index and HEAD live. */
+export async function gitDir(dir: string): Promise<string> {
+  const p = await gitOut(dir, ['rev-parse', '--git-dir']);
+  return isAbsolute(p) ? p : resolve(dir, p);
+}
+
+/** The branch checked out in `repo` (short name), or null when HEAD is detached. */
+export async function currentBranch(repo: string): Promise<string | null> {
+  const r = await runGit(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD'], { allowExitCodes: [1] });
+  return r.exitCode === 0 ? r.stdout.trim() : null;
+}
+
+/** The commit a local branch points at, or null when the branch does not exist. */
+export async function branchTip(repo: string, branch: string): Promise<string | null> {
+  const r = await runGit(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], {
+    allowExitCodes: [1],
+  });
+  return r.exitCode === 0 ? r.stdout.trim() : null;
+}
+
+/** Whether `commit` is reachable from `branch` (a commit is its own ancestor). */
+export async function isAncestor(repo: string, commit: string, branch: string): Promise<boolean> {
+  const r = await runGit(repo, ['merge-base', '--is-ancestor', commit, `refs/heads/${branch}`], {
+    allowExitCodes: [1],
+  });
+  return r.exitCode === 0;
+}
+
+/** Whether `hash` names a commit in the repository's object store. */
+export async function commitExists(repo: string, hash: string): Promise<boolean> {
+  const r = await runGit(repo, ['cat-file', '-e', `${hash}^{commit}`], { allowExitCodes: [1, 128] });
+  return r.exitCode === 0;
+}
+
+/** Whether the worktree has no staged, unstaged or untracked (non-ignored) changes. */
+export async function isClean(worktree: string): Promise<boolean> {
+  const r = await runGit(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  return r.stdout === '';
+}
+
+export interface ChangedFile {
+  readonly path: string;
+  readonly oldPath?: string;
+  readonly status: PatchFileStatus;
+}
+
+/**
+ * Runs `fn` with a temporary index holding the worktree's full state (tracked edits, new
+ * untracked files, deletions; ignored files and `.ralph/` left out), without touching the
+ * worktree's own index. Starting from a copy of the real index keeps git's stat cache, so
+ * unchanged files are not re-hashed.
+ */
+export async function withSnapshotIndex<T>(worktree: string, fn: (env: { GIT_INDEX_FILE: string }) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'ralph-idx-'));
+  try {
+    const indexFile = join(dir, 'index');
+    const real = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+    try {
+      await copyFile(real, indexFile);
+    } catch {
+      // A worktree without an index yet: git builds one from scratch.
+    }
+    const env = { GIT_INDEX_FILE: indexFile };
+    await runGit(worktree, ['add', '--all', '--', ':(top)', RALPH_EXCLUDE_PATHSPEC], { env });
+    // Files under .ralph/ that are tracked stay as the index had them: the diff below
+    // excludes .ralph/ anyway.
+    return await fn(env);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function statusFromLetter(letter: string): PatchFileStatus {
+  switch (letter[0]) {
+    case 'A':
+      return 'added';
+    case 'D':
+      return 'deleted';
+    case 'R':
+      return 'renamed';
+    case 'C':
+      return 'copied';
+    default:
+      return 'modified';
+  }
+}
+
+/** Parses `git diff --name-status -z` output. */
+export function parseNameStatusZ(out: string): ChangedFile[] {
+  const parts = splitNul(out);
+  const files: ChangedFile[] = [];
+  for (let i = 0; i < parts.length; ) {
+    const letter = parts[i++] as string;
+    const status = statusFromLetter(letter);
+    if (status === 'renamed' || status === 'copied') {
+      const oldPath = parts[i++] as string;
+      const path = parts[i++] as string;
+      files.push({ path, oldPath, status });
+    } else {
+      files.push({ path: parts[i++] as string, status });
+    }
+  }
+  return files;
+}
+
+/** Everything the worktree changed relative to `base`, including untracked files. */
+export async function changedFiles(worktree: string, base: string): Promise<ChangedFile[]> {
+  const top = await repoRoot(worktree);
+  return withSnapshotIndex(top, async (env) => {
+    const r = await runGit(
+      top,
+      ['diff', '--cached', '--name-status', '-z', '-M', base, '--', ':(top)', RALPH_EXCLUDE_PATHSPEC],
+      { env },
+    );
+    return parseNameStatusZ(r.stdout);
+  });
+}
+
+export interface WorktreeInfo {
+  readonly path: string;
+  /** null for a bare repository entry or a worktree with no commit yet. */
+  readonly head: string | null;
+  /** Short branch name, or null when detached. */
+  readonly branch: string | null;
+  readonly bare: boolean;
+  readonly locked: boolean;
+  readonly prunable: boolean;
+}
+
+/** Parses `git worktree list --porcelain -z`. */
+export function parseWorktreeList(out: string): WorktreeInfo[] {
+  const entries: WorktreeInfo[] = [];
+  let cur: { path: string; head: string | null; branch: string | null; bare: boolean; locked: boolean; prunable: boolean } | null =
+    null;
+  for (const field of out.split('\0')) {
+    if (field === '') {
+      if (cur !== null) entries.push(cur);
+      cur = null;
+      continue;
+    }
+    const sp = field.indexOf(' ');
+    const key = sp < 0 ? field : field.slice(0, sp);
+    const value = sp < 0 ? '' : field.slice(sp + 1);
+    if (key === 'worktree') {
+      if (cur !== null) entries.push(cur);
+      cur = { path: value, head: null, branch: null, bare: false, locked: false, prunable: false };
+    } else if (cur !== null) {
+      if (key === 'HEAD') cur.head = value;
+      else if (key === 'branch') cur.branch = value.replace(/^refs\/heads\//, '');
+      else if (key === 'bare') cur.bare = true;
+      else if (key === 'locked') cur.locked = true;
+      else if (key === 'prunable') cur.prunable = true;
+    }
+  }
+  if (cur !== null) entries.push(cur);
+  return entries;
+}
+
+/** All worktrees of the repository, the main one first. */
+export async function listWorktrees(repo: string): Promise<WorktreeInfo[]> {
+  const r = await runGit(repo, ['worktree', 'list', '--porcelain', '-z']);
+  return parseWorktreeList(r.stdout);
+}
