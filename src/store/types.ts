@@ -93,6 +93,29 @@ export interface EventStore extends SqlReader {
   /** Fires after events are applied (writer: after append; observer: after refresh). */
   onDidAppend(listener: (events: readonly StoredEvent[]) => void): Disposable;
 
+  /** Counters for benchmarks, diagnostics and tests. */
+  stats(): StoreStats;
+
   /** Checkpoints (writer), releases the lock, frees the database. */
   close(): Promise<void>;
+}
+
+/** What the store has done since it was opened (sizes are current). */
+export interface StoreStats {
+  /** Commands (execute calls) that appended at least one event. */
+  readonly commands: number;
+  readonly eventsAppended: number;
+  /** fdatasync calls on the journal; a group-committed burst counts once. */
+  readonly fsyncs: number;
+  /** Completed atomic writes of ralph.db. */
+  readonly checkpoints: number;
+  readonly journalBytes: number;
+  /** Size of ralph.db on disk at the last checkpoint or load. */
+  readonly dbBytes: number;
+  /** Journal events applied at open (writer) or on refresh (observer) that the db lacked. */
+  readonly replayedEvents: number;
+  /** Bytes of a torn or garbled journal tail ignored (and, by the writer, cut off). */
+  readonly tornBytes: number;
+  /** The last background checkpoint failure, if any. */
+  readonly lastError?: string;
 }

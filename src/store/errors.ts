@@ -1,0 +1,82 @@
+// Typed errors of the event store: each has a stable `name` and the data a caller needs.
+
+/** What `.ralph/locks/writer.lock` says about the process holding it. */
+export interface LockHolder {
+  readonly pid: number;
+  readonly host: string;
+  /** ISO 8601 UTC: when the holder took the lock. */
+  readonly started: string;
+  /** ISO 8601 UTC: the holder's last sign of life. */
+  readonly heartbeat: string;
+  readonly runId: string;
+}
+
+/** A second writer tried to open the store while a live process holds the lock. */
+export class StoreLockedError extends Error {
+  override readonly name = 'StoreLockedError';
+  constructor(
+    readonly lockPath: string,
+    readonly holder: LockHolder | undefined,
+  ) {
+    super(
+      holder
+        ? `The Ralph event store is locked by another writer: pid ${holder.pid} on host ${holder.host}, ` +
+            `since ${holder.started} (last heartbeat ${holder.heartbeat}, run ${holder.runId}). ` +
+            `Open it as an observer, or stop that process. Lock file: ${lockPath}`
+        : `The Ralph event store is locked by another writer that is still creating ${lockPath}; try again.`,
+    );
+  }
+}
+
+/** A write was attempted through a store opened in observer mode. */
+export class ReadOnlyStoreError extends Error {
+  override readonly name = 'ReadOnlyStoreError';
+  constructor(readonly operation: string) {
+    super(`The event store is open read-only (observer); ${operation} needs the writer.`);
+  }
+}
+
+/** ralph.db or the journal cannot be read as what it should be. */
+export class StoreCorruptError extends Error {
+  override readonly name = 'StoreCorruptError';
+  constructor(
+    readonly file: string,
+    readonly detail: string,
+  ) {
+    super(`${file}: ${detail}`);
+  }
+}
+
+/** The database was written by a newer Ralph whose schema this one does not know. */
+export class StoreVersionError extends Error {
+  override readonly name = 'StoreVersionError';
+  constructor(
+    readonly file: string,
+    readonly found: number,
+    readonly supported: number,
+  ) {
+    super(`${file}: schema version ${found} is newer than this Ralph supports (${supported}); upgrade Ralph.`);
+  }
+}
+
+/**
+ * The store can no longer promise durability (a journal write failed, or another process
+ * took the lock over); every later write is refused so memory and disk cannot drift apart.
+ */
+export class StoreFailedError extends Error {
+  override readonly name = 'StoreFailedError';
+  constructor(
+    readonly reason: string,
+    override readonly cause?: unknown,
+  ) {
+    super(`The event store stopped accepting writes: ${reason}`);
+  }
+}
+
+/** The store was used after close(). */
+export class StoreClosedError extends Error {
+  override readonly name = 'StoreClosedError';
+  constructor() {
+    super('The event store is closed.');
+  }
+}

@@ -1,0 +1,118 @@
+// A thin, statement-caching SqlWriter over one sql.js Database, and the sql.js loader
+// (one wasm instance per process, located beside the bundle or in node_modules).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import initSqlJs from 'sql.js';
+import type { Database, SqlJsStatic, Statement } from 'sql.js';
+import type { SqlParams, SqlRow, SqlValue, SqlWriter } from './types';
+
+let sqlJs: Promise<SqlJsStatic> | undefined;
+let sqlJsWasm: string | undefined;
+
+/** Where sql-wasm.wasm is: beside the bundle (dist/) or in node_modules (sources, tests). */
+export function defaultWasmPath(): string {
+  const bundled = path.join(__dirname, 'sql-wasm.wasm');
+  if (fs.existsSync(bundled)) return bundled;
+  return require.resolve('sql.js/dist/sql-wasm.wasm');
+}
+
+/** Loads sql.js once per process; later calls share the compiled module. */
+export function loadSqlJs(wasmPath?: string): Promise<SqlJsStatic> {
+  if (!sqlJs) {
+    sqlJsWasm = wasmPath ?? defaultWasmPath();
+    const wasm = sqlJsWasm;
+    // Reading the bytes ourselves lets sql.js compile them without its fetch/XHR fallbacks.
+    const wasmBinary = fs.readFileSync(wasm);
+    sqlJs = initSqlJs({ locateFile: () => wasm, wasmBinary: wasmBinary as unknown as ArrayBuffer });
+    sqlJs.catch(() => {
+      sqlJs = undefined;
+    });
+  }
+  return sqlJs;
+}
+
+type BindObject = Record<string, SqlValue>;
+
+function toBind(params: SqlParams | undefined): SqlValue[] | BindObject | undefined {
+  if (params === undefined) return undefined;
+  if (Array.isArray(params)) return params as SqlValue[];
+  // sql.js wants the prefix in the key; accept `{ id }` for `:id`, `$id` or `@id`.
+  const out: BindObject = {};
+  for (const [k, v] of Object.entries(params as Readonly<Record<string, SqlValue>>)) {
+    if (/^[:$@]/.test(k)) out[k] = v;
+    else {
+      out[`:${k}`] = v;
+      out[`$${k}`] = v;
+      out[`@${k}`] = v;
+    }
+  }
+  return out;
+}
+
+/** SqlWriter over a sql.js Database; prepared statements are cached by SQL text. */
+export class SqlDb implements SqlWriter {
+  private readonly cache = new Map<string, Statement>();
+
+  constructor(readonly raw: Database) {}
+
+  private stmt(sql: string): Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      s = this.raw.prepare(sql);
+      // Bound the cache: ad-hoc queries with inlined values must not grow it forever.
+      if (this.cache.size > 500) this.clearCache();
+      this.cache.set(sql, s);
+    }
+    return s;
+  }
+
+  all<R extends object = SqlRow>(sql: string, params?: SqlParams): R[] {
+    const s = this.stmt(sql);
+    try {
+      const b = toBind(params);
+      if (b) s.bind(b as never);
+      const rows: R[] = [];
+      while (s.step()) rows.push(s.getAsObject() as R);
+      return rows;
+    } finally {
+      s.reset();
+    }
+  }
+
+  get<R extends object = SqlRow>(sql: string, params?: SqlParams): R | undefined {
+    const s = this.stmt(sql);
+    try {
+      const b = toBind(params);
+      if (b) s.bind(b as never);
+      return s.step() ? (s.getAsObject() as R) : undefined;
+    } finally {
+      s.reset();
+    }
+  }
+
+  run(sql: string, params?: SqlParams): void {
+    const s = this.stmt(sql);
+    try {
+      const b = toBind(params);
+      if (b) s.bind(b as never);
+      s.step();
+    } finally {
+      s.reset();
+    }
+  }
+
+  /** Runs several statements without parameters (DDL, BEGIN/COMMIT). */
+  exec(sql: string): void {
+    this.raw.exec(sql);
+  }
+
+  clearCache(): void {
+    for (const s of this.cache.values()) s.free();
+    this.cache.clear();
+  }
+
+  close(): void {
+    this.clearCache();
+    this.raw.close();
+  }
+}

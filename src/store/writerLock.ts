@@ -1,0 +1,213 @@
+// The single-writer lock `.ralph/locks/writer.lock`: created with O_EXCL, kept alive by a
+// heartbeat, taken over (under a short-lived mutex file) when its holder is dead.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { StoreLockedError, type LockHolder } from './errors';
+import type { Clock } from './eventIds';
+
+export const LOCK_FILE = 'writer.lock';
+const MUTEX_SUFFIX = '.takeover';
+/** A takeover mutex older than this was left by a process killed mid-takeover. */
+const MUTEX_STALE_MS = 10_000;
+
+const holderSchema = z.object({
+  pid: z.number().int(),
+  host: z.string(),
+  started: z.string(),
+  heartbeat: z.string(),
+  runId: z.string(),
+});
+
+export type TakeoverReason = 'pid_dead' | 'heartbeat_stale' | 'unreadable';
+
+export interface Takeover {
+  readonly previous: LockHolder | undefined;
+  readonly reason: TakeoverReason;
+}
+
+export interface WriterLockOptions {
+  readonly locksDir: string;
+  readonly runId: string;
+  readonly clock?: Clock;
+  /** A heartbeat older than this means the holder is gone (default 30 s). */
+  readonly staleMs?: number;
+  /** How often the holder refreshes its heartbeat (default 5 s). */
+  readonly heartbeatMs?: number;
+  /** Called once if another process took the lock from us. */
+  readonly onLost?: (holder: LockHolder | undefined) => void;
+}
+
+function readHolder(file: string): { raw: string; holder: LockHolder | undefined } | undefined {
+  let raw: string;
+  try {
+    raw = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    return { raw, holder: holderSchema.parse(JSON.parse(raw)) };
+  } catch {
+    return { raw, holder: undefined };
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Why the holder is dead, or undefined when it may still be alive. */
+export function deadReason(holder: LockHolder, now: number, staleMs: number, host = os.hostname()): TakeoverReason | undefined {
+  if (holder.host === host && !pidAlive(holder.pid)) return 'pid_dead';
+  const beat = Date.parse(holder.heartbeat);
+  if (!Number.isFinite(beat) || now - beat > staleMs) return 'heartbeat_stale';
+  return undefined;
+}
+
+function mtimeMs(file: string): number | undefined {
+  try {
+    return fs.statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates `file` exclusively; false if it exists. */
+function createExclusive(file: string, content: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    fs.writeSync(fd, content);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
+
+/** Holds the takeover mutex while `fn` runs; undefined when another process holds it. */
+function withMutex<T>(mutex: string, now: number, fn: () => T): T | undefined {
+  if (!createExclusive(mutex, String(process.pid))) {
+    const m = mtimeMs(mutex);
+    if (m !== undefined && now - m > MUTEX_STALE_MS) fs.rmSync(mutex, { force: true });
+    if (!createExclusive(mutex, String(process.pid))) return undefined;
+  }
+  try {
+    return fn();
+  } finally {
+    fs.rmSync(mutex, { force: true });
+  }
+}
+
+export class WriterLock {
+  private timer: NodeJS.Timeout | undefined;
+  private lost = false;
+  private released = false;
+
+  private constructor(
+    readonly file: string,
+    readonly holder: LockHolder,
+    private readonly clock: Clock,
+    private readonly onLost: ((holder: LockHolder | undefined) => void) | undefined,
+  ) {}
+
+  /**
+   * Takes the lock or throws StoreLockedError naming the live holder. A dead holder's
+   * lock is taken over; the returned `takeover` says whose and why (the store records it).
+   */
+  static acquire(opts: WriterLockOptions): { lock: WriterLock; takeover?: Takeover } {
+    const clock = opts.clock ?? Date.now;
+    const staleMs = opts.staleMs ?? 30_000;
+    fs.mkdirSync(opts.locksDir, { recursive: true });
+    const file = path.join(opts.locksDir, LOCK_FILE);
+    const mutex = file + MUTEX_SUFFIX;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const nowIso = new Date(clock()).toISOString();
+      const me: LockHolder = { pid: process.pid, host: os.hostname(), started: nowIso, heartbeat: nowIso, runId: opts.runId };
+      if (createExclusive(file, JSON.stringify(me))) {
+        return { lock: WriterLock.start(file, me, clock, opts) };
+      }
+      const seen = readHolder(file);
+      if (!seen) continue; // released between our create and read: try again
+      let reason: TakeoverReason | undefined;
+      if (seen.holder) reason = deadReason(seen.holder, clock(), staleMs);
+      else {
+        // Unparseable: a holder killed between create and write, or one writing right now.
+        const m = mtimeMs(file);
+        reason = m !== undefined && clock() - m > staleMs ? 'unreadable' : undefined;
+      }
+      if (!reason) throw new StoreLockedError(file, seen.holder);
+      const took = withMutex(mutex, clock(), () => {
+        const again = readHolder(file);
+        if (again && again.raw !== seen.raw) return false; // someone else took it over first
+        fs.rmSync(file, { force: true });
+        return createExclusive(file, JSON.stringify(me));
+      });
+      if (took) {
+        return { lock: WriterLock.start(file, me, clock, opts), takeover: { previous: seen.holder, reason } };
+      }
+      if (took === undefined) throw new StoreLockedError(file, seen.holder);
+    }
+    throw new StoreLockedError(file, readHolder(file)?.holder);
+  }
+
+  private static start(file: string, me: LockHolder, clock: Clock, opts: WriterLockOptions): WriterLock {
+    const lock = new WriterLock(file, me, clock, opts.onLost);
+    lock.timer = setInterval(() => lock.beat(), opts.heartbeatMs ?? 5_000);
+    lock.timer.unref();
+    return lock;
+  }
+
+  private isOurs(h: LockHolder | undefined): boolean {
+    return h !== undefined && h.pid === this.holder.pid && h.host === this.holder.host && h.started === this.holder.started;
+  }
+
+  /** Refreshes the heartbeat (atomically, under the takeover mutex); detects a lost lock. */
+  beat(): void {
+    if (this.released || this.lost) return;
+    try {
+      withMutex(this.file + MUTEX_SUFFIX, this.clock(), () => {
+        const cur = readHolder(this.file);
+        if (!this.isOurs(cur?.holder)) {
+          this.lost = true;
+          if (this.timer) clearInterval(this.timer);
+          this.onLost?.(cur?.holder);
+          return;
+        }
+        const tmp = `${this.file}.beat-${process.pid}`;
+        fs.writeFileSync(tmp, JSON.stringify({ ...this.holder, heartbeat: new Date(this.clock()).toISOString() }));
+        fs.renameSync(tmp, this.file);
+      });
+    } catch {
+      // A missed heartbeat is harmless unless it lasts staleMs; the next tick retries.
+    }
+  }
+
+  get isLost(): boolean {
+    return this.lost;
+  }
+
+  /** Removes the lock file if it is still ours. Synchronous so the exit handler can call it. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (this.timer) clearInterval(this.timer);
+    try {
+      if (this.isOurs(readHolder(this.file)?.holder)) fs.rmSync(this.file, { force: true });
+    } catch {
+      // best effort: a stale lock is taken over by the next writer
+    }
+  }
+}
