@@ -1,0 +1,381 @@
+// `ralph init`: creates the .ralph/ tree, the phase files for the detected language and
+// ralph.config.json, and a git repository with a first commit when there is none.
+// Idempotent: existing files are never overwritten (a user may have edited them); only
+// what is missing is filled in. `force` regenerates the templates (phase files, core.md)
+// after copying the old ones to .ralph/backup/<time>/. The database is created by a
+// callback so this module stays independent of the event store.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { runGit } from '../git/exec';
+import { CONFIG_FILE, loadConfig } from './config';
+import type { RalphConfig, RalphConfigInput } from './config';
+import { detectLanguage, detectProjectName, languageProfile, normaliseLanguage } from './languages';
+import type { Language, LanguageProfile } from './languages';
+import { PHASES } from './phaseOutputs';
+import { discoverSpecs, mergeDiscovery, registryRows, renderSpecRegistry, SPEC_REGISTRY_FILE, writeSpecsState } from './specs';
+import type { TemplateContext } from './templates/context';
+import {
+  EVOLVE_LOG_MD,
+  GUARDRAILS_MD,
+  RALPH_GITIGNORE_LINES,
+  REFLECTIONS_MD,
+  renderBacklogSkeleton,
+  renderCore,
+  renderInitialState,
+  renderRalphGitignore,
+} from './templates/files';
+import { renderPhase } from './templates/phases';
+
+export const RALPH_DIR = '.ralph';
+export const DATABASE_FILE = 'ralph.db';
+
+/** Directories of the .ralph tree, relative to it. */
+export const RALPH_DIRS: readonly string[] = [
+  'phases',
+  'proposals',
+  'proposals/processed',
+  'proposals/rejected',
+  'commits',
+  'commits/pending',
+  'commits/applied',
+  'locks',
+  'logs',
+  'inbox',
+];
+
+/** Files of the .ralph tree that init writes, relative to it (the database aside). */
+export const RALPH_FILES: readonly string[] = [
+  ...PHASES.map((p) => `phases/${p}.md`),
+  'core.md',
+  'GUARDRAILS.md',
+  'REFLECTIONS.md',
+  'EVOLVE_LOG.md',
+  SPEC_REGISTRY_FILE,
+  'BACKLOG.md',
+  'STATE.json',
+  '.gitignore',
+];
+
+export interface InitOptions {
+  readonly dir: string;
+  readonly lang?: string;
+  readonly name?: string;
+  readonly model?: string;
+  /** Regenerate phase files and core.md, backing up the old ones. */
+  readonly force?: boolean;
+  /** Creates .ralph/ralph.db (the control plane's job); called only when it is missing. */
+  readonly createDatabase?: (ralphDir: string) => Promise<void>;
+  /** Clock for backup folder names (tests). */
+  readonly now?: () => Date;
+}
+
+export interface InitReport {
+  readonly dir: string;
+  readonly lang: Language;
+  /** How the language was chosen. */
+  readonly langSource: 'flag' | 'config' | 'detected' | 'fallback';
+  /** The manifest that decided detection (e.g. `Cargo.toml`), if any. */
+  readonly langEvidence: string | null;
+  readonly name: string;
+  /** Project-relative paths (directories end with `/`). */
+  readonly created: string[];
+  /** Existing files left as they were. */
+  readonly kept: string[];
+  /** Templates in `kept` whose content differs from what init would write (user edits; `force` regenerates them). */
+  readonly edited: string[];
+  /** Existing files init added to (missing .gitignore lines, new registry rows). */
+  readonly updated: string[];
+  /** Templates rewritten by `force`. */
+  readonly regenerated: string[];
+  readonly backedUp: { readonly from: string; readonly to: string }[];
+  readonly database: 'created' | 'kept' | 'skipped';
+  readonly git: { readonly initialized: boolean; readonly commit: string | null };
+  /** Things the user should know (a gate disabled, a command guessed). */
+  readonly notes: string[];
+  /** Problems found but not fixed (an invalid existing config, a repo without commits). */
+  readonly warnings: string[];
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readText(p: string): Promise<string | undefined> {
+  try {
+    return await fs.readFile(p, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+const rel = (dir: string, p: string): string => path.relative(dir, p).split(path.sep).join('/');
+
+/** The config init writes: explicit where a user is likely to edit, defaults elsewhere. */
+export function initialConfig(name: string, profile: LanguageProfile, model: string): RalphConfigInput {
+  return {
+    name,
+    lang: profile.lang,
+    build: profile.build,
+    lint: profile.lint,
+    test: profile.test,
+    test_unit: profile.test_unit,
+    fmt: profile.fmt,
+    forbidden_patterns: [...profile.forbidden_patterns],
+    forbidden_exclude: [...profile.forbidden_exclude],
+    domain_constraints: [],
+    model,
+    backends: { primary: 'claude', worker: 'claude', judge: 'claude' },
+    budgets: { primary: 2.5, worker: 5, judge: 1, per_task: 20, per_day: 50 },
+    workers: { count: 1, effort: ['S'] },
+  };
+}
+
+function contextFrom(name: string, profile: LanguageProfile, config: RalphConfig | undefined): TemplateContext {
+  return {
+    name: config?.name ?? name,
+    profile,
+    build: config?.build ?? profile.build,
+    test: config?.test ?? profile.test,
+    test_unit: config?.test_unit ?? profile.test_unit,
+    lint: config?.lint ?? profile.lint,
+    fmt: config?.fmt ?? profile.fmt,
+    forbidden_patterns: config?.forbidden_patterns ?? profile.forbidden_patterns,
+    domain_constraints: config?.domain_constraints ?? [],
+  };
+}
+
+async function isGitRepo(dir: string): Promise<boolean> {
+  try {
+    const r = await runGit(dir, ['rev-parse', '--is-inside-work-tree'], { allowExitCodes: [128] });
+    return r.exitCode === 0 && r.stdout.trim() === 'true';
+  } catch {
+    return false;
+  }
+}
+
+async function hasCommit(dir: string): Promise<boolean> {
+  const r = await runGit(dir, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowExitCodes: [1, 128] });
+  return r.exitCode === 0;
+}
+
+/** Author/committer env when git has no identity configured, so the first commit works anywhere. */
+async function identityEnv(dir: string): Promise<Record<string, string>> {
+  const get = async (key: string): Promise<string> => (await runGit(dir, ['config', '--get', key], { allowExitCodes: [1] })).stdout.trim();
+  const env: Record<string, string> = {};
+  if (!(await get('user.name'))) env['GIT_AUTHOR_NAME'] = env['GIT_COMMITTER_NAME'] = 'Ralph Loop';
+  if (!(await get('user.email'))) env['GIT_AUTHOR_EMAIL'] = env['GIT_COMMITTER_EMAIL'] = 'ralph@localhost';
+  return env;
+}
+
+/** Appends the lines of `wanted` missing from the file; returns whether it changed. */
+async function mergeLines(file: string, wanted: readonly string[], header: string): Promise<'created' | 'updated' | 'kept'> {
+  const current = await readText(file);
+  if (current === undefined) {
+    await fs.writeFile(file, `${header}\n${wanted.join('\n')}\n`);
+    return 'created';
+  }
+  const have = new Set(current.split(/\r?\n/).map((l) => l.trim()));
+  const missing = wanted.filter((l) => !have.has(l));
+  if (missing.length === 0) return 'kept';
+  const sep = current.endsWith('\n') || current.length === 0 ? '' : '\n';
+  await fs.writeFile(file, `${current}${sep}${header}\n${missing.join('\n')}\n`);
+  return 'updated';
+}
+
+/** Creates or completes the Ralph project in `options.dir`. Never overwrites user files unless `force` (templates only, with backup). */
+export async function initProject(options: InitOptions): Promise<InitReport> {
+  const dir = path.resolve(options.dir);
+  await fs.mkdir(dir, { recursive: true });
+  const ralphDir = path.join(dir, RALPH_DIR);
+  const now = options.now ?? (() => new Date());
+
+  const created: string[] = [];
+  const kept: string[] = [];
+  const edited: string[] = [];
+  const updated: string[] = [];
+  const regenerated: string[] = [];
+  const backedUp: { from: string; to: string }[] = [];
+  const notes: string[] = [];
+  const warnings: string[] = [];
+
+  // An existing, valid config is the user's word: it decides language and commands.
+  const configPath = path.join(dir, CONFIG_FILE);
+  const configExists = await exists(configPath);
+  let existingConfig: RalphConfig | undefined;
+  if (configExists) {
+    const loaded = loadConfig(dir);
+    if (loaded.ok) existingConfig = loaded.value;
+    else warnings.push(`existing ${CONFIG_FILE} is invalid and was left unchanged:\n${loaded.error.message}`);
+  }
+
+  let lang: Language;
+  let langSource: InitReport['langSource'];
+  let langEvidence: string | null = null;
+  if (existingConfig) {
+    lang = existingConfig.lang;
+    langSource = 'config';
+    if (options.lang !== undefined && normaliseLanguage(options.lang) !== lang) {
+      warnings.push(`--lang ${options.lang} ignored: ${CONFIG_FILE} says "${lang}" (edit it to change the language)`);
+    }
+  } else if (options.lang !== undefined) {
+    lang = normaliseLanguage(options.lang);
+    langSource = 'flag';
+  } else {
+    const d = await detectLanguage(dir);
+    lang = d.lang;
+    langEvidence = d.evidence;
+    langSource = d.evidence === null ? 'fallback' : 'detected';
+  }
+  const profile = await languageProfile(lang, dir);
+  const name = existingConfig?.name ?? options.name ?? (await detectProjectName(dir));
+  if (!existingConfig) notes.push(...profile.notes);
+
+  // Git first: init needs to know whether it created the repository.
+  let gitInitialized = false;
+  if (!(await isGitRepo(dir))) {
+    const branch = (await runGit(dir, ['config', '--get', 'init.defaultBranch'], { allowExitCodes: [1] })).stdout.trim();
+    await runGit(dir, branch ? ['init', '--quiet'] : ['init', '--quiet', '--initial-branch=main']);
+    gitInitialized = true;
+  }
+
+  for (const d of ['', ...RALPH_DIRS]) {
+    const abs = path.join(ralphDir, d);
+    if (!(await exists(abs))) {
+      await fs.mkdir(abs, { recursive: true });
+      created.push(`${rel(dir, abs)}/`);
+    }
+  }
+
+  const ctx = contextFrom(name, profile, existingConfig);
+  const backupRoot = path.join(ralphDir, 'backup', now().toISOString().replace(/[:.]/g, '-'));
+
+  /** Writes a file if missing; a template is regenerated under force (old copy backed up). */
+  const place = async (relPath: string, content: string, template: boolean): Promise<void> => {
+    const abs = path.join(ralphDir, relPath);
+    const shown = rel(dir, abs);
+    const current = await readText(abs);
+    if (current === undefined) {
+      await fs.mkdir(path.dirname(abs), { recursive: true });
+      await fs.writeFile(abs, content);
+      created.push(shown);
+      return;
+    }
+    if (current === content) {
+      kept.push(shown);
+      return;
+    }
+    if (template && options.force) {
+      const backup = path.join(backupRoot, relPath);
+      await fs.mkdir(path.dirname(backup), { recursive: true });
+      await fs.copyFile(abs, backup);
+      await fs.writeFile(abs, content);
+      backedUp.push({ from: shown, to: rel(dir, backup) });
+      regenerated.push(shown);
+      return;
+    }
+    kept.push(shown);
+    if (template) edited.push(shown);
+  };
+
+  for (const phase of PHASES) await place(`phases/${phase}.md`, renderPhase(phase, ctx), true);
+  await place('core.md', renderCore(ctx), true);
+  await place('GUARDRAILS.md', GUARDRAILS_MD, false);
+  await place('REFLECTIONS.md', REFLECTIONS_MD, false);
+  await place('EVOLVE_LOG.md', EVOLVE_LOG_MD, false);
+  await place('BACKLOG.md', renderBacklogSkeleton(), false);
+
+  const statePath = path.join(ralphDir, 'STATE.json');
+  const stateText = await readText(statePath);
+  if (stateText !== undefined) {
+    try {
+      JSON.parse(stateText);
+    } catch {
+      warnings.push(`${rel(dir, statePath)} is not valid JSON; \`ralph repair --fix\` regenerates it from the database`);
+    }
+  }
+  await place('STATE.json', renderInitialState(), false);
+
+  // Spec registry: pre-filled from specs/, docs/, adrs/ when missing; hashes remembered
+  // unread, so the first evolve_goals run is pointed at every spec.
+  const registryPath = path.join(ralphDir, SPEC_REGISTRY_FILE);
+  if (!(await exists(registryPath))) {
+    const specs = await discoverSpecs(dir);
+    const state = mergeDiscovery({ version: 1, specs: {}, evolve_fingerprint: null }, specs);
+    await writeSpecsState(ralphDir, state);
+    await fs.writeFile(registryPath, renderSpecRegistry(registryRows(specs, state)));
+    created.push(rel(dir, registryPath));
+    if (specs.length) notes.push(`${specs.length} spec file(s) found in specs/, docs/, adrs/: evolve_goals will turn them into backlog proposals`);
+  } else {
+    kept.push(rel(dir, registryPath));
+  }
+
+  const ignorePath = path.join(ralphDir, '.gitignore');
+  const ignoreShown = rel(dir, ignorePath);
+  if (!(await exists(ignorePath))) {
+    await fs.writeFile(ignorePath, renderRalphGitignore());
+    created.push(ignoreShown);
+  } else if ((await mergeLines(ignorePath, RALPH_GITIGNORE_LINES, '# Added by ralph init')) === 'updated') {
+    updated.push(ignoreShown);
+  } else {
+    kept.push(ignoreShown);
+  }
+
+  if (!configExists) {
+    const config = initialConfig(name, profile, options.model ?? 'opus');
+    await fs.writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
+    created.push(CONFIG_FILE);
+  } else {
+    kept.push(CONFIG_FILE);
+    if (options.model !== undefined && existingConfig && existingConfig.model !== options.model) {
+      warnings.push(`--model ${options.model} ignored: ${CONFIG_FILE} says "${existingConfig.model}"`);
+    }
+  }
+
+  let database: InitReport['database'] = 'skipped';
+  if (await exists(path.join(ralphDir, DATABASE_FILE))) {
+    database = 'kept';
+  } else if (options.createDatabase) {
+    await options.createDatabase(ralphDir);
+    database = 'created';
+    created.push(`${RALPH_DIR}/${DATABASE_FILE}`);
+  }
+
+  let commit: string | null = null;
+  if (gitInitialized) {
+    // A new repository: keep build output out of the first commit, then commit everything.
+    if (profile.gitignore.length) {
+      const state = await mergeLines(path.join(dir, '.gitignore'), profile.gitignore, '# Build output (added by ralph init)');
+      if (state === 'created') created.push('.gitignore');
+      else if (state === 'updated') updated.push('.gitignore');
+    }
+    await runGit(dir, ['add', '-A']);
+    await runGit(dir, ['commit', '--quiet', '--no-verify', '-m', 'chore: initialize Ralph Loop'], { env: await identityEnv(dir) });
+    commit = (await runGit(dir, ['rev-parse', 'HEAD'])).stdout.trim();
+  } else if (!(await hasCommit(dir))) {
+    warnings.push('the repository has no commit yet; commit your files before starting the loop (agents work in worktrees of HEAD)');
+  }
+
+  return {
+    dir,
+    lang,
+    langSource,
+    langEvidence,
+    name,
+    created,
+    kept,
+    edited,
+    updated,
+    regenerated,
+    backedUp,
+    database,
+    git: { initialized: gitInitialized, commit },
+    notes,
+    warnings,
+  };
+}
