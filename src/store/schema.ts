@@ -57,7 +57,7 @@ export function migrate(db: SqlDb, file: string): number[] {
       db.run("INSERT OR REPLACE INTO ralph_meta(key, value) VALUES ('schema_version', ?)", [String(m.version)]);
       db.exec('COMMIT');
     } catch (e) {
-      db.exec('ROLLBACK');
+      db.rollbackQuietly();
       throw e;
     }
     applied.push(m.version);

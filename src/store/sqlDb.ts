@@ -106,6 +106,15 @@ export class SqlDb implements SqlWriter {
     this.raw.exec(sql);
   }
 
+  /** ROLLBACK that never masks the error that caused it (SQLite may have rolled back already). */
+  rollbackQuietly(): void {
+    try {
+      this.raw.exec('ROLLBACK');
+    } catch {
+      // no transaction was active
+    }
+  }
+
   clearCache(): void {
     for (const s of this.cache.values()) s.free();
     this.cache.clear();

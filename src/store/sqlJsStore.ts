@@ -204,8 +204,14 @@ class SqlJsEventStore implements EventStore {
       db.close();
       throw new StoreCorruptError(dbPath, `is not a valid SQLite database: ${(e as Error).message}`);
     }
-    // Connection settings: the in-memory file needs no rollback journal on disk semantics.
-    db.exec('PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA temp_store = MEMORY;');
+    // The database file lives in sql.js's in-memory FS and only this connection uses it:
+    // an exclusive lock keeps the page cache across transactions (no re-validation per
+    // commit), and a memory rollback journal still makes ROLLBACK work. Durability is the
+    // event journal's job, not SQLite's.
+    db.exec(
+      'PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; ' +
+        'PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;',
+    );
     const applied = migrate(db, dbPath);
     const rebuilt = SqlJsEventStore.syncProjections(db, projections);
     return { db, stamp: file?.stamp, bytes: file?.data.length ?? 0, changed: applied.length > 0 || rebuilt };
@@ -235,7 +241,7 @@ class SqlJsEventStore implements EventStore {
       }
       db.exec('COMMIT');
     } catch (e) {
-      db.exec('ROLLBACK');
+      db.rollbackQuietly();
       throw e;
     }
     return rebuilt;
@@ -266,7 +272,7 @@ class SqlJsEventStore implements EventStore {
       }
       this.db.exec('COMMIT');
     } catch (e) {
-      this.db.exec('ROLLBACK');
+      this.db.rollbackQuietly();
       throw e;
     }
     return n;
@@ -427,7 +433,7 @@ class SqlJsEventStore implements EventStore {
   /** The synchronous part of execute: decide, stamp, insert, project, commit. */
   private commit<T>(decide: (db: SqlReader) => Decision<T>): { result: T; events: StoredEvent[] } {
     if (this.inTransaction) throw new Error('execute() was called from inside a decide or a projection; commands do not nest');
-    this.db.exec('BEGIN');
+    this.db.run('BEGIN');
     this.inTransaction = true;
     try {
       const decision = decide(this.db);
@@ -449,10 +455,10 @@ class SqlJsEventStore implements EventStore {
         this.insertAndApply(s);
         stored.push(s);
       });
-      this.db.exec('COMMIT');
+      this.db.run('COMMIT');
       return { result: decision.result, events: stored };
     } catch (e) {
-      this.db.exec('ROLLBACK');
+      this.db.rollbackQuietly();
       throw e;
     } finally {
       this.inTransaction = false;
@@ -499,7 +505,7 @@ class SqlJsEventStore implements EventStore {
       }
       this.db.exec('COMMIT');
     } catch (e) {
-      this.db.exec('ROLLBACK');
+      this.db.rollbackQuietly();
       throw e;
     } finally {
       this.inTransaction = false;
@@ -594,7 +600,7 @@ class SqlJsEventStore implements EventStore {
     if (this.closed) return;
     try {
       if (this.inTransaction) {
-        this.db.exec('ROLLBACK');
+        this.db.rollbackQuietly();
         this.inTransaction = false;
       }
       if (!this.lock?.isLost && (this.dirty || (this.appender?.size ?? 0) > 0)) {

@@ -1,0 +1,142 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { JOURNAL_FILE } from '../../../src/store/journal';
+import { openStore } from '../../../src/store/sqlJsStore';
+import type { EventStore, NewEvent } from '../../../src/store/types';
+import { counterProjection, counterRows } from './counterProjection';
+
+function tmpRalph(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-dur-')), '.ralph');
+}
+
+function ev(entity_id: string, payload: Record<string, unknown> = {}): NewEvent {
+  return { entity_type: 'task', entity_id, event_type: 'task.touched', actor: 'test', payload };
+}
+
+/** What a kill -9 leaves behind: the files as they are now, without the (live) lock. */
+function snapshotAsCrashed(from: string): string {
+  const to = tmpRalph();
+  fs.mkdirSync(to, { recursive: true });
+  for (const f of fs.readdirSync(from)) {
+    const p = path.join(from, f);
+    if (fs.statSync(p).isFile()) fs.copyFileSync(p, path.join(to, f));
+  }
+  return to;
+}
+
+describe('store durability (journal, checkpoint, replay)', () => {
+  const open: EventStore[] = [];
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+  });
+  async function writer(dir: string, debounce = 3_600_000): Promise<EventStore> {
+    const s = await openStore({ ralphDir: dir, mode: 'writer', projections: [counterProjection()], checkpointDebounceMs: debounce });
+    open.push(s);
+    return s;
+  }
+
+  it('given acknowledged events only in the journal, when the crashed files are opened, then they are replayed through the projections', async () => {
+    const dir = tmpRalph();
+    const w = await writer(dir);
+    for (let i = 0; i < 30; i++) await w.append([ev(`T${i % 4}`, { i })]);
+    assert.equal(w.stats().checkpoints, 1, 'only the initial checkpoint');
+    const crashed = snapshotAsCrashed(dir);
+    const r = await writer(crashed);
+    assert.equal(r.stats().replayedEvents, 30);
+    assert.deepEqual(r.events(), w.events());
+    assert.deepEqual(counterRows(r), counterRows(w));
+    // the replay was checkpointed: the db alone now holds everything
+    assert.equal(fs.statSync(path.join(crashed, JOURNAL_FILE)).size, 0);
+  });
+
+  it('given a torn journal tail, then it is ignored, cut off, and later appends are readable', async () => {
+    const dir = tmpRalph();
+    const w = await writer(dir);
+    const acked = await w.append([ev('A'), ev('B')]);
+    const crashed = snapshotAsCrashed(dir);
+    const jp = path.join(crashed, JOURNAL_FILE);
+    const good = fs.statSync(jp).size;
+    fs.appendFileSync(jp, '0badc0de {"v":1,"events":[{"event_id":"evt_2');
+    const r = await writer(crashed);
+    assert.deepEqual(
+      r.events().map((e) => e.event_id),
+      acked.map((e) => e.event_id),
+    );
+    assert.ok(r.stats().tornBytes > 0);
+    assert.ok(fs.statSync(jp).size <= good);
+    const more = await r.append([ev('C')]);
+    const again = snapshotAsCrashed(crashed);
+    const r2 = await writer(again);
+    assert.ok(r2.events().some((e) => e.event_id === more[0]?.event_id));
+  });
+
+  it('given a crash between the db rename and the journal trim, then reopening has every event once', async () => {
+    const dir = tmpRalph();
+    const w = await writer(dir);
+    for (let i = 0; i < 10; i++) await w.append([ev(`T${i}`)]);
+    const journalBefore = fs.readFileSync(path.join(dir, JOURNAL_FILE));
+    await w.checkpoint();
+    const crashed = snapshotAsCrashed(dir);
+    fs.writeFileSync(path.join(crashed, JOURNAL_FILE), journalBefore); // trim "never happened"
+    const r = await writer(crashed);
+    assert.equal(r.events().length, 10);
+    assert.equal(r.stats().replayedEvents, 0);
+    assert.deepEqual(counterRows(r), counterRows(w));
+  });
+
+  it('given events appended while a checkpoint writes, then the trimmed journal keeps them', async () => {
+    const dir = tmpRalph();
+    const w = await writer(dir);
+    for (let i = 0; i < 5; i++) await w.append([ev(`A${i}`)]);
+    const cp = w.checkpoint();
+    const late = await w.append([ev('late')]);
+    await cp;
+    const crashed = snapshotAsCrashed(dir);
+    const r = await writer(crashed);
+    assert.ok(r.events().some((e) => e.event_id === late[0]?.event_id));
+    assert.equal(r.events().length, 6);
+  });
+
+  it('given the debounce, then a checkpoint follows the first append and trims the journal', async () => {
+    const dir = tmpRalph();
+    const w = await writer(dir, 20);
+    await w.append([ev('A')]);
+    const done = await waitFor(() => w.stats().checkpoints >= 2);
+    assert.ok(done);
+    assert.equal(w.stats().journalBytes, 0);
+    assert.equal(fs.statSync(path.join(dir, JOURNAL_FILE)).size, 0);
+  });
+
+  it('given a journal of 1000 one-event commands sent as a burst, then one fsync covered them', async () => {
+    const dir = tmpRalph();
+    const w = await writer(dir);
+    const before = w.stats().fsyncs;
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => w.append([ev(`B${i}`)])));
+    assert.equal(w.stats().fsyncs - before, 1);
+  });
+
+  it('given a file that is not SQLite, then open fails naming the file', async () => {
+    const dir = tmpRalph();
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'ralph.db'), 'this is not a database, just some text that is long enough '.repeat(20));
+    await assert.rejects(openStore({ ralphDir: dir, mode: 'writer', projections: [] }), (e: Error) => {
+      assert.equal(e.name, 'StoreCorruptError');
+      assert.match(e.message, /ralph\.db/);
+      return true;
+    });
+    // and the lock was not left behind
+    assert.ok(!fs.existsSync(path.join(dir, 'locks', 'writer.lock')));
+  });
+});
+
+/** Waits for a condition driven by the store's own timers (no fixed sleeps as sync). */
+async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return true;
+}

@@ -1,0 +1,120 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { StoreLockedError, type LockHolder } from '../../../src/store/errors';
+import { openStore } from '../../../src/store/sqlJsStore';
+import type { EventStore, NewEvent, StoredEvent } from '../../../src/store/types';
+import { counterProjection, counterRows } from './counterProjection';
+
+function tmpRalph(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-lock-')), '.ralph');
+}
+
+function ev(entity_id: string): NewEvent {
+  return { entity_type: 'task', entity_id, event_type: 'task.touched', actor: 'test', payload: {} };
+}
+
+function writeLock(dir: string, holder: LockHolder): void {
+  fs.mkdirSync(path.join(dir, 'locks'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'locks', 'writer.lock'), JSON.stringify(holder));
+}
+
+/** A pid that certainly belonged to a process that has exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(r.stdout);
+}
+
+describe('store writer lock and observers', () => {
+  const open: EventStore[] = [];
+  afterEach(async () => {
+    for (const s of open.splice(0).reverse()) await s.close();
+  });
+  async function openAs(dir: string, mode: 'writer' | 'observer', extra: { lockStaleMs?: number } = {}): Promise<EventStore> {
+    const s = await openStore({ ralphDir: dir, mode, projections: [counterProjection()], checkpointDebounceMs: 3_600_000, ...extra });
+    open.push(s);
+    return s;
+  }
+
+  it('given a live writer, when a second writer opens, then StoreLockedError names pid, host and since', async () => {
+    const dir = tmpRalph();
+    await openAs(dir, 'writer');
+    const lock = JSON.parse(fs.readFileSync(path.join(dir, 'locks', 'writer.lock'), 'utf8')) as LockHolder;
+    assert.equal(lock.pid, process.pid);
+    assert.equal(lock.host, os.hostname());
+    await assert.rejects(openAs(dir, 'writer'), (e: unknown) => {
+      assert.ok(e instanceof StoreLockedError);
+      assert.equal(e.name, 'StoreLockedError');
+      assert.equal(e.holder?.pid, process.pid);
+      assert.match(e.message, new RegExp(`pid ${process.pid} on host ${os.hostname()}, since ${lock.started}`));
+      return true;
+    });
+  });
+
+  it('when the writer closes, then the lock is released and another writer can open', async () => {
+    const dir = tmpRalph();
+    const w = await openAs(dir, 'writer');
+    await w.close();
+    assert.ok(!fs.existsSync(path.join(dir, 'locks', 'writer.lock')));
+    await openAs(dir, 'writer');
+  });
+
+  it('given a lock left by a dead pid on this host, then it is taken over with a lock.taken_over event', async () => {
+    const dir = tmpRalph();
+    const old: LockHolder = { pid: deadPid(), host: os.hostname(), started: '2026-01-01T00:00:00.000Z', heartbeat: new Date().toISOString(), runId: 'run_old' };
+    writeLock(dir, old);
+    const w = await openAs(dir, 'writer');
+    const taken = w.events({ entityType: 'run' });
+    assert.equal(taken.length, 1);
+    assert.equal(taken[0]?.event_type, 'lock.taken_over');
+    assert.equal(taken[0]?.entity_id, w.runId);
+    assert.deepEqual(taken[0]?.payload, { previous: old, reason: 'pid_dead' });
+  });
+
+  it('given a lock from another host with a stale heartbeat, then it is taken over; with a fresh one, it is not', async () => {
+    const dir = tmpRalph();
+    const fresh: LockHolder = { pid: 1, host: 'elsewhere', started: new Date().toISOString(), heartbeat: new Date().toISOString(), runId: 'run_x' };
+    writeLock(dir, fresh);
+    await assert.rejects(openAs(dir, 'writer', { lockStaleMs: 60_000 }), StoreLockedError);
+    writeLock(dir, { ...fresh, heartbeat: new Date(Date.now() - 120_000).toISOString() });
+    const w = await openAs(dir, 'writer', { lockStaleMs: 60_000 });
+    assert.equal(w.events({ entityType: 'run' })[0]?.payload['reason'], 'heartbeat_stale');
+  });
+
+  it('given a writer, then an observer opens without the lock and sees acknowledged events via the journal before any checkpoint', async () => {
+    const dir = tmpRalph();
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('A')]);
+    const o = await openAs(dir, 'observer');
+    assert.equal(o.events().length, 1);
+    const seen: StoredEvent[] = [];
+    o.onDidAppend((es) => seen.push(...es));
+    const acked = await w.append([ev('B'), ev('C')]);
+    assert.equal(w.stats().checkpoints, 1, 'no checkpoint since open');
+    assert.equal(await o.refresh(), true);
+    assert.deepEqual(seen, acked);
+    assert.deepEqual(o.events(), w.events());
+    assert.deepEqual(counterRows(o), counterRows(w));
+    assert.equal(await o.refresh(), false);
+  });
+
+  it('given the writer checkpoints and trims the journal, then the observer reloads and misses nothing', async () => {
+    const dir = tmpRalph();
+    const w = await openAs(dir, 'writer');
+    const o = await openAs(dir, 'observer');
+    const seen: string[] = [];
+    o.onDidAppend((es) => seen.push(...es.map((e) => e.entity_id)));
+    await w.append([ev('A')]);
+    await o.refresh();
+    await w.append([ev('B')]);
+    await w.checkpoint();
+    await w.append([ev('C')]);
+    await o.refresh();
+    await w.checkpoint();
+    await o.refresh();
+    assert.deepEqual(seen, ['A', 'B', 'C']);
+    assert.deepEqual(o.events(), w.events());
+  });
+});
