@@ -1,0 +1,121 @@
+// The loop's typed events and the small emitter hosts subscribe to (the CLI prints them,
+// the VS Code extension feeds its views and the monitor). Truth stays in the event store;
+// these are live notifications of what the harness is doing right now.
+import type { AgentStatus } from '../agents/types';
+import type { GateStatus } from './gates';
+import type { Phase } from './primaryMachine';
+
+export type LoopRunState = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped';
+
+/** `primary` or `worker-<n>`; `judge` and `harness` for the harness's own invocations. */
+export type AgentName = string;
+
+export type LoopEvent =
+  | { readonly type: 'loop.state'; readonly state: LoopRunState; readonly reason?: string }
+  | { readonly type: 'phase.changed'; readonly agent: AgentName; readonly from: Phase; readonly to: Phase; readonly reason: string; readonly taskId: string | null; readonly iteration: number }
+  | { readonly type: 'agent.started'; readonly agent: AgentName; readonly phase: string; readonly taskId: string | null; readonly promptBytes: number; readonly budgetUsd: number }
+  | {
+      readonly type: 'agent.finished';
+      readonly agent: AgentName;
+      readonly phase: string;
+      readonly taskId: string | null;
+      readonly status: AgentStatus;
+      readonly costUsd: number;
+      readonly durationMs: number;
+      readonly turns: number;
+    }
+  | { readonly type: 'gate.started'; readonly agent: AgentName; readonly gate: string; readonly taskId: string | null }
+  | { readonly type: 'gate.progress'; readonly agent: AgentName; readonly gate: string; readonly line: string }
+  | {
+      readonly type: 'gate.finished';
+      readonly agent: AgentName;
+      readonly gate: string;
+      readonly taskId: string | null;
+      readonly status: GateStatus;
+      readonly durationMs: number;
+      readonly outputTail: string;
+    }
+  | { readonly type: 'patch.queued'; readonly taskId: string; readonly patchId: string; readonly files: readonly string[]; readonly tier: number }
+  | { readonly type: 'patch.promoted'; readonly taskId: string; readonly patchId: string; readonly commit: string }
+  | { readonly type: 'patch.deferred'; readonly taskId: string; readonly patchId: string; readonly reason: string }
+  | { readonly type: 'patch.waiting'; readonly taskId: string; readonly patchId: string; readonly reason: string }
+  | { readonly type: 'patch.discarded'; readonly taskId: string; readonly patchId: string; readonly reason: string }
+  | { readonly type: 'task.released'; readonly taskId: string; readonly reason: string }
+  | { readonly type: 'task.blocked'; readonly taskId: string; readonly reason: string }
+  | { readonly type: 'task.decomposed'; readonly taskId: string; readonly accepted: number }
+  | {
+      readonly type: 'verdict';
+      readonly taskId: string;
+      readonly verdict: 'approve' | 'reject' | 'modify';
+      readonly rationale: string;
+      readonly confidence: number | null;
+      readonly by: 'judge' | 'human';
+    }
+  | { readonly type: 'budget'; readonly scope: 'day' | 'task' | 'invocation'; readonly spent: number; readonly limit: number; readonly message: string }
+  | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly agent: AgentName; readonly message: string }
+  | { readonly type: 'summary'; readonly summary: LoopSummary };
+
+export interface LoopSummary {
+  readonly iterations: number;
+  readonly invocations: number;
+  readonly promoted: number;
+  readonly deferred: number;
+  readonly blocked: number;
+  readonly released: number;
+  readonly costUsd: number;
+  readonly wallMs: number;
+  readonly modelMs: number;
+  readonly gateMs: number;
+  readonly stopReason: string;
+}
+
+export type LoopEventType = LoopEvent['type'];
+export type LoopEventOf<T extends LoopEventType> = Extract<LoopEvent, { type: T }>;
+
+export interface Subscription {
+  dispose(): void;
+}
+
+/** A tiny synchronous emitter; a throwing listener is isolated and never breaks the loop. */
+export class LoopEmitter {
+  private readonly all = new Set<(e: LoopEvent) => void>();
+
+  on(listener: (e: LoopEvent) => void): Subscription {
+    this.all.add(listener);
+    return { dispose: () => this.all.delete(listener) };
+  }
+
+  onType<T extends LoopEventType>(type: T, listener: (e: LoopEventOf<T>) => void): Subscription {
+    return this.on((e) => {
+      if (e.type === type) listener(e as LoopEventOf<T>);
+    });
+  }
+
+  emit(e: LoopEvent): void {
+    for (const l of [...this.all]) {
+      try {
+        l(e);
+      } catch {
+        // a host's listener bug must not stop the engine
+      }
+    }
+  }
+
+  /** Resolves with the first event matching `pred` (tests and hosts wait on events, not sleeps). */
+  next<T extends LoopEvent>(pred: (e: LoopEvent) => e is T, signal?: AbortSignal): Promise<T>;
+  next(pred: (e: LoopEvent) => boolean, signal?: AbortSignal): Promise<LoopEvent>;
+  next(pred: (e: LoopEvent) => boolean, signal?: AbortSignal): Promise<LoopEvent> {
+    return new Promise((resolve, reject) => {
+      const sub = this.on((e) => {
+        if (pred(e)) {
+          sub.dispose();
+          resolve(e);
+        }
+      });
+      signal?.addEventListener('abort', () => {
+        sub.dispose();
+        reject(new Error('aborted'));
+      });
+    });
+  }
+}

@@ -1,0 +1,489 @@
+// The harness's shared machinery, used by the primary and the workers alike: agent
+// invocations under budget guards with metrics, the gates run by the harness, and the
+// promotion pipeline (capture -> patch.queued -> risk from the patch's files -> policy ->
+// tier 0/1 promote via git plumbing | tier 2 defer | tier 3 decompose), plus the judge.
+import { appendFile, copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AgentBackend, AgentResult } from '../agents/types';
+import { extractJsonAnswer } from '../agents/structured';
+import { classifyRisk } from '../domain/risk';
+import type { RiskTier } from '../domain/risk';
+import { decidePolicy } from '../domain/policy';
+import { capturePatch } from '../git/capture';
+import type { CapturedPatch } from '../git/capture';
+import { touchedPaths } from '../git/patchParse';
+import { formatPromotionMessage, promotePatch } from '../git/promote';
+import { rebaseWorktree } from '../git/rebase';
+import { branchTip } from '../git/repo';
+import { validatePhaseOutput } from '../project/phaseOutputs';
+import type { Phase as OutputPhase, PhaseOutput } from '../project/phaseOutputs';
+import type { AgentName, LoopEmitter } from './events';
+import { forbiddenPatternsGate, runGates } from './gates';
+import type { GateResult, GateSpec } from './gates';
+import { checkBudget, invocationBudget, summarizeSpend, utcDay } from './guards';
+import type { CostLine } from './guards';
+import type { LoopControl, LoopTask, MetricsLine, MetricsSink } from './ports';
+import { decomposePrompt, judgePrompt } from './prompts';
+import type { PromptContext } from './prompts';
+import type { LoopSettings } from './settings';
+import type { Clock } from './sleep';
+
+export interface HarnessDeps {
+  readonly projectDir: string;
+  readonly ralphDir: string;
+  readonly branch: string;
+  readonly settings: LoopSettings;
+  readonly control: LoopControl;
+  readonly backends: { readonly primary: AgentBackend; readonly worker: AgentBackend; readonly judge: AgentBackend };
+  readonly metrics: MetricsSink;
+  readonly emitter: LoopEmitter;
+  readonly clock: Clock;
+  /** Extra environment for agent processes (tests point the scripted backend at its scenario). */
+  readonly agentEnv?: Readonly<Record<string, string>>;
+}
+
+export type Role = 'primary' | 'worker' | 'judge';
+
+export interface InvokeRequest {
+  readonly agent: AgentName;
+  readonly role: Role;
+  readonly phase: string;
+  readonly phaseTo?: string;
+  readonly task: LoopTask | null;
+  readonly prompt: string;
+  readonly cwd: string;
+  readonly iteration: number;
+}
+
+export type InvokeOutcome =
+  | { readonly kind: 'ran'; readonly result: AgentResult }
+  | { readonly kind: 'budget'; readonly scope: 'day' | 'task'; readonly message: string };
+
+/** Totals for the summary and the overhead benchmark. */
+export interface HarnessTotals {
+  invocations: number;
+  costUsd: number;
+  modelMs: number;
+  gateMs: number;
+  promoted: number;
+  deferred: number;
+  blocked: number;
+  released: number;
+}
+
+export type PromotionOutcome =
+  | { readonly kind: 'promoted'; readonly commit: string; readonly patchId: string }
+  | { readonly kind: 'deferred'; readonly patchId: string }
+  | { readonly kind: 'decomposed'; readonly accepted: number }
+  | { readonly kind: 'waiting'; readonly patchId: string; readonly reason: string }
+  | { readonly kind: 'no_change' }
+  | { readonly kind: 'conflict'; readonly reason: string };
+
+/** A verified change ready for promotion. */
+export interface VerifiedChange {
+  readonly agent: AgentName;
+  readonly task: LoopTask;
+  readonly worktree: string;
+  readonly base: string;
+  readonly patch: CapturedPatch;
+  readonly gates: readonly GateResult[];
+}
+
+/** Serializes promotions: one branch update at a time within this process. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.tail.then(fn, fn);
+    this.tail = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    return p;
+  }
+}
+
+export class Harness {
+  readonly totals: HarnessTotals = { invocations: 0, costUsd: 0, modelMs: 0, gateMs: 0, promoted: 0, deferred: 0, blocked: 0, released: 0 };
+  private readonly costLines: CostLine[] = [];
+  private readonly promotionLock = new Mutex();
+  private patchSeq = 0;
+  /** Gate results of deferred patches, for the judge (patchId -> results). */
+  private readonly gateRecord = new Map<string, readonly GateResult[]>();
+  /** Patches whose promotion waits on the user's checkout (patchId -> task). */
+  readonly waiting = new Map<string, { taskId: string; patchPath: string; reason: string }>();
+
+  constructor(readonly d: HarnessDeps) {}
+
+  get promptContext(): PromptContext {
+    return { ralphDir: this.d.ralphDir, domainConstraints: this.d.settings.domainConstraints };
+  }
+
+  /** Loads today's spend from the metrics log (budgets survive restarts). */
+  async loadSpend(): Promise<void> {
+    const today = utcDay(new Date(this.d.clock.now()).toISOString());
+    const lines = await this.d.metrics.read([today]);
+    for (const l of lines) this.costLines.push({ ts: l.ts, cost: l.cost, task: l.task });
+  }
+
+  private spend(): ReturnType<typeof summarizeSpend> {
+    return summarizeSpend(this.costLines, utcDay(new Date(this.d.clock.now()).toISOString()));
+  }
+
+  /** Day-level budget check, for the loop's pause decision. */
+  dayBudget(): { ok: true } | { ok: false; message: string } {
+    const v = checkBudget(this.spend(), this.d.settings.budgets, null);
+    return v.ok ? { ok: true } : { ok: false, message: v.message };
+  }
+
+  log(agent: AgentName, level: 'info' | 'warn' | 'error', message: string): void {
+    this.d.emitter.emit({ type: 'log', level, agent, message });
+  }
+
+  /** One agent invocation under the budget guards; writes its metrics line. */
+  async invoke(req: InvokeRequest, signal: AbortSignal): Promise<InvokeOutcome> {
+    const { settings } = this.d;
+    const taskId = req.task?.task_id ?? null;
+    const spend = this.spend();
+    const verdict = checkBudget(spend, settings.budgets, taskId);
+    if (!verdict.ok) {
+      this.d.emitter.emit({ type: 'budget', scope: verdict.scope, spent: verdict.spent, limit: verdict.limit, message: verdict.message });
+      return { kind: 'budget', scope: verdict.scope, message: verdict.message };
+    }
+    const roleCap = req.role === 'judge' ? settings.budgets.perInvocationJudge : req.role === 'primary' ? settings.budgets.perInvocationPrimary : settings.budgets.perInvocationWorker;
+    const budgetUsd = Math.min(roleCap, invocationBudget(spend, settings.budgets, req.role === 'worker' ? 'worker' : 'primary', taskId)) || roleCap;
+    const backend = this.d.backends[req.role];
+    const promptBytes = Buffer.byteLength(req.prompt);
+    this.d.emitter.emit({ type: 'agent.started', agent: req.agent, phase: req.phase, taskId, promptBytes, budgetUsd });
+    const started = this.d.clock.now();
+    const result = await backend.run({
+      prompt: req.prompt,
+      cwd: req.cwd,
+      model: settings.model,
+      maxTurns: settings.maxTurns,
+      ...(budgetUsd > 0 ? { budgetUsd } : {}),
+      timeoutMs: settings.invocationTimeoutMs,
+      signal,
+      env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.d.agentEnv },
+    });
+    const duration = this.d.clock.now() - started;
+    this.totals.invocations++;
+    this.totals.costUsd += result.costUsd;
+    this.totals.modelMs += duration;
+    const ts = new Date(this.d.clock.now()).toISOString();
+    this.costLines.push({ ts, cost: result.costUsd, task: taskId });
+    const line: MetricsLine = {
+      ts,
+      agent: req.agent,
+      iter: req.iteration,
+      phase_from: req.phase,
+      phase_to: req.phaseTo ?? req.phase,
+      duration: Math.round(duration / 1000),
+      cost: result.costUsd,
+      prompt_bytes: promptBytes,
+      turns: result.turns,
+      input_tokens: result.tokens.input,
+      cache_read: result.tokens.cacheRead,
+      cache_create: result.tokens.cacheCreate,
+      output_tokens: result.tokens.output,
+      model: result.model,
+      subtype: result.subtype,
+      backend: backend.id,
+      task: taskId,
+    };
+    await this.d.metrics.append(line).catch((e: unknown) => this.log(req.agent, 'warn', `metrics write failed: ${String(e)}`));
+    this.d.emitter.emit({
+      type: 'agent.finished',
+      agent: req.agent,
+      phase: req.phase,
+      taskId,
+      status: result.status,
+      costUsd: result.costUsd,
+      durationMs: duration,
+      turns: result.turns,
+    });
+    return { kind: 'ran', result };
+  }
+
+  /** The structured answer of a run, validated against the phase's schema. */
+  structured<P extends OutputPhase>(phase: P, result: AgentResult): { ok: true; value: PhaseOutput<P> } | { ok: false; message: string } {
+    const raw = result.structured ?? extractJsonAnswer(result.text);
+    return validatePhaseOutput(phase, raw);
+  }
+
+  /** Command gates with events; timings go to the totals. */
+  async gates(agent: AgentName, taskId: string | null, specs: readonly GateSpec[], cwd: string, signal: AbortSignal): Promise<GateResult[]> {
+    const started = this.d.clock.now();
+    try {
+      return await runGates(specs, {
+        cwd,
+        signal,
+        onGateStart: (gate) => this.d.emitter.emit({ type: 'gate.started', agent, gate, taskId }),
+        onGateEnd: (r) =>
+          this.d.emitter.emit({ type: 'gate.finished', agent, gate: r.gate, taskId, status: r.status, durationMs: r.durationMs, outputTail: r.outputTail }),
+        onProgress: (gate, line) => this.d.emitter.emit({ type: 'gate.progress', agent, gate, line }),
+      });
+    } finally {
+      this.totals.gateMs += this.d.clock.now() - started;
+    }
+  }
+
+  private pendingPatchPath(taskId: string, agent: string): string {
+    const stamp = new Date(this.d.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
+    return join(this.d.ralphDir, 'commits', 'pending', `${taskId}_${agent}_${stamp}_${++this.patchSeq}.patch`);
+  }
+
+  /**
+   * Verify: the command gates, then the change is captured and the forbidden patterns are
+   * checked on the lines it adds. Returns the results and the captured patch.
+   */
+  async verify(agent: AgentName, task: LoopTask, worktree: string, base: string, signal: AbortSignal): Promise<{ gates: GateResult[]; patch: CapturedPatch | null }> {
+    const results = await this.gates(agent, task.task_id, this.d.settings.verifyGates, worktree, signal);
+    if (results.some((r) => !r.ok)) return { gates: results, patch: null };
+    const patch = await capturePatch(worktree, base, this.pendingPatchPath(task.task_id, agent));
+    const fp = forbiddenPatternsGate(patch.addedLines, this.d.settings.forbiddenPatterns, this.d.settings.forbiddenExclude);
+    this.d.emitter.emit({ type: 'gate.finished', agent, gate: fp.gate, taskId: task.task_id, status: fp.status, durationMs: fp.durationMs, outputTail: fp.outputTail });
+    return { gates: [...results, fp], patch };
+  }
+
+  /** Promotion by tier, for a verified change (see the module header). */
+  async promote(change: VerifiedChange, signal: AbortSignal, allowRebase = true): Promise<PromotionOutcome> {
+    const { control } = this.d;
+    const { task, patch, agent } = change;
+    if (patch.isEmpty) {
+      await control.releaseTask(task.task_id, agent, 'the run succeeded but changed no files');
+      this.totals.released++;
+      this.d.emitter.emit({ type: 'task.released', taskId: task.task_id, reason: 'the run changed no files' });
+      return { kind: 'no_change' };
+    }
+    const files = touchedPaths(patch.files);
+    const patchId = await control.queuePatch(task.task_id, patch.path, agent);
+    const tier = classifyRisk(files, { effort: task.effort, source: task.source }, this.d.settings.riskPatterns);
+    await control.recordRisk(task.task_id, tier, files, patchId, agent);
+    this.d.emitter.emit({ type: 'patch.queued', taskId: task.task_id, patchId, files, tier });
+    this.gateRecord.set(patchId, change.gates);
+    const policy = decidePolicy(tier);
+    if (policy.decision === 'defer') {
+      await control.deferTask(task.task_id, agent, policy.reason, tier, patchId);
+      this.totals.deferred++;
+      this.d.emitter.emit({ type: 'patch.deferred', taskId: task.task_id, patchId, reason: policy.reason });
+      return { kind: 'deferred', patchId };
+    }
+    if (policy.decision === 'decompose') {
+      await control.discardPatch(patchId, `risk tier ${tier}: decomposing into smaller tasks`, agent);
+      const accepted = await this.decompose(task, files, change.worktree, signal);
+      return { kind: 'decomposed', accepted };
+    }
+    const r = await this.promoteQueued(task, patchId, patch.path, agent);
+    if (r.kind === 'conflict' && allowRebase && !signal.aborted) {
+      return this.rebaseAndRetry(change, patchId, r.reason, signal);
+    }
+    return r;
+  }
+
+  /** git plumbing promotion of a queued patch, then promote-patch in the store. */
+  async promoteQueued(task: Pick<LoopTask, 'task_id' | 'title'>, patchId: string, patchPath: string, agent: string): Promise<PromotionOutcome> {
+    return this.promotionLock.run(async () => {
+      let result = await promotePatch(this.d.projectDir, {
+        branch: this.d.branch,
+        patchFile: patchPath,
+        message: formatPromotionMessage(task.task_id, task.title ?? task.task_id),
+        patchId,
+      });
+      if (result.status === 'conflict' && result.reason === 'branch-moved') {
+        // Someone moved the branch between our read and our compare-and-swap: once more.
+        result = await promotePatch(this.d.projectDir, {
+          branch: this.d.branch,
+          patchFile: patchPath,
+          message: formatPromotionMessage(task.task_id, task.title ?? task.task_id),
+          patchId,
+        });
+      }
+      if (result.status === 'promoted') {
+        await this.d.control.promotePatch(patchId, result.commit, agent);
+        this.waiting.delete(patchId);
+        this.totals.promoted++;
+        await this.archive(patchPath);
+        this.d.emitter.emit({ type: 'patch.promoted', taskId: task.task_id, patchId, commit: result.commit });
+        return { kind: 'promoted', commit: result.commit, patchId };
+      }
+      if (result.status === 'waiting') {
+        const prev = this.waiting.get(patchId);
+        this.waiting.set(patchId, { taskId: task.task_id, patchPath, reason: result.reason });
+        if (prev?.reason !== result.reason) {
+          await this.d.control.note('patch', patchId, 'patch.waiting', agent, { task_id: task.task_id, reason: result.reason });
+          this.d.emitter.emit({ type: 'patch.waiting', taskId: task.task_id, patchId, reason: result.reason });
+        }
+        return { kind: 'waiting', patchId, reason: result.reason };
+      }
+      return { kind: 'conflict', reason: `${result.reason}: ${result.detail}` };
+    });
+  }
+
+  private async archive(patchPath: string): Promise<void> {
+    // The patch stays where patch_view points; a copy in applied/ mirrors the seed layout.
+    try {
+      const dir = join(this.d.ralphDir, 'commits', 'applied');
+      await mkdir(dir, { recursive: true });
+      const name = patchPath.split('/').pop() ?? 'patch';
+      await copyFile(patchPath, join(dir, name));
+    } catch {
+      // archival is best effort
+    }
+  }
+
+  /** The branch moved under the patch: rebase the worktree on the new tip, re-verify, retry once. */
+  private async rebaseAndRetry(change: VerifiedChange, patchId: string, reason: string, signal: AbortSignal): Promise<PromotionOutcome> {
+    const { control } = this.d;
+    const tip = await branchTip(this.d.projectDir, this.d.branch);
+    const give = async (why: string): Promise<PromotionOutcome> => {
+      await control.discardPatch(patchId, why, change.agent);
+      this.totals.released++;
+      this.d.emitter.emit({ type: 'patch.discarded', taskId: change.task.task_id, patchId, reason: why });
+      this.d.emitter.emit({ type: 'task.released', taskId: change.task.task_id, reason: why });
+      return { kind: 'conflict', reason: why };
+    };
+    if (tip === null) return give(`target branch ${this.d.branch} is gone`);
+    this.log(change.agent, 'info', `patch ${patchId} does not apply (${reason}); rebasing ${change.worktree} onto ${tip.slice(0, 8)}`);
+    const rb = await rebaseWorktree(change.worktree, tip);
+    if (rb.status !== 'rebased') return give(`patch no longer applies and rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}`);
+    const v = await this.verify(change.agent, change.task, change.worktree, rb.base, signal);
+    const failed = v.gates.find((g) => !g.ok);
+    if (failed || v.patch === null) return give(`after rebase onto ${tip.slice(0, 8)} the ${failed?.gate ?? 'verify'} gate fails`);
+    await control.discardPatch(patchId, `superseded by a rebase onto ${tip.slice(0, 8)}`, change.agent);
+    const task = control.task(change.task.task_id) ?? change.task;
+    return this.promote({ ...change, task, base: rb.base, patch: v.patch, gates: v.gates }, signal, false);
+  }
+
+  /** Tier 3: an agent proposes smaller tasks; the parent is dropped only if they are accepted. */
+  async decompose(task: LoopTask, files: readonly string[], cwd: string, signal: AbortSignal): Promise<number> {
+    const { control } = this.d;
+    const out = await this.invoke(
+      { agent: 'primary', role: 'primary', phase: 'decompose', task, prompt: decomposePrompt(this.promptContext, task, files), cwd, iteration: 0 },
+      signal,
+    );
+    let accepted = 0;
+    if (out.kind === 'ran' && out.result.status === 'success') {
+      const parsed = this.structured('evolve_goals', out.result);
+      if (parsed.ok) {
+        await this.writeProposals(parsed.value.proposals.filter((p) => p.proposal_type === 'decompose'), `decompose_${task.task_id}`);
+        accepted = (await control.processProposals()).accepted;
+      } else {
+        this.log('primary', 'warn', `decompose output for ${task.task_id} invalid: ${parsed.message}`);
+      }
+    }
+    const now = control.task(task.task_id);
+    if (now?.status === 'dropped') {
+      this.d.emitter.emit({ type: 'task.decomposed', taskId: task.task_id, accepted });
+    } else if (now && now.status !== 'done') {
+      const why = `risk tier 3 (${files.join(', ')}): decomposition not accepted yet`;
+      await control.blockTask(task.task_id, 'primary', why);
+      this.totals.blocked++;
+      this.d.emitter.emit({ type: 'task.blocked', taskId: task.task_id, reason: why });
+    }
+    return accepted;
+  }
+
+  /** Writes proposals as `.ralph/proposals/prop_*.json` for processProposals. */
+  async writeProposals(proposals: readonly unknown[], stem: string): Promise<number> {
+    const dir = join(this.d.ralphDir, 'proposals');
+    await mkdir(dir, { recursive: true });
+    const stamp = new Date(this.d.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
+    let i = 0;
+    for (const p of proposals) {
+      const file = join(dir, `prop_${stamp}_${stem}_${++i}.json`);
+      await writeFile(`${file}.tmp`, JSON.stringify(p, null, 2));
+      await rename(`${file}.tmp`, file);
+    }
+    return i;
+  }
+
+  /**
+   * The independent judge for one deferred task: a separate invocation seeing only the
+   * task, the diff, the gate results and the rules; its verdict validated with zod.
+   */
+  async judge(task: LoopTask, signal: AbortSignal): Promise<'approve' | 'reject' | 'modify' | 'invalid' | 'skipped'> {
+    const { control } = this.d;
+    const patch = control.patches(task.task_id).find((p) => p.patch_id === task.patch_id) ?? control.patches(task.task_id).filter((p) => p.status === 'queued').pop();
+    if (!patch?.patch_path) {
+      this.log('judge', 'warn', `deferred ${task.task_id} has no patch to review`);
+      return 'skipped';
+    }
+    let diff: string;
+    try {
+      diff = await readFile(patch.patch_path, 'utf8');
+    } catch {
+      await control.resolveDeferred(task.task_id, 'reject', 'judge', `the patch file ${patch.patch_path} is missing; redo the task`);
+      return 'reject';
+    }
+    const gates = this.gateRecord.get(patch.patch_id) ?? [];
+    const rules = [...this.d.settings.domainConstraints, 'Sensitive paths (auth, migrations, data) need tests and no weakened checks.'];
+    const cwd = join(this.d.ralphDir, 'logs');
+    await mkdir(cwd, { recursive: true });
+    const out = await this.invoke(
+      { agent: 'judge', role: 'judge', phase: 'review_deferred', task, prompt: judgePrompt(this.promptContext, task, diff, gates, rules), cwd, iteration: 0 },
+      signal,
+    );
+    if (out.kind !== 'ran' || out.result.status !== 'success') return 'invalid';
+    const v = this.structured('review_deferred', out.result);
+    if (!v.ok || v.value.task_id !== task.task_id) {
+      this.log('judge', 'warn', `judge verdict for ${task.task_id} rejected by the harness: ${v.ok ? `task_id ${v.value.task_id}` : v.message}`);
+      return 'invalid';
+    }
+    // A human may have decided while the judge ran: the human wins.
+    if (control.task(task.task_id)?.status !== 'deferred') return 'skipped';
+    const { verdict, rationale, confidence } = v.value;
+    const text = verdict === 'modify' ? `${rationale}\nRequired change: ${v.value.modification ?? ''}` : rationale;
+    await control.resolveDeferred(task.task_id, verdict, 'judge', text);
+    this.d.emitter.emit({ type: 'verdict', taskId: task.task_id, verdict, rationale, confidence, by: 'judge' });
+    if (verdict === 'approve') await this.promoteApproved(task.task_id, 'judge');
+    return verdict;
+  }
+
+  /** After approval (judge or human) the approved patch is promoted. */
+  async promoteApproved(taskId: string, actor: string): Promise<PromotionOutcome | null> {
+    const { control } = this.d;
+    const task = control.task(taskId);
+    if (!task || task.status !== 'proposed' || !task.patch_id) return null;
+    const patch = control.patches(taskId).find((p) => p.patch_id === task.patch_id);
+    if (!patch?.patch_path || patch.status === 'promoted' || patch.status === 'discarded') return null;
+    const r = await this.promoteQueued(task, patch.patch_id, patch.patch_path, actor);
+    if (r.kind === 'conflict') {
+      const why = `approved patch no longer applies on ${this.d.branch}: ${r.reason}`;
+      await control.discardPatch(patch.patch_id, why, actor);
+      this.d.emitter.emit({ type: 'task.released', taskId, reason: why });
+    }
+    return r;
+  }
+
+  /** Retries promotions that waited on the user's checkout. */
+  async retryWaiting(): Promise<void> {
+    for (const [patchId, w] of [...this.waiting]) {
+      const task = this.d.control.task(w.taskId);
+      if (!task || task.status !== 'proposed') {
+        this.waiting.delete(patchId);
+        continue;
+      }
+      const r = await this.promoteQueued(task, patchId, w.patchPath, 'harness');
+      if (r.kind === 'conflict') {
+        this.waiting.delete(patchId);
+        await this.d.control.discardPatch(patchId, `promotion failed after waiting: ${r.reason}`, 'harness');
+        this.d.emitter.emit({ type: 'task.released', taskId: w.taskId, reason: r.reason });
+      }
+    }
+  }
+
+  /** Lessons: REFLECTIONS.md always, GUARDRAILS.md when the reflection names one. */
+  async recordLesson(task: LoopTask | null, gate: string, klass: string, lesson: string, guardrail: { trigger: string; instruction: string } | null): Promise<void> {
+    const ts = new Date(this.d.clock.now()).toISOString();
+    const id = task?.task_id ?? '-';
+    await appendFile(join(this.d.ralphDir, 'REFLECTIONS.md'), `\n## ${ts} ${id} (${gate}, ${klass})\n${lesson.trim()}\n`).catch(() => undefined);
+    if (guardrail) {
+      await appendFile(join(this.d.ralphDir, 'GUARDRAILS.md'), `\n- **${guardrail.trigger.trim()}** → ${guardrail.instruction.trim()} (${id}, ${ts.slice(0, 10)})\n`).catch(() => undefined);
+    }
+  }
+
+  /** Tier of a patch file already queued (used by recovery). */
+  classifyFiles(task: LoopTask, files: readonly string[]): RiskTier {
+    return classifyRisk(files, { effort: task.effort, source: task.source }, this.d.settings.riskPatterns);
+  }
+}

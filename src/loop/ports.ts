@@ -1,0 +1,122 @@
+// What the loop needs from the rest of the engine, as narrow interfaces. The real
+// implementations are adapters over src/control (commands on the event store), src/project
+// (spec discovery) and src/agents (prompts, metrics); keeping the seams here lets the
+// loop's orchestration be read in one place and lets each adapter follow its module.
+import type { RiskTier } from '../domain/risk';
+
+export interface LoopTask {
+  readonly task_id: string;
+  readonly status: string;
+  readonly title: string | null;
+  readonly source: string | null;
+  readonly effort: string | null;
+  readonly deps: string | null;
+  readonly wave: number;
+  readonly risk_tier: number;
+  readonly claimed_by: string | null;
+  readonly patch_id: string | null;
+  readonly deferred_reason: string | null;
+  readonly deferred_at: string | null;
+}
+
+export interface LoopPatch {
+  readonly patch_id: string;
+  readonly task_id: string;
+  readonly status: string;
+  readonly patch_path: string | null;
+  readonly created_by: string | null;
+  readonly created_at: string | null;
+  readonly commit_hash: string | null;
+}
+
+export interface ProposalCounts {
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly deferred: number;
+}
+
+/** A human decision from the inbox (CLI or VS Code), applied ahead of the judge. */
+export type HumanDecision = { readonly kind: 'resolve'; readonly taskId: string; readonly decision: 'approve' | 'reject' | 'modify'; readonly rationale: string; readonly actor: string };
+
+/** Loop-relevant counters the primary state machine persists (STATE.json keys). */
+export interface LoopStateSnapshot {
+  readonly iteration: number;
+  readonly phase: string;
+  readonly current_item: string | null;
+  readonly current_sub_step: number;
+  readonly retry_count: number;
+  readonly commits_total: number;
+  readonly last_evolve_at: number;
+  readonly last_dry_at: number;
+  readonly last_integ_at: number;
+  readonly last_ui_at: number;
+}
+
+/** The control plane as the loop uses it; every write is events through the store. */
+export interface LoopControl {
+  tasks(): LoopTask[];
+  task(id: string): LoopTask | undefined;
+  patches(taskId?: string): LoopPatch[];
+  /** Atomically claims the next ready task for `owner`; null when none is ready. */
+  claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[]; efforts?: readonly string[] }): Promise<LoopTask | null>;
+  /** Back to pending with the reason in the event (defect 5: never left claimed). */
+  releaseTask(taskId: string, actor: string, reason: string): Promise<void>;
+  blockTask(taskId: string, actor: string, reason: string): Promise<void>;
+  /** Creates a task the harness itself needs (maintenance work from refactor_dry / test_*). */
+  createTask(task: { id: string; title: string; source: string; effort: 'S' | 'M' | 'L' | 'XL'; wave: number }, actor: string): Promise<void>;
+  queuePatch(taskId: string, patchPath: string, createdBy: string): Promise<string>;
+  recordRisk(taskId: string, tier: RiskTier, files: readonly string[], patchId: string, actor: string): Promise<void>;
+  deferTask(taskId: string, actor: string, reason: string, tier: RiskTier, patchId: string): Promise<void>;
+  promotePatch(patchId: string, commit: string, actor: string): Promise<void>;
+  discardPatch(patchId: string, reason: string, actor: string): Promise<void>;
+  resolveDeferred(taskId: string, decision: 'approve' | 'reject' | 'modify', actor: string, rationale: string): Promise<void>;
+  expireStaleDeferrals(): Promise<number>;
+  processProposals(): Promise<ProposalCounts>;
+  /** Human decisions and commands waiting in the inbox, consumed (each once). */
+  takeInbox(): Promise<HumanDecision[]>;
+  /** Promoted commits since the task was deferred (expiry) and how long it waited (review). */
+  commitsTotal(): number;
+  /** Commit counts at which each periodic phase last ran (from `loop.periodic_done` events). */
+  periodicMarks(): { evolve: number; dry: number; integ: number; ui: number };
+  /** Notes for the next attempt of a task: the judge's or a human's rejection rationale. */
+  retryNotes(taskId: string): string[];
+  /** Appends a harness event (run.*, loop.*) to the log. */
+  note(entityType: string, entityId: string, eventType: string, actor: string, payload: Readonly<Record<string, unknown>>): Promise<void>;
+  /** Writes STATE.json and BACKLOG.md from the store (plus the loop's own counters). */
+  renderViews(state: LoopStateSnapshot): Promise<void>;
+}
+
+/** Spec discovery (src/project): evolve_goals runs once per spec change (defect 8). */
+export interface SpecWatch {
+  /** Spec files changed since the last evolve (by content hash). */
+  changed(): Promise<readonly string[]>;
+  /** Records that evolve_goals has read these specs. */
+  markEvolved(files: readonly string[]): Promise<void>;
+}
+
+/** One metrics line (par-metrics-YYYYMMDD.jsonl, the seed's field names plus ours). */
+export interface MetricsLine {
+  readonly ts: string;
+  readonly agent: string;
+  readonly iter: number;
+  readonly phase_from: string;
+  readonly phase_to: string;
+  readonly duration: number;
+  readonly cost: number;
+  readonly prompt_bytes: number;
+  readonly turns: number;
+  readonly input_tokens: number;
+  readonly cache_read: number;
+  readonly cache_create: number;
+  readonly output_tokens: number;
+  readonly model: string;
+  readonly subtype: string;
+  readonly backend: string;
+  readonly task: string | null;
+}
+
+export interface MetricsSink {
+  append(line: MetricsLine): Promise<void>;
+  /** Every line of the given UTC days (for budgets). */
+  read(days: readonly string[]): Promise<MetricsLine[]>;
+}
