@@ -1,0 +1,212 @@
+// specification.yaml for REQ mode (seed 001): parsing and validation with errors naming
+// file and line, and the build order: Kahn's algorithm over `depends_on`, layer by layer,
+// lowest `priority` first within a layer; a cycle is reported with its chain. Pure.
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import type { Node as YamlNode } from 'yaml';
+import { z } from 'zod';
+import { err, ok } from './result';
+import type { Result } from './result';
+
+export const REQ_STATUSES = ['pending', 'in_progress', 'done', 'blocked', 'skipped'] as const;
+export type ReqStatus = (typeof REQ_STATUSES)[number];
+
+const acceptanceSchema = z.strictObject({
+  id: z.string().min(1),
+  criteria: z.string().min(1),
+});
+
+const requirementSchema = z.strictObject({
+  id: z.string().min(1),
+  description: z.string().min(1),
+  acceptance_criteria: z.array(acceptanceSchema).default([]),
+  priority: z.number().int().default(100),
+  status: z.enum(REQ_STATUSES).default('pending'),
+  depends_on: z.array(z.string().min(1)).default([]),
+});
+
+const specificationSchema = z.strictObject({
+  specification: z.strictObject({
+    requirements: z.array(requirementSchema).min(1),
+  }),
+});
+
+export type Requirement = z.output<typeof requirementSchema>;
+
+export interface Specification {
+  readonly file: string;
+  readonly requirements: readonly Requirement[];
+}
+
+export interface SpecificationIssue {
+  readonly path: string;
+  readonly line: number | undefined;
+  readonly column: number | undefined;
+  readonly message: string;
+}
+
+export class SpecificationError extends Error {
+  override readonly name = 'SpecificationError';
+  constructor(
+    readonly file: string,
+    readonly issues: readonly SpecificationIssue[],
+  ) {
+    super(
+      issues
+        .map((i) => `${file}${i.line !== undefined ? `:${i.line}:${i.column ?? 1}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`)
+        .join('\n'),
+    );
+  }
+}
+
+function formatPath(p: readonly PropertyKey[]): string {
+  return p.map((s, i) => (typeof s === 'number' ? `[${s}]` : `${i ? '.' : ''}${String(s)}`)).join('');
+}
+
+/** Parses and validates the text of a specification.yaml. */
+export function parseSpecification(text: string, file = 'specification.yaml'): Result<Specification, SpecificationError> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    return err(
+      new SpecificationError(
+        file,
+        doc.errors.map((e) => {
+          const lp = lineCounter.linePos(e.pos[0]);
+          return { path: '', line: lp.line, column: lp.col, message: `not valid YAML: ${e.message.split('\n')[0] ?? e.message}` };
+        }),
+      ),
+    );
+  }
+  const posOf = (p: readonly PropertyKey[]): { line: number; column: number } | undefined => {
+    // The nearest node that exists on the path: a missing key is reported at its parent.
+    for (let n = p.length; n >= 0; n--) {
+      const node = doc.getIn(p.slice(0, n) as unknown[], true) as YamlNode | undefined;
+      const start = node && (isMap(node) || isSeq(node) || isScalar(node)) ? node.range?.[0] : undefined;
+      if (start !== undefined) {
+        const lp = lineCounter.linePos(start);
+        return { line: lp.line, column: lp.col };
+      }
+    }
+    return undefined;
+  };
+  const raw: unknown = doc.toJS();
+  const parsed = specificationSchema.safeParse(raw);
+  if (!parsed.success) {
+    return err(
+      new SpecificationError(
+        file,
+        parsed.error.issues.map((i) => {
+          const pos = posOf(i.path);
+          const message = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message;
+          return { path: formatPath(i.path), line: pos?.line, column: pos?.column, message };
+        }),
+      ),
+    );
+  }
+
+  // Cross-references: unique ids, dependencies that exist and are not the requirement itself.
+  const reqs = parsed.data.specification.requirements;
+  const issues: SpecificationIssue[] = [];
+  const seen = new Map<string, number>();
+  reqs.forEach((r, i) => {
+    const base = ['specification', 'requirements', i];
+    const first = seen.get(r.id);
+    if (first !== undefined) {
+      const pos = posOf([...base, 'id']);
+      issues.push({ path: formatPath([...base, 'id']), line: pos?.line, column: pos?.column, message: `duplicate id "${r.id}" (first at requirements[${first}])` });
+    } else {
+      seen.set(r.id, i);
+    }
+    const acIds = new Set<string>();
+    r.acceptance_criteria.forEach((ac, j) => {
+      if (acIds.has(ac.id)) {
+        const pos = posOf([...base, 'acceptance_criteria', j, 'id']);
+        issues.push({ path: formatPath([...base, 'acceptance_criteria', j, 'id']), line: pos?.line, column: pos?.column, message: `duplicate acceptance criterion id "${ac.id}"` });
+      }
+      acIds.add(ac.id);
+    });
+  });
+  const ids = new Set(reqs.map((r) => r.id));
+  reqs.forEach((r, i) => {
+    r.depends_on.forEach((d, j) => {
+      const p = ['specification', 'requirements', i, 'depends_on', j];
+      const pos = posOf(p);
+      if (d === r.id) issues.push({ path: formatPath(p), line: pos?.line, column: pos?.column, message: `${r.id} depends on itself` });
+      else if (!ids.has(d)) issues.push({ path: formatPath(p), line: pos?.line, column: pos?.column, message: `${r.id} depends on unknown requirement "${d}"` });
+    });
+  });
+  if (issues.length > 0) return err(new SpecificationError(file, issues));
+  return ok({ file, requirements: reqs });
+}
+
+export class DependencyCycleError extends Error {
+  override readonly name = 'DependencyCycleError';
+  constructor(readonly chain: readonly string[]) {
+    super(`dependency cycle: ${chain.join(' -> ')}`);
+  }
+}
+
+export interface BuildOrder {
+  /** Requirements in build order. */
+  readonly order: readonly Requirement[];
+  /** The same, grouped by Kahn layer (layer n depends only on layers < n). */
+  readonly layers: readonly (readonly Requirement[])[];
+}
+
+const byPriority = (a: Requirement, b: Requirement): number => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Finds one cycle among `remaining` (each has an unresolved dependency inside the set). */
+function findCycle(remaining: ReadonlyMap<string, Requirement>): string[] {
+  const start = [...remaining.keys()].sort()[0] ?? '';
+  const pathIds: string[] = [];
+  const index = new Map<string, number>();
+  let cur = start;
+  for (;;) {
+    const at = index.get(cur);
+    if (at !== undefined) return [...pathIds.slice(at), cur];
+    index.set(cur, pathIds.length);
+    pathIds.push(cur);
+    const next = remaining
+      .get(cur)
+      ?.depends_on.filter((d) => remaining.has(d))
+      .sort()[0];
+    if (next === undefined) return [...pathIds, cur]; // unreachable when every node is on a cycle or leads to one
+    cur = next;
+  }
+}
+
+/**
+ * Topological build order (Kahn's algorithm by layers, priority ascending then id within a
+ * layer). A cycle is a DependencyCycleError carrying the chain, e.g. A -> B -> A.
+ */
+export function buildOrder(requirements: readonly Requirement[]): Result<BuildOrder, DependencyCycleError> {
+  const remaining = new Map(requirements.map((r) => [r.id, r] as const));
+  const known = new Set(remaining.keys());
+  const layers: Requirement[][] = [];
+  const placed = new Set<string>();
+  while (remaining.size > 0) {
+    const layer = [...remaining.values()].filter((r) => r.depends_on.every((d) => placed.has(d) || !known.has(d))).sort(byPriority);
+    if (layer.length === 0) return err(new DependencyCycleError(findCycle(remaining)));
+    for (const r of layer) {
+      remaining.delete(r.id);
+      placed.add(r.id);
+    }
+    layers.push(layer);
+  }
+  return ok({ order: layers.flat(), layers });
+}
+
+/**
+ * The next requirement to build: pending (or in progress, after a crash), every dependency
+ * done, lowest priority number first. `status` overrides the file's statuses (e.g. from
+ * the checkpoint). Undefined when nothing is ready.
+ */
+export function nextReadyRequirement(order: readonly Requirement[], status: ReadonlyMap<string, ReqStatus> = new Map()): Requirement | undefined {
+  const statusOf = (r: Requirement): ReqStatus => status.get(r.id) ?? r.status;
+  const byId = new Map(order.map((r) => [r.id, r] as const));
+  const ready = order.filter(
+    (r) => (statusOf(r) === 'pending' || statusOf(r) === 'in_progress') && r.depends_on.every((d) => { const dep = byId.get(d); return dep !== undefined && statusOf(dep) === 'done'; }),
+  );
+  // Resume an interrupted one first, then by priority; `order` breaks ties (earlier layer first).
+  return ready.find((r) => statusOf(r) === 'in_progress') ?? [...ready].sort((a, b) => a.priority - b.priority || order.indexOf(a) - order.indexOf(b))[0];
+}
