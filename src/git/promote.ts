@@ -7,12 +7,12 @@
 // diff and the next ordinary commit silently reverts it. Here the ref and the checkout move
 // together, or not at all: if the promotion would overwrite an uncommitted user edit, it
 // waits and says which files.
-import { open, readFile, rename, rm, copyFile, lstat } from 'node:fs/promises';
+import { open, readFile, rename, rm, lstat } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { GitError, runGit, splitNul } from './exec';
-import { branchTip, gitCommonDir, gitDir, listWorktrees } from './repo';
+import { branchTip, copyIndexFile, gitCommonDir, gitDir, listWorktrees } from './repo';
 import type { WorktreeInfo } from './repo';
 
 export class BranchNotFoundError extends Error {
@@ -308,11 +308,16 @@ export async function promoteIntoCheckout(
     await lock.sync();
     await lock.close();
 
+    // Holding the lock, the user's git cannot commit; a ref moved by anything else is
+    // still caught by the compare-and-swap below.
+    if ((await branchTip(worktree, branch)) !== old) {
+      return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} before promotion` };
+    }
     const blocking = await filesBlockingCheckout(worktree, old, next);
     if (blocking.length > 0) return waitingFor(worktree, blocking);
 
     await rm(tempIndex, { force: true });
-    await copyFile(join(gd, 'index'), tempIndex).catch(async () => {
+    await copyIndexFile(join(gd, 'index'), tempIndex).catch(async () => {
       await runGit(worktree, ['read-tree', old], { env: { GIT_INDEX_FILE: tempIndex } });
     });
     const env = { GIT_INDEX_FILE: tempIndex };
@@ -494,13 +499,15 @@ async function restoreFilesAtNext(worktree: string, gd: string, marker: Promotio
     else restore.push(path);
   }
   for (const p of remove) await rm(join(worktree, p), { force: true });
+  // Removing first makes checkout-index write them whatever their cached stat data says.
+  for (const p of restore) await rm(join(worktree, p), { force: true });
   if (restore.length > 0) {
     // The real index still holds old's entries for these paths (they were unmodified);
     // check out from a copy because index.lock is ours and stale.
     const dir = await mkdtemp(join(tmpdir(), 'ralph-recover-'));
     try {
       const idx = join(dir, 'index');
-      await copyFile(join(gd, 'index'), idx);
+      await copyIndexFile(join(gd, 'index'), idx);
       await runGit(worktree, ['checkout-index', '-f', '-q', '-z', '--stdin'], {
         env: { GIT_INDEX_FILE: idx },
         input: restore.map((p) => `${p}\0`).join(''),

@@ -1,6 +1,6 @@
 // Read-only questions the loop asks of a repository: branches, tips, ancestry, cleanliness,
 // the worktrees git knows about, and what a worktree changed relative to a base commit.
-import { mkdtemp, rm, copyFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { gitOut, runGit, splitNul } from './exec';
@@ -67,6 +67,18 @@ export interface ChangedFile {
 }
 
 /**
+ * Copies an index file keeping its modification time. Git trusts an entry's cached stat
+ * data only if the file was last written before the index ("racy git"); a copy stamped
+ * with the current time would make a same-size edit made within the index's timestamp
+ * granularity look unchanged, and a checkout could then clobber it.
+ */
+export async function copyIndexFile(from: string, to: string): Promise<void> {
+  const st = await stat(from);
+  await copyFile(from, to);
+  await utimes(to, st.atime, st.mtime);
+}
+
+/**
  * Runs `fn` with a temporary index holding the worktree's full state (tracked edits, new
  * untracked files, deletions; ignored files and `.ralph/` left out), without touching the
  * worktree's own index. Starting from a copy of the real index keeps git's stat cache, so
@@ -78,7 +90,7 @@ export async function withSnapshotIndex<T>(worktree: string, fn: (env: { GIT_IND
     const indexFile = join(dir, 'index');
     const real = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
     try {
-      await copyFile(real, indexFile);
+      await copyIndexFile(real, indexFile);
     } catch {
       // A worktree without an index yet: git builds one from scratch.
     }

@@ -1,0 +1,349 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { capturePatch } from '../../../src/git/capture';
+import {
+  BranchCheckedOutByAgentError,
+  formatPromotionMessage,
+  promotePatch,
+  promoteIntoCheckout,
+  recoverInterruptedPromotion,
+} from '../../../src/git/promote';
+import type { PromotionMarker } from '../../../src/git/promote';
+import { branchTip, commitExists, isAncestor } from '../../../src/git/repo';
+import { ensureWorktree } from '../../../src/git/worktrees';
+import { git, makeRepo, writeIn } from './gitFixture';
+import type { TempRepo } from './gitFixture';
+
+describe('git/promote (real git)', () => {
+  let repo: TempRepo;
+  let out: string;
+  beforeEach(() => {
+    repo = makeRepo({
+      'src/a.ts': 'export const a = 1;\n',
+      'src/b.ts': 'export const b = 1;\n',
+      'src/user.ts': 'export const user = 1;\n',
+      'docs/guide.md': '# guide\n',
+    });
+    out = mkdtempSync(join(tmpdir(), 'ralph-patches-'));
+  });
+  afterEach(() => {
+    repo.cleanup();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  /** An agent's worktree change on the current tip of main, captured as a patch. */
+  async function agentPatch(name: string, files: Record<string, string | null>): Promise<string> {
+    const wt = await ensureWorktree(repo.dir, { name, branch: 'main' });
+    for (const [p, c] of Object.entries(files)) {
+      if (c === null) unlinkSync(join(wt.path, p));
+      else writeIn(wt.path, p, c);
+    }
+    const cap = await capturePatch(wt.path, wt.base, join(out, `${name}.patch`));
+    return cap.path;
+  }
+
+  const msg = formatPromotionMessage('T-001', 'change a');
+
+  it('formats messages as ralph(<task>): <title>', () => {
+    assert.equal(formatPromotionMessage('T-1', ' fix\n  it '), 'ralph(T-1): fix it');
+    assert.equal(formatPromotionMessage('T-1', 'x', 'body'), 'ralph(T-1): x\n\nbody');
+  });
+
+  it('promotes onto a branch not checked out anywhere: only the ref moves', async () => {
+    repo.git('switch', '-q', '-c', 'feature');
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/new.ts': 'new\n' });
+    const old = await branchTip(repo.dir, 'main');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    if (r.status !== 'promoted') return;
+    assert.equal(r.parent, old);
+    assert.equal(r.checkout, null);
+    assert.equal(await branchTip(repo.dir, 'main'), r.commit);
+    assert.equal(await commitExists(repo.dir, r.commit), true);
+    assert.equal(await isAncestor(repo.dir, r.commit, 'main'), true);
+    assert.equal(repo.git('show', 'main:src/a.ts'), 'export const a = 2;');
+    assert.equal(repo.git('log', '-1', '--format=%s', 'main'), 'ralph(T-001): change a');
+    // the user's checkout (on feature) is untouched
+    assert.equal(repo.read('src/a.ts'), 'export const a = 1;\n');
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('with the branch checked out: untouched files are brought in; HEAD, index and worktree agree', async () => {
+    const patch = await agentPatch('w1', {
+      'src/a.ts': 'export const a = 2;\n',
+      'src/new dir/ü.ts': 'export const u = 1;\n',
+      'docs/guide.md': null,
+    });
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    if (r.status !== 'promoted') return;
+    assert.equal(r.checkout, repo.dir);
+    assert.equal(repo.git('rev-parse', 'HEAD'), r.commit);
+    assert.equal(repo.read('src/a.ts'), 'export const a = 2;\n');
+    assert.equal(repo.read('src/new dir/ü.ts'), 'export const u = 1;\n');
+    assert.equal(existsSync(join(repo.dir, 'docs/guide.md')), false);
+    assert.equal(repo.git('status', '--porcelain'), '');
+    assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+  });
+
+  it("keeps the user's own uncommitted edits to other files, and shows only those in status", async () => {
+    writeIn(repo.dir, 'src/user.ts', 'export const user = 2; // mine\n');
+    repo.git('add', 'src/user.ts');
+    writeIn(repo.dir, 'notes.txt', 'my notes\n');
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.read('src/user.ts'), 'export const user = 2; // mine\n');
+    assert.equal(repo.git('status', '--porcelain'), 'M  src/user.ts\n?? notes.txt'.replace(/\n/g, '\n'));
+  });
+
+  it('waits instead of overwriting an uncommitted user edit; goes through after the user commits', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/b.ts': 'export const b = 2;\n' });
+    const mine = Buffer.from('export const a = 99; // user edit\r\n\u00e9');
+    writeIn(repo.dir, 'src/a.ts', mine);
+    const before = repo.git('rev-parse', 'main');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    if (r.status !== 'waiting') return;
+    assert.deepEqual(r.files, [{ path: 'src/a.ts', why: 'modified' }]);
+    assert.match(r.reason, /src\/a\.ts/);
+    assert.deepEqual(repo.readBytes('src/a.ts'), mine);
+    assert.equal(repo.read('src/b.ts'), 'export const b = 1;\n', 'nothing brought in while waiting');
+    assert.equal(repo.git('rev-parse', 'main'), before);
+    assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+
+    // The user reverts their edit: now it goes through.
+    repo.git('checkout', '--', 'src/a.ts');
+    const again = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(again.status, 'promoted');
+    assert.equal(repo.read('src/a.ts'), 'export const a = 2;\n');
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('after the user commits their own edit, the patch either applies or reports a conflict', async () => {
+    const patch = await agentPatch('w1', { 'src/b.ts': 'export const b = 2;\n' });
+    writeIn(repo.dir, 'src/b.ts', 'export const b = 1;\nexport const extra = 1;\n');
+    const waiting = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(waiting.status, 'waiting');
+    repo.git('commit', '-q', '-am', 'user work');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    // b.ts changed on both sides in adjacent lines: git's 3-way merge calls it a conflict.
+    assert.equal(r.status, 'conflict');
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('waits for a staged user change and for an untracked file where the patch adds one', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/added.ts': 'agent\n' });
+    writeIn(repo.dir, 'src/a.ts', 'staged\n');
+    repo.git('add', 'src/a.ts');
+    writeIn(repo.dir, 'src/added.ts', 'user file\n');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    if (r.status !== 'waiting') return;
+    assert.deepEqual(r.files, [
+      { path: 'src/a.ts', why: 'staged' },
+      { path: 'src/added.ts', why: 'untracked' },
+    ]);
+    assert.equal(repo.read('src/added.ts'), 'user file\n');
+  });
+
+  it('waits for an ignored file in the way of an added path', async () => {
+    repo.commit({ '.gitignore': 'out/\n' });
+    // The agent un-ignores out/ and adds a file there; the user has an ignored file at that path.
+    const patch = await agentPatch('w1', { '.gitignore': '', 'out/keep.txt': 'agent\n' });
+    writeIn(repo.dir, 'out/keep.txt', 'user build output\n');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    if (r.status === 'waiting') assert.deepEqual(r.files, [{ path: 'out/keep.txt', why: 'ignored' }]);
+    assert.equal(repo.read('out/keep.txt'), 'user build output\n');
+    assert.equal(repo.read('.gitignore'), 'out/\n');
+  });
+
+  it('defect 1: the reference (update-ref only) loses promoted work on the next commit; ours does not', async () => {
+    // The reference's failure mode, reproduced: commit from a temp index, move the ref only.
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const idx = join(out, 'ref-index');
+    const env = { ...process.env, GIT_INDEX_FILE: idx };
+    const run = (...args: string[]): string =>
+      execFileSync('git', args, { cwd: repo.dir, env, encoding: 'utf8' }).trim();
+    run('read-tree', 'HEAD');
+    run('apply', '--cached', patch);
+    const tree = run('write-tree');
+    const c = run('commit-tree', tree, '-p', 'HEAD', '-m', 'worker patch');
+    run('update-ref', 'HEAD', c);
+    writeIn(repo.dir, 'src/user.ts', 'export const user = 2;\n');
+    repo.git('commit', '-q', '-am', 'user commit');
+    assert.equal(repo.git('show', 'HEAD:src/a.ts'), 'export const a = 1;', 'the reference reverts the worker');
+
+    // Ours, from the same starting point.
+    repo.git('reset', '-q', '--hard', 'HEAD~2');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.git('status', '--porcelain'), '', 'no phantom reverse diff');
+    writeIn(repo.dir, 'src/user.ts', 'export const user = 2;\n');
+    repo.git('commit', '-q', '-am', 'user commit');
+    assert.equal(repo.git('show', 'HEAD:src/a.ts'), 'export const a = 2;', 'promoted work survives');
+    assert.equal(repo.git('show', 'HEAD:src/user.ts'), 'export const user = 2;');
+    // And an agent's next commit on the new tip cannot revert it either.
+    const patch2 = await agentPatch('w2', { 'src/b.ts': 'export const b = 3;\n' });
+    const r2 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch2, message: msg });
+    assert.equal(r2.status, 'promoted');
+    assert.equal(repo.git('show', 'HEAD:src/a.ts'), 'export const a = 2;');
+    assert.equal(repo.git('show', 'HEAD:src/b.ts'), 'export const b = 3;');
+  });
+
+  it('reports a conflict (and changes nothing) when the patch no longer applies', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    repo.commit({ 'src/a.ts': 'export const a = 3;\n' }, 'someone else');
+    const tip = repo.git('rev-parse', 'main');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'conflict');
+    if (r.status !== 'conflict') return;
+    assert.equal(r.reason, 'does-not-apply');
+    assert.equal(repo.git('rev-parse', 'main'), tip);
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('applies onto a moved tip when the changes do not overlap', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const moved = repo.commit({ 'src/b.ts': 'export const b = 5;\n' }, 'someone else');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    if (r.status === 'promoted') assert.equal(r.parent, moved);
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('compare-and-swap: a branch moved between the read and the update fails cleanly', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const old = repo.git('rev-parse', 'main');
+    // Build the commit promotePatch would, then let the branch move before the swap.
+    repo.commit({ 'src/b.ts': 'export const b = 9;\n' }, 'moved underneath');
+    const movedTip = repo.git('rev-parse', 'main');
+    const tree = repo.git('rev-parse', `${old}^{tree}`);
+    const fake = repo.git('commit-tree', tree, '-p', old, '-m', 'x');
+    const r = await promoteIntoCheckout(repo.dir, 'main', old, fake, 'test');
+    assert.equal(r.status, 'conflict');
+    if (r.status === 'conflict') assert.equal(r.reason, 'branch-moved');
+    assert.equal(repo.git('rev-parse', 'main'), movedTip);
+    assert.equal(repo.git('status', '--porcelain'), '');
+    assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+    // The same on a branch not checked out.
+    repo.git('switch', '-q', '-c', 'other');
+    const r2 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r2.status, 'promoted');
+  });
+
+  it('is idempotent with a patch id: a second promotion returns the first commit', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const r1 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'patch_T-001_1' });
+    const r2 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'patch_T-001_1' });
+    assert.equal(r1.status, 'promoted');
+    assert.equal(r2.status, 'promoted');
+    if (r1.status !== 'promoted' || r2.status !== 'promoted') return;
+    assert.equal(r2.commit, r1.commit);
+    assert.equal(r2.alreadyPromoted, true);
+    assert.match(repo.git('log', '-1', '--format=%B'), /Ralph-Patch: patch_T-001_1/);
+    assert.equal(repo.git('rev-list', '--count', 'main'), '2');
+  });
+
+  it('uses the given author and never touches .ralph/ on the branch', async () => {
+    repo.commit({ '.ralph/BACKLOG.md': 'b\n' });
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    writeIn(wt.path, 'src/a.ts', 'export const a = 2;\n');
+    writeIn(wt.path, '.ralph/BACKLOG.md', 'agent\n');
+    const cap = await capturePatch(wt.path, wt.base, join(out, 'x.patch'));
+    // Even a hand-made patch touching .ralph/ is filtered at apply time.
+    writeFileSync(
+      join(out, 'both.patch'),
+      `${readFileSync(cap.path, 'utf8')}${git(wt.path, 'diff', '--full-index', '--', '.ralph')}\n`,
+    );
+    const r = await promotePatch(repo.dir, {
+      branch: 'main',
+      patchFile: join(out, 'both.patch'),
+      message: msg,
+      author: { name: 'Worker One', email: 'w1@ralph' },
+    });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.git('log', '-1', '--format=%an <%ae>'), 'Worker One <w1@ralph>');
+    assert.equal(repo.git('show', 'HEAD:.ralph/BACKLOG.md'), 'b');
+  });
+
+  it('refuses when the target branch is checked out in an agent worktree', async () => {
+    repo.git('switch', '-q', '-c', 'feature');
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const wt = await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
+    git(wt.path, 'switch', '-q', 'main');
+    await assert.rejects(
+      promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg }),
+      (e: unknown) => e instanceof BranchCheckedOutByAgentError,
+    );
+  });
+
+  it('waits while another git command holds the index lock', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    writeFileSync(join(repo.dir, '.git/index.lock'), '');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    assert.equal(existsSync(join(repo.dir, '.git/index.lock')), true, "someone else's lock is left alone");
+    unlinkSync(join(repo.dir, '.git/index.lock'));
+    assert.equal((await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg })).status, 'promoted');
+  });
+
+  describe('recovery after a crash inside the checkout update', () => {
+    async function crashState(stage: 'after-read-tree' | 'after-update-ref'): Promise<{ old: string; next: string }> {
+      const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/added.ts': 'agent\n' });
+      // Build the commit without promoting, then replay promoteIntoCheckout's steps by hand.
+      repo.git('switch', '-q', '-c', 'tmp');
+      const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+      assert.equal(r.status, 'promoted');
+      if (r.status !== 'promoted') throw new Error('setup');
+      repo.git('update-ref', 'refs/heads/main', r.parent);
+      repo.git('switch', '-q', 'main');
+      repo.git('branch', '-q', '-D', 'tmp');
+      const gd = join(repo.dir, '.git');
+      const marker: PromotionMarker = {
+        ralphPromotion: 1,
+        pid: 999999,
+        branch: 'main',
+        old: r.parent,
+        next: r.commit,
+        tempIndex: join(gd, 'ralph-promote-index'),
+      };
+      copyFileSync(join(gd, 'index'), marker.tempIndex);
+      const env = { ...process.env, GIT_INDEX_FILE: marker.tempIndex };
+      execFileSync('git', ['read-tree', '-m', '-u', r.parent, r.commit], { cwd: repo.dir, env });
+      writeFileSync(join(gd, 'index.lock'), JSON.stringify(marker));
+      if (stage === 'after-update-ref') repo.git('update-ref', 'refs/heads/main', r.commit);
+      return { old: r.parent, next: r.commit };
+    }
+
+    it('rolls back the files when the ref had not moved yet', async () => {
+      writeIn(repo.dir, 'notes.txt', 'user\n');
+      const { old } = await crashState('after-read-tree');
+      const outcomes = await recoverInterruptedPromotion(repo.dir);
+      assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main' }]);
+      assert.equal(repo.git('rev-parse', 'main'), old);
+      assert.equal(repo.read('src/a.ts'), 'export const a = 1;\n');
+      assert.equal(existsSync(join(repo.dir, 'src/added.ts')), false);
+      assert.equal(repo.git('status', '--porcelain'), '?? notes.txt');
+    });
+
+    it('completes the index when the ref had moved', async () => {
+      const { next } = await crashState('after-update-ref');
+      const outcomes = await recoverInterruptedPromotion(repo.dir);
+      assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'completed', branch: 'main' }]);
+      assert.equal(repo.git('rev-parse', 'HEAD'), next);
+      assert.equal(repo.git('status', '--porcelain'), '');
+      assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+    });
+
+    it("leaves git's own locks alone", async () => {
+      writeFileSync(join(repo.dir, '.git/index.lock'), '');
+      assert.deepEqual(await recoverInterruptedPromotion(repo.dir), []);
+      assert.equal(existsSync(join(repo.dir, '.git/index.lock')), true);
+    });
+  });
+});

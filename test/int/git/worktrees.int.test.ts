@@ -1,0 +1,114 @@
+import { strict as assert } from 'node:assert';
+import { existsSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { branchTip, currentBranch, gitCommonDir, isClean } from '../../../src/git/repo';
+import {
+  ensureWorktree,
+  findOrphanedWorktrees,
+  InvalidWorktreeNameError,
+  listRalphWorktrees,
+  removeWorktree,
+  resetWorktree,
+  UnknownBaseError,
+} from '../../../src/git/worktrees';
+import { git, makeRepo, writeIn } from './gitFixture';
+import type { TempRepo } from './gitFixture';
+
+describe('git/worktrees (real git)', () => {
+  let repo: TempRepo;
+  beforeEach(() => {
+    repo = makeRepo({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+  });
+  afterEach(() => repo.cleanup());
+
+  it('creates the worktree under the git common dir, on ralph/<name>, at the target tip', async () => {
+    const tip = await branchTip(repo.dir, 'main');
+    const wt = await ensureWorktree(repo.dir, { name: 'worker-1', branch: 'main' });
+    assert.equal(wt.path, join(await gitCommonDir(repo.dir), 'ralph', 'worktrees', 'worker-1'));
+    assert.equal(wt.branch, 'ralph/worker-1');
+    assert.equal(wt.base, tip);
+    assert.equal(await currentBranch(wt.path), 'ralph/worker-1');
+    assert.equal(git(wt.path, 'rev-parse', 'HEAD'), tip);
+    // Invisible to the user's checkout: git status there shows nothing.
+    assert.equal(repo.git('status', '--porcelain', '--ignored'), '');
+    assert.equal(await currentBranch(repo.dir), 'main');
+  });
+
+  it('re-ensuring resets to the new tip and discards everything the agent left', async () => {
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    writeIn(wt.path, 'src/a.ts', 'dirty\n');
+    writeIn(wt.path, 'stray.txt', 'x');
+    writeIn(wt.path, 'node_modules/m/index.js', 'x');
+    git(wt.path, 'add', 'stray.txt');
+    git(wt.path, '-c', 'user.name=a', '-c', 'user.email=a@a', 'commit', '-qm', 'agent');
+    const tip = repo.commit({ 'src/b.ts': 'b\n' }, 'moved');
+    const again = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    assert.equal(again.base, tip);
+    assert.equal(git(wt.path, 'rev-parse', 'HEAD'), tip);
+    assert.equal(await isClean(wt.path), true);
+    assert.equal(existsSync(join(wt.path, 'stray.txt')), false);
+    assert.equal(existsSync(join(wt.path, 'node_modules')), false);
+    assert.equal(git(repo.dir, 'rev-parse', 'ralph/w1'), tip);
+  });
+
+  it('keepIgnored keeps dependencies across a reset', async () => {
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    writeIn(wt.path, 'node_modules/m/index.js', 'x');
+    writeIn(wt.path, 'junk.txt', 'x');
+    await resetWorktree(wt.path, wt.base, { keepIgnored: true });
+    assert.equal(existsSync(join(wt.path, 'node_modules/m/index.js')), true);
+    assert.equal(existsSync(join(wt.path, 'junk.txt')), false);
+  });
+
+  it('starts from an explicit base and rejects bad names and unknown bases', async () => {
+    const first = repo.git('rev-parse', 'HEAD');
+    repo.commit({ 'x.txt': 'x\n' });
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main', base: first });
+    assert.equal(wt.base, first);
+    await assert.rejects(ensureWorktree(repo.dir, { name: '../evil', branch: 'main' }), InvalidWorktreeNameError);
+    await assert.rejects(ensureWorktree(repo.dir, { name: 'ok', branch: 'nope' }), UnknownBaseError);
+  });
+
+  it('recreates a worktree whose directory vanished, and replaces a stray directory', async () => {
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    rmSync(wt.path, { recursive: true, force: true });
+    const again = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    assert.equal(await isClean(again.path), true);
+    const stray = join(await gitCommonDir(repo.dir), 'ralph', 'worktrees', 'w2');
+    mkdirSync(stray, { recursive: true });
+    writeIn(stray, 'leftover.txt', 'x');
+    const w2 = await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
+    assert.equal(existsSync(join(w2.path, 'leftover.txt')), false);
+    assert.equal(await currentBranch(w2.path), 'ralph/w2');
+  });
+
+  it('lists ralph worktrees, finds orphans (unregistered dirs, vanished, inactive) and removes them', async () => {
+    await ensureWorktree(repo.dir, { name: 'primary', branch: 'main' });
+    const w1 = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    const w2 = await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
+    // A user worktree elsewhere is not Ralph's.
+    git(repo.dir, 'worktree', 'add', '-q', join(repo.dir, '..', 'user-wt'), '-b', 'user-branch');
+    const stray = join(await gitCommonDir(repo.dir), 'ralph', 'worktrees', 'stray');
+    mkdirSync(stray, { recursive: true });
+    rmSync(w2.path, { recursive: true, force: true }); // vanished after a crash
+
+    const listed = await listRalphWorktrees(repo.dir);
+    assert.deepEqual(
+      listed.map((w) => [w.name, w.registered, w.missing]),
+      [
+        ['primary', true, false],
+        ['stray', false, false],
+        ['w1', true, false],
+        ['w2', true, true],
+      ],
+    );
+    const orphans = await findOrphanedWorktrees(repo.dir, ['primary', 'w2']);
+    // w2 vanished: prune dropped its registration, so it is gone entirely (nothing to reset).
+    assert.deepEqual(orphans.map((o) => o.name).sort(), ['stray', 'w1']);
+    for (const o of orphans) await removeWorktree(repo.dir, o.name);
+    assert.deepEqual((await listRalphWorktrees(repo.dir)).map((w) => w.name), ['primary']);
+    assert.equal(existsSync(w1.path), false);
+    assert.equal(repo.git('branch', '--list', 'ralph/w1'), '');
+    assert.ok(existsSync(realpathSync(join(repo.dir, '..', 'user-wt'))));
+  });
+});
