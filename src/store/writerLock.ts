@@ -80,7 +80,7 @@ function mtimeMs(file: string): number | undefined {
 }
 
 /** Creates `file` exclusively; false if it exists. */
-function createExclusive(file: string, content: string): boolean {
+function createExclusive(file: string, content: string, durable = true): boolean {
   let fd: number;
   try {
     fd = fs.openSync(file, 'wx');
@@ -90,19 +90,32 @@ function createExclusive(file: string, content: string): boolean {
   }
   try {
     fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
+    if (durable) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
   return true;
 }
 
-/** Holds the takeover mutex while `fn` runs; undefined when another process holds it. */
+/** A mutex whose creator was killed mid-takeover or mid-heartbeat must not block forever. */
+function mutexAbandoned(mutex: string, now: number): boolean {
+  const m = mtimeMs(mutex);
+  if (m === undefined) return true;
+  if (now - m > MUTEX_STALE_MS) return true;
+  try {
+    const owner = JSON.parse(fs.readFileSync(mutex, 'utf8')) as { pid?: unknown; host?: unknown };
+    return owner.host === os.hostname() && typeof owner.pid === 'number' && !pidAlive(owner.pid);
+  } catch {
+    return false; // being written right now
+  }
+}
+
+/** Holds the takeover mutex while `fn` runs; undefined when another live process holds it. */
 function withMutex<T>(mutex: string, now: number, fn: () => T): T | undefined {
-  if (!createExclusive(mutex, String(process.pid))) {
-    const m = mtimeMs(mutex);
-    if (m !== undefined && now - m > MUTEX_STALE_MS) fs.rmSync(mutex, { force: true });
-    if (!createExclusive(mutex, String(process.pid))) return undefined;
+  const me = JSON.stringify({ pid: process.pid, host: os.hostname() });
+  if (!createExclusive(mutex, me, false)) {
+    if (mutexAbandoned(mutex, now)) fs.rmSync(mutex, { force: true });
+    if (!createExclusive(mutex, me, false)) return undefined;
   }
   try {
     return fn();

@@ -118,3 +118,19 @@ describe('store writer lock and observers', () => {
     assert.deepEqual(o.events(), w.events());
   });
 });
+
+describe('store writer lock: a takeover mutex left by a killed process', () => {
+  it('given a dead holder and its abandoned mutex, then the lock is still taken over', async () => {
+    const dir = tmpRalph();
+    const pid = deadPid();
+    writeLock(dir, { pid, host: os.hostname(), started: '2026-01-01T00:00:00.000Z', heartbeat: new Date().toISOString(), runId: 'run_old' });
+    fs.writeFileSync(path.join(dir, 'locks', 'writer.lock.takeover'), JSON.stringify({ pid, host: os.hostname() }));
+    const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
+    try {
+      assert.equal(w.events({ entityType: 'run' })[0]?.event_type, 'lock.taken_over');
+      assert.ok(!fs.existsSync(path.join(dir, 'locks', 'writer.lock.takeover')));
+    } finally {
+      await w.close();
+    }
+  });
+});
