@@ -6,7 +6,7 @@
 // Handshake: the webview posts `ready`; the host answers with one `snapshot`, then sends
 // `update`s carrying only the top-level snapshot keys that changed. Requests from the
 // webview carry an `id`; the host answers each with a `reply` bearing the same id.
-import { z } from 'zod';
+import * as z from 'zod';
 
 // ---------------------------------------------------------------------------------------
 // The snapshot: everything the monitor shows, computed by src/monitor/snapshot.ts.

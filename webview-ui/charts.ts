@@ -1,0 +1,280 @@
+// The three charts no peer shows: cost & tokens over time, the cumulative flow of task
+// states, and per-phase durations. Chart.js with only the pieces used registered; colours
+// from the theme, re-applied on theme change; resized when their tab becomes visible
+// (a chart created or updated while hidden has size 0).
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Filler,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
+import type { ChartConfiguration, ChartDataset } from 'chart.js';
+import type { MonitorSeries, TaskStatus } from '../src/protocol/monitor.js';
+import { bucketLabel, compact, duration, usd } from './format.js';
+import type { ThemeColors } from './theme.js';
+import { readTheme, withAlpha } from './theme.js';
+
+Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
+
+/** Bottom to top: finished work at the base, as cumulative flow diagrams read. */
+const FLOW_ORDER: readonly TaskStatus[] = ['done', 'proposed', 'claimed', 'deferred', 'blocked', 'pending'];
+
+function statusColor(t: ThemeColors, s: TaskStatus): string {
+  switch (s) {
+    case 'done':
+      return t.green;
+    case 'proposed':
+      return t.purple;
+    case 'claimed':
+      return t.blue;
+    case 'deferred':
+      return t.yellow;
+    case 'blocked':
+      return t.red;
+    case 'pending':
+    case 'dropped':
+      return t.lines;
+  }
+}
+
+function spansDays(points: readonly { t: string }[]): boolean {
+  const a = points[0]?.t;
+  const b = points[points.length - 1]?.t;
+  return !!a && !!b && Date.parse(b) - Date.parse(a) >= 86_400_000;
+}
+
+function labels(points: readonly { t: string }[], bucketSec: number): string[] {
+  const days = spansDays(points);
+  return points.map((p) => bucketLabel(p.t, bucketSec, days));
+}
+
+function bucketName(sec: number): string {
+  if (sec % 86_400 === 0) return sec === 86_400 ? 'day' : `${sec / 86_400} days`;
+  if (sec % 3600 === 0) return sec === 3600 ? 'hour' : `${sec / 3600} h`;
+  return `${sec / 60} min`;
+}
+
+type Kind = 'cost' | 'flow' | 'phases';
+
+export class MonitorCharts {
+  private readonly charts = new Map<Kind, Chart>();
+  private theme: ThemeColors = readTheme();
+  private series: MonitorSeries | undefined;
+
+  constructor(private readonly canvases: Record<Kind, HTMLCanvasElement>) {}
+
+  /** Latest data; charts are (re)built only when their canvas can be measured. */
+  update(series: MonitorSeries): void {
+    this.series = series;
+    this.render();
+  }
+
+  /** Call when the charts' tab is shown or the window resizes. */
+  resize(): void {
+    this.render();
+    for (const c of this.charts.values()) c.resize();
+  }
+
+  /** Call when the theme changed: colours and fonts are baked into the chart options. */
+  retheme(): void {
+    this.theme = readTheme();
+    for (const c of this.charts.values()) c.destroy();
+    this.charts.clear();
+    this.render();
+  }
+
+  dispose(): void {
+    for (const c of this.charts.values()) c.destroy();
+    this.charts.clear();
+  }
+
+  private visible(canvas: HTMLCanvasElement): boolean {
+    const box = canvas.parentElement?.getBoundingClientRect();
+    return !!box && box.width > 0 && box.height > 0;
+  }
+
+  private render(): void {
+    const s = this.series;
+    if (!s) return;
+    this.apply('cost', this.costConfig(s), this.costSummary(s));
+    this.apply('flow', this.flowConfig(s), this.flowSummary(s));
+    this.apply('phases', this.phasesConfig(s), this.phasesSummary(s));
+  }
+
+  private apply(kind: Kind, config: ChartConfiguration, summary: string): void {
+    const canvas = this.canvases[kind];
+    canvas.setAttribute('aria-label', summary);
+    canvas.textContent = summary; // fallback content for assistive tech
+    if (!this.visible(canvas)) return;
+    const existing = this.charts.get(kind);
+    if (existing) {
+      existing.data = config.data;
+      existing.update('none');
+      return;
+    }
+    Chart.defaults.font.family = this.theme.fontFamily;
+    Chart.defaults.font.size = 11;
+    Chart.defaults.color = this.theme.foreground;
+    Chart.defaults.borderColor = this.theme.grid;
+    this.charts.set(kind, new Chart(canvas, config));
+  }
+
+  private baseOptions(): NonNullable<ChartConfiguration['options']> {
+    const t = this.theme;
+    return {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: false,
+      interaction: { mode: 'index', intersect: false },
+      plugins: {
+        legend: { position: 'bottom', labels: { boxWidth: 10, boxHeight: 10, padding: 10, color: t.foreground } },
+        tooltip: {
+          backgroundColor: withAlpha(t.background, 0.95),
+          titleColor: t.foreground,
+          bodyColor: t.foreground,
+          borderColor: t.grid,
+          borderWidth: 1,
+          padding: 8,
+          cornerRadius: 2,
+          boxPadding: 4,
+        },
+      },
+    };
+  }
+
+  private axis(title?: string): Record<string, unknown> {
+    const t = this.theme;
+    return {
+      grid: { color: withAlpha(t.grid, 0.6), drawTicks: false },
+      border: { display: false },
+      ticks: { color: t.muted, padding: 6, maxRotation: 0, autoSkipPadding: 16 },
+      title: title ? { display: true, text: title, color: t.muted, font: { size: 11 } } : { display: false },
+    };
+  }
+
+  private costConfig(s: MonitorSeries): ChartConfiguration {
+    const t = this.theme;
+    const line = (label: string, data: number[], color: string, yAxisID: string, fill: boolean): ChartDataset<'line'> => ({
+      label,
+      data,
+      yAxisID,
+      borderColor: color,
+      backgroundColor: withAlpha(color, 0.18),
+      fill,
+      borderWidth: 1.5,
+      pointRadius: 0,
+      pointHoverRadius: 3,
+      tension: 0.25,
+    });
+    return {
+      type: 'line',
+      data: {
+        labels: labels(s.cost, s.costBucketSec),
+        datasets: [
+          line('Cost (USD)', s.cost.map((p) => p.cost), t.blue, 'cost', true),
+          line('Output tokens', s.cost.map((p) => p.outputTokens), t.orange, 'tokens', false),
+          line('Input tokens', s.cost.map((p) => p.inputTokens), t.purple, 'tokens', false),
+        ],
+      },
+      options: {
+        ...this.baseOptions(),
+        scales: {
+          x: this.axis(),
+          cost: { ...this.axis(`USD per ${bucketName(s.costBucketSec)}`), position: 'left', beginAtZero: true, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => usd(Number(v)) } },
+          tokens: { ...this.axis('tokens'), position: 'right', beginAtZero: true, grid: { display: false }, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => compact(Number(v)) } },
+        },
+      },
+    } as ChartConfiguration;
+  }
+
+  private flowConfig(s: MonitorSeries): ChartConfiguration {
+    const t = this.theme;
+    return {
+      type: 'line',
+      data: {
+        labels: labels(s.flow, s.flowBucketSec),
+        datasets: FLOW_ORDER.map((status) => {
+          const color = statusColor(t, status);
+          return {
+            label: status,
+            data: s.flow.map((p) => p.counts[status]),
+            borderColor: color,
+            backgroundColor: withAlpha(color, status === 'pending' ? 0.25 : 0.55),
+            fill: true,
+            borderWidth: 1,
+            pointRadius: 0,
+            pointHoverRadius: 3,
+            stepped: false,
+            tension: 0,
+          };
+        }),
+      },
+      options: {
+        ...this.baseOptions(),
+        scales: { x: this.axis(), y: { ...this.axis('tasks'), stacked: true, beginAtZero: true, ticks: { ...(this.axis().ticks as object), precision: 0 } } },
+      },
+    } as ChartConfiguration;
+  }
+
+  private phasesConfig(s: MonitorSeries): ChartConfiguration {
+    const t = this.theme;
+    return {
+      type: 'bar',
+      data: {
+        labels: s.phases.map((p) => p.phase),
+        datasets: [
+          { label: 'Average', data: s.phases.map((p) => p.avgSec), backgroundColor: withAlpha(t.blue, 0.75), borderColor: t.blue, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7 },
+          { label: 'Longest', data: s.phases.map((p) => p.maxSec), backgroundColor: withAlpha(t.orange, 0.45), borderColor: t.orange, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7 },
+        ],
+      },
+      options: {
+        ...this.baseOptions(),
+        indexAxis: 'y',
+        interaction: { mode: 'index', intersect: false, axis: 'y' },
+        plugins: {
+          ...this.baseOptions().plugins,
+          tooltip: {
+            ...this.baseOptions().plugins?.tooltip,
+            callbacks: {
+              label: (ctx) => `${ctx.dataset.label ?? ''}: ${duration(Number(ctx.raw))}`,
+              afterBody: (items) => {
+                const p = s.phases[items[0]?.dataIndex ?? -1];
+                return p ? [`${p.invocations} invocations, ${duration(p.totalSec)} in total`] : [];
+              },
+            },
+          },
+        },
+        scales: {
+          x: { ...this.axis('seconds'), beginAtZero: true, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => duration(Number(v)) } },
+          y: { ...this.axis(), grid: { display: false } },
+        },
+      },
+    } as ChartConfiguration;
+  }
+
+  private costSummary(s: MonitorSeries): string {
+    const total = s.cost.reduce((a, p) => a + p.cost, 0);
+    const peak = s.cost.reduce((m, p) => (p.cost > m.cost ? p : m), { cost: 0, t: '' });
+    return s.cost.length === 0
+      ? 'Cost and tokens over time: no invocations recorded yet.'
+      : `Cost and tokens over time, per ${bucketName(s.costBucketSec)}: ${usd(total)} in total over ${s.cost.length} buckets, peak ${usd(peak.cost)}.`;
+  }
+
+  private flowSummary(s: MonitorSeries): string {
+    const last = s.flow[s.flow.length - 1];
+    if (!last) return 'Cumulative flow of task states: no task events yet.';
+    return `Cumulative flow of task states, per ${bucketName(s.flowBucketSec)}; now ${FLOW_ORDER.map((x) => `${last.counts[x]} ${x}`).join(', ')}.`;
+  }
+
+  private phasesSummary(s: MonitorSeries): string {
+    if (s.phases.length === 0) return 'Per-phase durations: no invocations recorded yet.';
+    return `Per-phase durations: ${s.phases.map((p) => `${p.phase} average ${duration(p.avgSec)} over ${p.invocations}`).join('; ')}.`;
+  }
+}
