@@ -1,0 +1,93 @@
+// The Claude Code CLI backend: builds the headless command line of AGENT-CLIS.md, runs it
+// through the process wrapper with the prompt on stdin, folds stream-json into events and
+// the final result. The scripted backend is this same backend with another executable.
+import { claudeResult, foldClaudeLine, INITIAL_CLAUDE_STATE } from './claudeStream';
+import { runProcess } from './process';
+import { redactSecrets, secretValuesOf } from './secrets';
+import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, PermissionMode } from './types';
+import { validateAgentRequest } from './types';
+
+export interface ClaudeBackendOptions {
+  /** Backend id for metrics; default 'claude'. */
+  readonly id?: string;
+  /** The executable; default 'claude' from PATH. */
+  readonly command?: string;
+  /** Arguments before the CLI flags (e.g. the script path when command is `node`). */
+  readonly commandArgs?: readonly string[];
+  /** Base environment; default process.env. The request's env is laid over it. */
+  readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** SIGTERM -> SIGKILL grace; default 5 s. */
+  readonly graceMs?: number;
+  /** Default permission mode when the request names none; default see `defaultPermissionMode`. */
+  readonly permissionMode?: PermissionMode;
+  /** Extra flags appended verbatim (e.g. --allowedTools ...). */
+  readonly extraArgs?: readonly string[];
+}
+
+/**
+ * Why acceptEdits: Claude Code refuses `bypassPermissions` as root unless IS_SANDBOX=1,
+ * and claiming a sandbox we do not have would be a lie to its safety checks. acceptEdits
+ * works for root and non-root alike and, in `-p` mode, still lets the agent run Bash, so
+ * it is the default everywhere. A caller that explicitly asks for bypassPermissions while
+ * running as root gets IS_SANDBOX=1 set (it opted in; the agent runs in its own worktree).
+ */
+export function defaultPermissionMode(): PermissionMode {
+  return 'acceptEdits';
+}
+
+export function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** The CLI arguments for a request (prompt excluded: it goes to stdin). Pure. */
+export function claudeArgs(request: AgentRequest, permissionMode: PermissionMode, extraArgs: readonly string[] = []): string[] {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', request.model, '--max-turns', String(request.maxTurns)];
+  if (request.budgetUsd !== undefined) args.push('--max-budget-usd', String(request.budgetUsd));
+  args.push('--permission-mode', permissionMode);
+  if (request.jsonSchema !== undefined) args.push('--json-schema', JSON.stringify(request.jsonSchema));
+  if (request.appendSystemPrompt !== undefined && request.appendSystemPrompt.length > 0) {
+    args.push('--append-system-prompt', request.appendSystemPrompt);
+  }
+  args.push(...extraArgs);
+  return args;
+}
+
+export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBackend {
+  const id = options.id ?? 'claude';
+  return {
+    id,
+    async run(request: AgentRequest, onEvent?: AgentEventListener): Promise<AgentResult> {
+      validateAgentRequest(request);
+      const permissionMode = request.permissionMode ?? options.permissionMode ?? defaultPermissionMode();
+      const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...(request.env ?? {}) };
+      if (permissionMode === 'bypassPermissions' && isRoot()) env.IS_SANDBOX = '1';
+      const secrets = secretValuesOf(env);
+
+      let state = INITIAL_CLAUDE_STATE;
+      const outcome = await runProcess({
+        file: options.command ?? 'claude',
+        args: [...(options.commandArgs ?? []), ...claudeArgs(request, permissionMode, options.extraArgs)],
+        cwd: request.cwd,
+        env,
+        input: request.prompt,
+        timeoutMs: request.timeoutMs,
+        ...(request.signal !== undefined ? { signal: request.signal } : {}),
+        ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+        onStdoutLine: (line) => {
+          const out = foldClaudeLine(state, line);
+          state = out.state;
+          if (onEvent !== undefined) for (const e of out.events) onEvent(e);
+        },
+      });
+      const result = claudeResult(state, {
+        exitCode: outcome.exitCode,
+        ...(outcome.stopReason !== undefined ? { stopReason: outcome.stopReason } : {}),
+        durationMs: outcome.durationMs,
+        stderrTail: redactSecrets(outcome.stderrTail, secrets),
+        requestedModel: request.model,
+        maxTurns: request.maxTurns,
+      });
+      return { ...result, errors: result.errors.map((e) => redactSecrets(e, secrets)) };
+    },
+  };
+}

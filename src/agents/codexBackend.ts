@@ -1,0 +1,94 @@
+// The Codex CLI backend: `codex exec --json ... -` with the prompt on stdin, events folded by
+// codexStream.ts. Codex has no turn or budget flags, so the harness enforces max turns by
+// stopping the run when the agent starts more tool calls than allowed, and prices tokens
+// itself from a price table. A JSON schema goes to `--output-schema` through a temp file.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { codexResult, foldCodexLine, INITIAL_CODEX_STATE } from './codexStream';
+import { DEFAULT_PRICES } from './pricing';
+import type { PriceTable } from './pricing';
+import { runProcess } from './process';
+import { redactSecrets, secretValuesOf } from './secrets';
+import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult } from './types';
+import { validateAgentRequest } from './types';
+
+export interface CodexBackendOptions {
+  readonly id?: string;
+  /** The executable; default 'codex' from PATH. */
+  readonly command?: string;
+  readonly commandArgs?: readonly string[];
+  readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+  readonly graceMs?: number;
+  readonly prices?: PriceTable;
+  /** `-c key=value` overrides (TOML values), e.g. a custom model provider. */
+  readonly configOverrides?: readonly string[];
+  readonly sandbox?: 'read-only' | 'workspace-write' | 'danger-full-access';
+  /** Extra flags before the final `-` (e.g. --disable plugins). */
+  readonly extraArgs?: readonly string[];
+}
+
+/** The CLI arguments (prompt excluded: `-` reads it from stdin). Pure. */
+export function codexArgs(request: AgentRequest, options: CodexBackendOptions, schemaFile?: string): string[] {
+  const args = ['exec', '--json', '--skip-git-repo-check', '-C', request.cwd, '-m', request.model, '--sandbox', options.sandbox ?? 'workspace-write', '--ephemeral'];
+  for (const c of options.configOverrides ?? []) args.push('-c', c);
+  if (schemaFile !== undefined) args.push('--output-schema', schemaFile);
+  args.push(...(options.extraArgs ?? []), '-');
+  return args;
+}
+
+export function createCodexBackend(options: CodexBackendOptions = {}): AgentBackend {
+  const id = options.id ?? 'codex';
+  const prices = options.prices ?? DEFAULT_PRICES;
+  return {
+    id,
+    async run(request: AgentRequest, onEvent?: AgentEventListener): Promise<AgentResult> {
+      validateAgentRequest(request);
+      const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...(request.env ?? {}) };
+      const secrets = secretValuesOf(env);
+      let schemaDir: string | undefined;
+      let schemaFile: string | undefined;
+      if (request.jsonSchema !== undefined) {
+        schemaDir = mkdtempSync(join(tmpdir(), 'ralph-codex-schema-'));
+        schemaFile = join(schemaDir, 'schema.json');
+        writeFileSync(schemaFile, JSON.stringify(request.jsonSchema));
+      }
+      // The instructions codex has no flag for travel in the prompt.
+      const prompt = request.appendSystemPrompt !== undefined && request.appendSystemPrompt.length > 0 ? `${request.prompt}\n\n${request.appendSystemPrompt}` : request.prompt;
+
+      const turnLimit = new AbortController();
+      const signal = request.signal !== undefined ? AbortSignal.any([request.signal, turnLimit.signal]) : turnLimit.signal;
+      let state = INITIAL_CODEX_STATE;
+      try {
+        const outcome = await runProcess({
+          file: options.command ?? 'codex',
+          args: [...(options.commandArgs ?? []), ...codexArgs(request, options, schemaFile)],
+          cwd: request.cwd,
+          env,
+          input: prompt,
+          timeoutMs: request.timeoutMs,
+          signal,
+          ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+          onStdoutLine: (line) => {
+            const out = foldCodexLine(state, line);
+            state = out.state;
+            if (onEvent !== undefined) for (const e of out.events) onEvent(e.type === 'init' ? { ...e, model: request.model } : e);
+            if (state.toolItems > request.maxTurns && !turnLimit.signal.aborted) turnLimit.abort();
+          },
+        });
+        const stopReason = turnLimit.signal.aborted && request.signal?.aborted !== true ? 'max_turns' : outcome.stopReason;
+        const result = codexResult(state, {
+          exitCode: outcome.exitCode,
+          ...(stopReason !== undefined ? { stopReason } : {}),
+          durationMs: outcome.durationMs,
+          stderrTail: redactSecrets(outcome.stderrTail, secrets),
+          model: request.model,
+          prices,
+        });
+        return { ...result, turns: Math.min(result.turns, stopReason === 'max_turns' ? request.maxTurns : Infinity), errors: result.errors.map((e) => redactSecrets(e, secrets)) };
+      } finally {
+        if (schemaDir !== undefined) rmSync(schemaDir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,156 @@
+// The one typed wrapper around agent child processes: spawned detached in a process group
+// of their own, stdout delivered line by line, a bounded stderr tail, and one stop path
+// (abort signal or timeout -> SIGTERM to the group, grace period, SIGKILL). When the
+// agent exits, whatever it left running in its group is killed too, so no run leaves a
+// child process behind, and the wait never hangs on a grandchild holding stdout open.
+import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
+import { createInterface } from 'node:readline';
+
+// execa is ESM-only; a static import compiles to require() under tsx/cjs (mocha), which
+// fails on its ESM-only dependencies. A dynamic import loads it natively (and esbuild
+// bundles it all the same).
+type ExecaModule = typeof Execa;
+let execaModule: Promise<ExecaModule> | undefined;
+const loadExeca = (): Promise<ExecaModule> => (execaModule ??= import('execa'));
+
+export interface ProcessRequest {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** The complete environment of the child (no implicit inheritance). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Written to stdin, then stdin is closed. */
+  readonly input: string;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+  /** Time between SIGTERM and SIGKILL; default 5 s. */
+  readonly graceMs?: number;
+  /** Bytes of stderr kept; default 4096. */
+  readonly stderrTailBytes?: number;
+  readonly onStdoutLine?: (line: string) => void;
+}
+
+export interface ProcessOutcome {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** Set when the wrapper stopped the process. */
+  readonly stopReason?: 'abort' | 'timeout';
+  readonly stderrTail: string;
+  readonly durationMs: number;
+  /** A spawn failure (binary missing, bad cwd): the process never ran. */
+  readonly spawnError?: string;
+}
+
+export const DEFAULT_GRACE_MS = 5000;
+
+// Groups still alive, killed when this Node process exits (detached children would
+// otherwise outlive the host).
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+function trackGroup(pid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const g of liveGroups) killGroup(g, 'SIGKILL');
+    });
+  }
+  liveGroups.add(pid);
+}
+
+/** Signals a whole process group; a group that is already gone is not an error. */
+export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether any process of the group is still alive. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs a process to its end; never throws for a failing or stopped process. */
+export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
+  const started = Date.now();
+  const graceMs = req.graceMs ?? DEFAULT_GRACE_MS;
+  const tailBytes = req.stderrTailBytes ?? 4096;
+  if (req.signal?.aborted === true) {
+    return { exitCode: null, signal: null, stopReason: 'abort', stderrTail: '', durationMs: 0 };
+  }
+
+  const { execa } = await loadExeca();
+  const child = execa(req.file, [...req.args], {
+    cwd: req.cwd,
+    env: req.env,
+    extendEnv: false,
+    input: req.input,
+    detached: true,
+    reject: false,
+    buffer: false,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    // We own the process group's lifetime; execa's own cleanup skips detached children.
+    cleanup: false,
+  });
+
+  let stderrTail = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderrTail = (stderrTail + chunk.toString('utf8')).slice(-tailBytes);
+  });
+  const lines = child.stdout !== null && child.stdout !== undefined ? createInterface({ input: child.stdout, crlfDelay: Infinity }) : undefined;
+  lines?.on('line', (line) => req.onStdoutLine?.(line));
+  const linesDone = new Promise<void>((resolve) => {
+    if (lines === undefined) resolve();
+    else lines.on('close', () => resolve());
+  });
+
+  const pid = child.pid;
+  let stopReason: 'abort' | 'timeout' | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (reason: 'abort' | 'timeout'): void => {
+    if (stopReason !== undefined || pid === undefined) return;
+    stopReason = reason;
+    killGroup(pid, 'SIGTERM');
+    killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), graceMs);
+  };
+  const onAbort = (): void => stop('abort');
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+  const timeoutTimer = req.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), req.timeoutMs) : undefined;
+
+  if (pid !== undefined) {
+    trackGroup(pid);
+    // The leader's exit ends the run: kill what it left in its group so stdout closes.
+    child.once('exit', () => {
+      killGroup(pid, 'SIGKILL');
+      liveGroups.delete(pid);
+    });
+  }
+
+  const result = await child;
+  await linesDone;
+  if (timeoutTimer !== undefined) clearTimeout(timeoutTimer);
+  if (killTimer !== undefined) clearTimeout(killTimer);
+  req.signal?.removeEventListener('abort', onAbort);
+  if (pid !== undefined) {
+    killGroup(pid, 'SIGKILL');
+    liveGroups.delete(pid);
+  }
+
+  const spawnError = pid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined) ? result.message : undefined;
+  return {
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+    ...(stopReason !== undefined ? { stopReason } : {}),
+    stderrTail: spawnError !== undefined && stderrTail.length === 0 ? spawnError.slice(-tailBytes) : stderrTail,
+    durationMs: Date.now() - started,
+    ...(spawnError !== undefined ? { spawnError } : {}),
+  };
+}

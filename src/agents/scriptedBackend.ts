@@ -1,0 +1,42 @@
+// The scripted backend: the Claude backend pointed at test/kit/scriptedClaude.mjs (run by
+// Node), which speaks Claude's stream-json and plays a scenario file. For fast tests and
+// the demo; the scenario (a file path or inline JSON) travels in RALPH_SCENARIO.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createClaudeBackend } from './claudeBackend';
+import type { AgentBackend } from './types';
+
+export interface ScriptedBackendOptions {
+  /** A scenario file path or inline scenario JSON. */
+  readonly scenario: string;
+  /** Path of scriptedClaude.mjs; default found from the source tree or the bundle. */
+  readonly scriptPath?: string;
+  readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+  readonly graceMs?: number;
+}
+
+export class ScriptedClaudeNotFoundError extends Error {
+  override readonly name = 'ScriptedClaudeNotFoundError';
+  constructor(readonly searched: readonly string[]) {
+    super(`scriptedClaude.mjs not found; searched: ${searched.join(', ')}`);
+  }
+}
+
+/** Locates test/kit/scriptedClaude.mjs from src/agents (sources) or dist (bundle). */
+export function defaultScriptedClaudePath(): string {
+  const candidates = [resolve(__dirname, '..', '..', 'test', 'kit', 'scriptedClaude.mjs'), resolve(__dirname, '..', 'test', 'kit', 'scriptedClaude.mjs'), join(process.cwd(), 'test', 'kit', 'scriptedClaude.mjs')];
+  const found = candidates.find((c) => existsSync(c));
+  if (found === undefined) throw new ScriptedClaudeNotFoundError(candidates);
+  return found;
+}
+
+export function createScriptedBackend(options: ScriptedBackendOptions): AgentBackend {
+  const script = options.scriptPath ?? defaultScriptedClaudePath();
+  return createClaudeBackend({
+    id: 'scripted',
+    command: process.execPath,
+    commandArgs: [script],
+    baseEnv: { ...(options.baseEnv ?? process.env), RALPH_SCENARIO: options.scenario },
+    ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+  });
+}

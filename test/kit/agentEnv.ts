@@ -1,0 +1,113 @@
+// Test-side wiring of the real CLIs to the scripted model server (AGENT-CLIS.md): the pinned
+// binaries from .tools/, throwaway HOME/TMPDIR/config dirs, the DISABLE_* variables, few
+// retries, and Codex's custom "mock" provider. Also a temp git repository helper.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(__dirname, '..', '..');
+
+export interface AgentClis {
+  readonly claude: string;
+  readonly codex: string;
+}
+
+let clis: AgentClis | undefined;
+/** Installs (once, ~800 MB) or finds the pinned CLIs in .tools/ and returns their paths. */
+export function ensureAgentClis(): AgentClis {
+  clis ??= JSON.parse(execFileSync(process.execPath, [join(root, 'scripts', 'ensure-agent-clis.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })) as AgentClis;
+  return clis;
+}
+
+export interface Sandbox {
+  readonly dir: string;
+  readonly env: Record<string, string>;
+  cleanup(): void;
+}
+
+const basePath = (): string => process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+
+/** Environment for the real `claude` against the scripted server, in a throwaway home. */
+export function claudeSandbox(serverUrl: string): Sandbox {
+  const dir = mkdtempSync(join(tmpdir(), 'ralph-claude-home-'));
+  mkdirSync(join(dir, 'tmp'));
+  const env = {
+    PATH: basePath(),
+    HOME: dir,
+    TMPDIR: join(dir, 'tmp'),
+    CLAUDE_CONFIG_DIR: join(dir, '.claude'),
+    ANTHROPIC_BASE_URL: serverUrl,
+    ANTHROPIC_API_KEY: 'test-key-not-secret-0123456789',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_CODE_MAX_RETRIES: '1',
+  };
+  return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Environment for the real `codex` (CODEX_HOME throwaway, key for the mock provider). */
+export function codexSandbox(): Sandbox {
+  const dir = mkdtempSync(join(tmpdir(), 'ralph-codex-home-'));
+  const env = { PATH: basePath(), HOME: dir, CODEX_HOME: dir, CODEX_API_KEY: 'test-key-not-secret-0123456789' };
+  return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `-c` overrides pointing codex at the scripted server with no websocket, retries or analytics. */
+export function codexMockProvider(serverUrl: string): { configOverrides: string[]; extraArgs: string[] } {
+  return {
+    configOverrides: [
+      'model_provider="mock"',
+      'model_providers.mock.name="mock"',
+      `model_providers.mock.base_url="${serverUrl}/v1"`,
+      'model_providers.mock.wire_api="responses"',
+      'model_providers.mock.env_key="CODEX_API_KEY"',
+      'model_providers.mock.supports_websockets=false',
+      'model_providers.mock.request_max_retries=0',
+      'model_providers.mock.stream_max_retries=0',
+      'analytics.enabled=false',
+    ],
+    extraArgs: ['--disable', 'plugins'],
+  };
+}
+
+/** A temp git repository with one commit. */
+export function makeTempRepo(prefix = 'ralph-agent-repo-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.email', 'test@example.invalid');
+  git('config', 'user.name', 'Test');
+  writeFileSync(join(dir, 'README.md'), '# temp\n');
+  git('add', '.');
+  git('commit', '-q', '-m', 'init');
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+
+/** Live (non-zombie) processes whose working directory is `dir` or below it. */
+export function processesIn(dir: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state !== 'Z' && (cwd === dir || cwd.startsWith(dir + '/'))) found.push(Number(entry));
+    } catch {
+      // gone or not ours to read
+    }
+  }
+  return found;
+}
+
+/** Waits for a condition (checked every 20 ms) or fails after `timeoutMs`. */
+export async function waitUntil(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
