@@ -12,7 +12,7 @@ import type { RalphConfig, RalphConfigInput } from './config';
 import { detectLanguage, detectProjectName, languageProfile, normaliseLanguage } from './languages';
 import type { Language, LanguageProfile } from './languages';
 import { PHASES } from './phaseOutputs';
-import { discoverSpecs, mergeDiscovery, registryRows, renderSpecRegistry, SPEC_REGISTRY_FILE, writeSpecsState } from './specs';
+import { discoverSpecs, hashContent, mergeDiscovery, registryRows, renderSpecRegistry, SPEC_REGISTRY_FILE, writeSpecsState } from './specs';
 import type { TemplateContext } from './templates/context';
 import {
   EVOLVE_LOG_MD,
@@ -83,7 +83,7 @@ export interface InitReport {
   readonly kept: string[];
   /** Templates in `kept` whose content differs from what init would write (user edits; `force` regenerates them). */
   readonly edited: string[];
-  /** Existing files init added to (missing .gitignore lines, new registry rows). */
+  /** Existing files init changed: missing .gitignore lines added; unedited templates re-rendered after a config change. */
   readonly updated: string[];
   /** Templates rewritten by `force`. */
   readonly regenerated: string[];
@@ -112,6 +112,23 @@ async function readText(p: string): Promise<string | undefined> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
+}
+
+/** .ralph/templates.json: sha256 of each template as init last wrote it. */
+export const TEMPLATE_RECORD_FILE = 'templates.json';
+
+async function readTemplateRecord(file: string): Promise<Record<string, string>> {
+  const text = await readText(file);
+  if (text === undefined) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    }
+  } catch {
+    // A damaged record only makes init more careful: every difference counts as an edit.
+  }
+  return {};
 }
 
 const rel = (dir: string, p: string): string => path.relative(dir, p).split(path.sep).join('/');
@@ -255,19 +272,40 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
   const ctx = contextFrom(name, profile, existingConfig);
   const backupRoot = path.join(ralphDir, 'backup', now().toISOString().replace(/[:.]/g, '-'));
 
-  /** Writes a file if missing; a template is regenerated under force (old copy backed up). */
+  // Hashes of the templates as init last wrote them: a template whose content still has
+  // that hash was not edited by the user, so it may follow a config change; any other
+  // difference is a user edit and is kept unless `force`.
+  const recordPath = path.join(ralphDir, TEMPLATE_RECORD_FILE);
+  const record = await readTemplateRecord(recordPath);
+  let recordChanged = false;
+
+  /** Writes a file if missing; templates follow the config unless edited, `force` regenerates edited ones (backed up). */
   const place = async (relPath: string, content: string, template: boolean): Promise<void> => {
     const abs = path.join(ralphDir, relPath);
     const shown = rel(dir, abs);
     const current = await readText(abs);
+    const remember = (): void => {
+      if (template && record[relPath] !== hashContent(content)) {
+        record[relPath] = hashContent(content);
+        recordChanged = true;
+      }
+    };
     if (current === undefined) {
       await fs.mkdir(path.dirname(abs), { recursive: true });
       await fs.writeFile(abs, content);
       created.push(shown);
+      remember();
       return;
     }
     if (current === content) {
       kept.push(shown);
+      remember();
+      return;
+    }
+    if (template && record[relPath] === hashContent(current)) {
+      await fs.writeFile(abs, content);
+      updated.push(shown);
+      remember();
       return;
     }
     if (template && options.force) {
@@ -277,6 +315,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
       await fs.writeFile(abs, content);
       backedUp.push({ from: shown, to: rel(dir, backup) });
       regenerated.push(shown);
+      remember();
       return;
     }
     kept.push(shown);
@@ -285,6 +324,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
 
   for (const phase of PHASES) await place(`phases/${phase}.md`, renderPhase(phase, ctx), true);
   await place('core.md', renderCore(ctx), true);
+  if (recordChanged) await fs.writeFile(recordPath, `${JSON.stringify(record, null, 2)}\n`);
   await place('GUARDRAILS.md', GUARDRAILS_MD, false);
   await place('REFLECTIONS.md', REFLECTIONS_MD, false);
   await place('EVOLVE_LOG.md', EVOLVE_LOG_MD, false);
