@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// Runs the end-to-end tests (test/e2e/**/*.e2e.test.ts) in a real VS Code 1.100.3: ensures
+// code-server, builds and packages the extension to dist/ralph-loop.vsix, then runs mocha
+// serially. Screenshots stay in .artifacts/screenshots/. Prints wall time and the peak
+// resident memory of the whole test process tree (code-server, extension hosts, chromium).
+// Usage: node scripts/run-e2e.mjs [--no-package] [extra mocha args, e.g. --grep smoke]
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureCodeServer } from './ensure-code-server.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const argv = process.argv.slice(2);
+const skipPackage = argv.includes('--no-package');
+const mochaExtra = argv.filter((a) => a !== '--no-package');
+
+function step(label, fn) {
+  const t = Date.now();
+  console.log(`[e2e] ${label}`);
+  const r = fn();
+  console.log(`[e2e] ${label}: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  return r;
+}
+
+/** Sum of RSS (bytes) over `pid` and all its descendants, from /proc. */
+function treeRss(pid) {
+  let children;
+  const rssOf = new Map();
+  try {
+    children = new Map();
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+        // Fields after the ")" of the command name: state ppid ... rss is field 24.
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ppid = Number(fields[1]);
+        rssOf.set(Number(name), Number(fields[21]) * 4096);
+        if (!children.has(ppid)) children.set(ppid, []);
+        children.get(ppid).push(Number(name));
+      } catch {
+        // process ended while reading
+      }
+    }
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop();
+    total += rssOf.get(p) ?? 0;
+    stack.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
+async function main() {
+  const started = Date.now();
+  step('ensure code-server', () => ensureCodeServer());
+  if (!skipPackage) {
+    step('npm run build:prod', () => execFileSync('npm', ['run', 'build:prod', '--silent'], { cwd: root, stdio: 'inherit' }));
+    step('vsce package', () =>
+      execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--out', 'dist/ralph-loop.vsix'], {
+        cwd: root,
+        stdio: 'inherit',
+      }),
+    );
+  }
+  // Fresh screenshots each run, so the CI artifact shows this run only.
+  fs.rmSync(path.join(root, '.artifacts', 'screenshots'), { recursive: true, force: true });
+  const mocha = path.join(root, 'node_modules', '.bin', 'mocha');
+  const mochaArgs = [
+    '--require', 'tsx/cjs',
+    '--extension', 'ts',
+    '--timeout', '300000',
+    '--reporter', 'spec',
+    ...mochaExtra,
+    'test/e2e/**/*.e2e.test.ts',
+  ];
+  const testsStarted = Date.now();
+  const child = spawn(mocha, mochaArgs, { cwd: root, stdio: 'inherit' });
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, treeRss(child.pid));
+  }, 500);
+  const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+  clearInterval(sampler);
+  const shots = path.join(root, '.artifacts', 'screenshots');
+  const count = fs.existsSync(shots) ? fs.readdirSync(shots).filter((f) => f.endsWith('.png')).length : 0;
+  console.log(
+    `[e2e] mocha exit ${code}; tests ${((Date.now() - testsStarted) / 1000).toFixed(1)} s, ` +
+      `total ${((Date.now() - started) / 1000).toFixed(1)} s; peak RSS of the test process tree ` +
+      `${(peak / 2 ** 30).toFixed(2)} GiB; ${count} screenshot(s) in ${path.relative(root, shots)}/`,
+  );
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(`[e2e] ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);
