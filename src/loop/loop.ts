@@ -444,7 +444,7 @@ export class Loop {
     let failure: { gate: string; output: string } | null = null;
     for (let attempt = 0; attempt <= settings.maxRetries; attempt++) {
       if (this.signal.aborted) return false;
-      const prompt = workerPrompt(this.harness.promptContext, task, name, failure, control.retryNotes(task.task_id));
+      const prompt = workerPrompt(this.harness.promptContext, task, name, failure, control.retryNotes(task.task_id), attempt + 1);
       const out = await this.harness.invoke({ agent: name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt }, this.signal);
       if (this.signal.aborted) return false;
       if (out.kind === 'budget') {
@@ -634,7 +634,7 @@ class PrimaryWork {
     const st = steps[s.subStep];
     const step = s.fixing || st === undefined ? null : { index: s.subStep, total: steps.length, description: st.description, files: st.files, acceptance: st.acceptance };
     const failure = s.lastFailure && (s.fixing || s.retryCount > 0) ? { gate: s.lastFailure.gate, output: s.lastFailure.output } : null;
-    const prompt = implementPrompt(this.i.harness.promptContext, task, step, failure, this.notes());
+    const prompt = implementPrompt(this.i.harness.promptContext, task, step, failure, this.notes(), s.retryCount);
     const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
     if (out.kind === 'budget') return this.budgetStop(out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);

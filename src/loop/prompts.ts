@@ -34,8 +34,10 @@ function taskBlock(t: LoopTask): string {
   return [`Task ${t.task_id}: ${t.title ?? '(untitled)'}`, `source ${t.source ?? '-'} · effort ${t.effort ?? '-'} · wave ${t.wave} · deps ${t.deps ?? '-'}`].join('\n');
 }
 
-function header(phase: string, task: LoopTask | null, agent: string): string {
-  return `RALPH-PHASE: ${phase}\nRALPH-AGENT: ${agent}\nRALPH-TASK: ${task?.task_id ?? '-'}\n`;
+/** `RALPH-KEY: <phase>/<task>/<step>/` names the invocation exactly (scenarios match on it). */
+function header(phase: string, task: LoopTask | null, agent: string, step = ''): string {
+  const id = task?.task_id ?? '-';
+  return `RALPH-PHASE: ${phase}\nRALPH-AGENT: ${agent}\nRALPH-TASK: ${id}\nRALPH-KEY: ${phase}/${id}/${step ? `${step}/` : ''}\n`;
 }
 
 function common(ctx: PromptContext, phase: string): string {
@@ -77,9 +79,10 @@ export function implementPrompt(
   step: { index: number; total: number; description: string; files: readonly string[]; acceptance: string } | null,
   failure: { gate: string; output: string } | null,
   notes: readonly string[],
+  attempt = 0,
 ): string {
   return joinParts([
-    header('implement', task, 'primary'),
+    header('implement', task, 'primary', step ? `step-${step.index + 1}` : `fix-${attempt}`),
     common(ctx, 'implement'),
     taskBlock(task),
     notesBlock(notes),
@@ -92,7 +95,7 @@ export function implementPrompt(
 
 export function reflectPrompt(ctx: PromptContext, task: LoopTask, failure: { gate: string; output: string; origin: string }, retry: number, maxRetries: number): string {
   return joinParts([
-    header('reflect', task, 'primary'),
+    header('reflect', task, 'primary', String(retry)),
     common(ctx, 'reflect'),
     taskBlock(task),
     `Failure in ${failure.origin} (retry ${retry}/${maxRetries}).`,
@@ -101,9 +104,9 @@ export function reflectPrompt(ctx: PromptContext, task: LoopTask, failure: { gat
   ]);
 }
 
-export function workerPrompt(ctx: PromptContext, task: LoopTask, agent: string, failure: { gate: string; output: string } | null, notes: readonly string[]): string {
+export function workerPrompt(ctx: PromptContext, task: LoopTask, agent: string, failure: { gate: string; output: string } | null, notes: readonly string[], attempt = 1): string {
   return joinParts([
-    header('worker', task, agent),
+    header('worker', task, agent, `attempt-${attempt}`),
     readOr(join(ctx.ralphDir, 'core.md')).trim(),
     ctx.domainConstraints.length > 0 ? `Domain constraints:\n${ctx.domainConstraints.map((c) => `- ${c}`).join('\n')}` : '',
     taskBlock(task),

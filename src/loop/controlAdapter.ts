@@ -1,0 +1,153 @@
+// LoopControl over the control plane (src/control) and the event store: every write is a
+// control-plane command (events through the store), reads come from the projections.
+import type { EventStore } from '../store/types';
+import { controlContext } from '../control/context';
+import type { ControlContext } from '../control/context';
+import { claimReadyTask, decideAndAppend, emitEvent, transitionTask } from '../control/tasks';
+import { classifyTaskRisk, discardPatch, promotePatch, queuePatch } from '../control/patches';
+import { expireStaleDeferrals, resolveDeferred } from '../control/deferred';
+import { processProposals } from '../control/proposals';
+import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
+import { domainEvent } from '../domain/events';
+import type { RiskPatterns, RiskTier } from '../domain/risk';
+import { commitExists } from '../git/repo';
+import type { HumanDecision, LoopControl, LoopPatch, LoopStateSnapshot, LoopTask, ProposalCounts } from './ports';
+
+export interface ControlAdapterOptions {
+  readonly store: EventStore;
+  readonly projectDir: string;
+  readonly ralphDir: string;
+  readonly riskPatterns: RiskPatterns;
+  /** Consumes human decisions (the control plane's inbox); none when omitted. */
+  readonly inbox?: () => Promise<HumanDecision[]>;
+  /** Writes STATE.json and BACKLOG.md (the control plane's renderers); none when omitted. */
+  readonly render?: (ctx: ControlContext, state: LoopStateSnapshot) => Promise<void>;
+}
+
+export class ControlAdapter implements LoopControl {
+  readonly ctx: ControlContext;
+
+  constructor(private readonly o: ControlAdapterOptions) {
+    this.ctx = controlContext(o.store, {
+      ralphDir: o.ralphDir,
+      projectDir: o.projectDir,
+      riskPatterns: o.riskPatterns,
+      git: { commitExists: (hash) => commitExists(o.projectDir, hash) },
+    });
+  }
+
+  tasks(): LoopTask[] {
+    return allTasks(this.o.store);
+  }
+
+  task(id: string): LoopTask | undefined {
+    return getTask(this.o.store, id);
+  }
+
+  patches(taskId?: string): LoopPatch[] {
+    if (taskId !== undefined) return patchesOf(this.o.store, taskId);
+    return this.o.store.all<LoopPatch>('SELECT * FROM patch_view ORDER BY created_at, patch_id');
+  }
+
+  async claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[] }): Promise<LoopTask | null> {
+    return (await claimReadyTask(this.ctx, role, owner, opts.exclude)) ?? null;
+  }
+
+  async releaseTask(taskId: string, actor: string, reason: string): Promise<void> {
+    await transitionTask(this.ctx, { taskId, status: 'pending', actor, payload: { reason } });
+  }
+
+  async blockTask(taskId: string, actor: string, reason: string): Promise<void> {
+    await transitionTask(this.ctx, { taskId, status: 'blocked', actor, payload: { reason } });
+  }
+
+  async createTask(t: { id: string; title: string; source: string; effort: 'S' | 'M' | 'L' | 'XL'; wave: number }, actor: string): Promise<void> {
+    await decideAndAppend(this.ctx, () => ({
+      events: [domainEvent('task.created', t.id, actor, { title: t.title, source: t.source, effort: t.effort, deps: '-', wave: t.wave, provenance: 'auto' })],
+      result: undefined,
+    }));
+  }
+
+  queuePatch(taskId: string, patchPath: string, createdBy: string): Promise<string> {
+    return queuePatch(this.ctx, { taskId, patchPath, createdBy });
+  }
+
+  async recordRisk(taskId: string, _tier: RiskTier, _files: readonly string[], patchId: string): Promise<void> {
+    // The control plane re-reads the files from the patch itself (same patterns, same answer).
+    await classifyTaskRisk(this.ctx, taskId, { patchId, record: true });
+  }
+
+  async deferTask(taskId: string, actor: string, reason: string, tier: RiskTier, patchId: string): Promise<void> {
+    await transitionTask(this.ctx, { taskId, status: 'deferred', actor, payload: { reason, risk_tier: tier, patch_id: patchId } });
+  }
+
+  async promotePatch(patchId: string, commit: string, actor: string): Promise<void> {
+    await promotePatch(this.ctx, { patchId, commitHash: commit, actor });
+  }
+
+  async discardPatch(patchId: string, reason: string, actor: string): Promise<void> {
+    await discardPatch(this.ctx, { patchId, reason, actor });
+  }
+
+  async resolveDeferred(taskId: string, decision: 'approve' | 'reject' | 'modify', actor: string, rationale: string): Promise<void> {
+    await resolveDeferred(this.ctx, { taskId, decision, actor, rationale });
+  }
+
+  async expireStaleDeferrals(): Promise<number> {
+    return (await expireStaleDeferrals(this.ctx)).length;
+  }
+
+  async processProposals(): Promise<ProposalCounts> {
+    return (await processProposals(this.ctx)).counts;
+  }
+
+  async takeInbox(): Promise<HumanDecision[]> {
+    return this.o.inbox ? this.o.inbox() : [];
+  }
+
+  commitsTotal(): number {
+    return promotedSince(this.o.store, undefined);
+  }
+
+  periodicMarks(): { evolve: number; dry: number; integ: number; ui: number } {
+    const marks = { evolve: 0, dry: 0, integ: 0, ui: 0 };
+    const key: Record<string, keyof typeof marks> = { evolve_goals: 'evolve', refactor_dry: 'dry', test_integration: 'integ', test_ui: 'ui' };
+    const rows = this.o.store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'loop.periodic_done' ORDER BY event_id");
+    for (const r of rows) {
+      try {
+        const p = JSON.parse(r.payload) as { phase?: string; at?: number };
+        const k = p.phase !== undefined ? key[p.phase] : undefined;
+        if (k !== undefined && typeof p.at === 'number') marks[k] = p.at;
+      } catch {
+        // a hand-written event: ignored
+      }
+    }
+    return marks;
+  }
+
+  retryNotes(taskId: string): string[] {
+    const rows = this.o.store.all<{ payload: string }>(
+      "SELECT payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = 'task.deferral_resolved' ORDER BY event_id DESC LIMIT 3",
+      [taskId],
+    );
+    const notes: string[] = [];
+    for (const r of rows.reverse()) {
+      try {
+        const p = JSON.parse(r.payload) as { decision?: string; rationale?: string; modification?: string };
+        if (p.decision === 'reject') notes.push(`Rejected by the reviewer: ${p.rationale ?? ''}`);
+        else if (p.decision === 'modify') notes.push(`Reviewer asked for a change: ${p.modification ?? p.rationale ?? ''}`);
+      } catch {
+        // ignored
+      }
+    }
+    return notes;
+  }
+
+  async note(entityType: string, entityId: string, eventType: string, actor: string, payload: Readonly<Record<string, unknown>>): Promise<void> {
+    await emitEvent(this.ctx, { entityType, entityId, eventType, actor, payload: { ...payload } });
+  }
+
+  async renderViews(state: LoopStateSnapshot): Promise<void> {
+    if (this.o.render) await this.o.render(this.ctx, state);
+  }
+}

@@ -1,0 +1,127 @@
+// A small sample project for the loop's integration tests: a git repo with a Node "build"
+// (syntax check of src/) and "test" (runs test/*.test.js) gate, a backlog of tasks in the
+// event store, and a scenario for the scripted claude executable keyed by RALPH-KEY.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../../../src/store/sqlJsStore';
+import type { EventStore } from '../../../src/store/types';
+import { CONTROL_PROJECTIONS } from '../../../src/control/views';
+import { decideAndAppend } from '../../../src/control/tasks';
+import { controlContext } from '../../../src/control/context';
+import { domainEvent } from '../../../src/domain/events';
+import { validateConfig } from '../../../src/project/config';
+import { settingsFromConfig } from '../../../src/loop/settings';
+import type { LoopSettings } from '../../../src/loop/settings';
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'U', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'U', GIT_COMMITTER_EMAIL: 'u@x' } }).trim();
+}
+
+export interface SampleProject {
+  readonly dir: string;
+  readonly ralphDir: string;
+  readonly scenarioFile: string;
+}
+
+const BUILD = `const fs = require('fs'); const path = require('path');
+function walk(d) { if (!fs.existsSync(d)) return []; return fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]); }
+for (const f of walk('src').filter((f) => f.endsWith('.js'))) require(path.resolve(f));
+console.log('build ok');
+`;
+
+const TEST = `const fs = require('fs'); const path = require('path');
+let n = 0;
+for (const f of fs.readdirSync('test').filter((f) => f.endsWith('.test.js')).sort()) { require(path.resolve('test', f)); n++; }
+console.log(n + ' test files passed');
+`;
+
+export function createSampleProject(): SampleProject {
+  const dir = mkdtempSync(join(tmpdir(), 'ralph-loop-sample-'));
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Sample User');
+  git(dir, 'config', 'user.email', 'user@example.com');
+  mkdirSync(join(dir, 'src'));
+  mkdirSync(join(dir, 'test'));
+  mkdirSync(join(dir, 'scripts'));
+  writeFileSync(join(dir, 'scripts', 'build.js'), BUILD);
+  writeFileSync(join(dir, 'scripts', 'test.js'), TEST);
+  writeFileSync(join(dir, 'src', 'index.js'), "module.exports = { name: 'sample' };\n");
+  writeFileSync(join(dir, 'test', 'index.test.js'), "require('assert').equal(require('../src/index.js').name, 'sample');\n");
+  writeFileSync(join(dir, 'README.md'), '# Sample\n');
+  writeFileSync(join(dir, '.gitignore'), '.ralph/\n');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  const ralphDir = join(dir, '.ralph');
+  mkdirSync(join(ralphDir, 'logs'), { recursive: true });
+  writeFileSync(join(ralphDir, 'core.md'), '# Core\nSmall modules, tests beside them.\n');
+  writeFileSync(join(ralphDir, 'GUARDRAILS.md'), '# Guardrails\n');
+  writeFileSync(join(ralphDir, 'REFLECTIONS.md'), '# Reflections\n');
+  return { dir, ralphDir, scenarioFile: join(ralphDir, 'scenario.json') };
+}
+
+export function sampleSettings(overrides: Record<string, unknown> = {}): LoopSettings {
+  const r = validateConfig({
+    name: 'sample',
+    lang: 'generic',
+    build: 'node scripts/build.js',
+    test: 'node scripts/test.js',
+    lint: '',
+    forbidden_patterns: ['eval(', 'console.debug('],
+    forbidden_exclude: ['test/**'],
+    model: 'claude-sonnet-4-5-20250929',
+    workers: { count: 1 },
+    intervals: { primary: 1, worker: 1 },
+    ...overrides,
+  });
+  if (!r.ok) throw r.error;
+  return settingsFromConfig(r.value);
+}
+
+export async function openSampleStore(ralphDir: string): Promise<EventStore> {
+  return openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, checkpointDebounceMs: 50 });
+}
+
+export interface SampleTask {
+  readonly id: string;
+  readonly title: string;
+  readonly effort: 'S' | 'M' | 'L' | 'XL';
+  readonly wave: number;
+  readonly deps?: string;
+  readonly source?: string;
+}
+
+export async function addTasks(store: EventStore, ralphDir: string, tasks: readonly SampleTask[]): Promise<void> {
+  const ctx = controlContext(store, { ralphDir });
+  await decideAndAppend(ctx, () => ({
+    events: tasks.map((t) =>
+      domainEvent('task.created', t.id, 'test', { title: t.title, source: t.source ?? 'ES:1', effort: t.effort, deps: t.deps ?? '-', wave: t.wave, provenance: 'spec' }),
+    ),
+    result: undefined,
+  }));
+}
+
+type Tool = { tool: 'write'; path: string; content: string } | { tool: 'bash'; command: string };
+
+/** A script: on prompts containing `RALPH-KEY: <key>`, run the tools, then answer `answer`. */
+export function script(key: string, tools: Tool[], answer: unknown = 'done'): Record<string, unknown> {
+  return {
+    name: key,
+    match: `RALPH-KEY: ${key}`,
+    turns: [...(tools.length > 0 ? [{ tools }] : []), typeof answer === 'string' ? { text: answer } : { text: JSON.stringify(answer) }],
+  };
+}
+
+export function writeScenario(p: SampleProject, scripts: Record<string, unknown>[]): void {
+  writeFileSync(p.scenarioFile, JSON.stringify({ scripts: [...scripts, { name: 'fallback', turns: [{ text: 'nothing to do' }] }] }, null, 2));
+}
+
+export function plan(taskId: string, steps: { description: string; files: string[] }[]): Record<string, unknown> {
+  return {
+    task_id: taskId,
+    summary: `plan for ${taskId}`,
+    steps: steps.map((s, i) => ({ id: i + 1, description: s.description, files: s.files, acceptance: 'tests pass' })),
+    files: [...new Set(steps.flatMap((s) => s.files))],
+  };
+}
