@@ -4,6 +4,7 @@
 // surviving, and the invariants at the end (done => promoted commit on the branch; views
 // rebuilt from events equal the stored ones).
 import assert from 'node:assert/strict';
+import { execSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
@@ -174,6 +175,5 @@ describe('loop/Loop end to end (scripted claude)', function () {
 });
 
 function execOk(cwd: string, cmd: string): void {
-  const { execSync } = require('node:child_process') as typeof import('node:child_process');
   execSync(cmd, { cwd, stdio: 'pipe' });
 }
