@@ -44,12 +44,22 @@ export function claudeArgs(request: AgentRequest, permissionMode: PermissionMode
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', request.model, '--max-turns', String(request.maxTurns)];
   if (request.budgetUsd !== undefined) args.push('--max-budget-usd', String(request.budgetUsd));
   args.push('--permission-mode', permissionMode);
-  if (request.jsonSchema !== undefined) args.push('--json-schema', JSON.stringify(request.jsonSchema));
+  if (request.jsonSchema !== undefined) args.push('--json-schema', JSON.stringify(schemaForClaude(request.jsonSchema)));
   if (request.appendSystemPrompt !== undefined && request.appendSystemPrompt.length > 0) {
     args.push('--append-system-prompt', request.appendSystemPrompt);
   }
   args.push(...extraArgs);
   return args;
+}
+
+/**
+ * The CLI validates --json-schema with a validator that only knows draft-07 and rejects a
+ * `$schema` naming 2020-12 (what zod 4's toJSONSchema emits), so the top-level `$schema`
+ * is dropped; the keywords our schemas use mean the same in both drafts.
+ */
+export function schemaForClaude(schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { $schema: _dropped, ...rest } = schema;
+  return rest;
 }
 
 export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBackend {
