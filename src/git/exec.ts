@@ -1,6 +1,7 @@
 // The one way the engine runs `git`: a typed child-process wrapper with a clean environment,
 // byte-exact stdout (patches may carry non-UTF-8 content) and an error class carrying output.
 import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 
 /** A git command exited with a status the caller did not allow, or could not start. */
 export class GitError extends Error {
@@ -41,6 +42,9 @@ export interface GitResult {
   readonly stderr: string;
 }
 
+// RALPH_GIT_TRACE=1 prints every git command with its duration to stderr (for benchmarks).
+const trace = process.env['RALPH_GIT_TRACE'] === '1';
+
 // Variables a parent git (a hook, an editor integration) may have set that would redirect
 // our commands to another repository or index.
 const inheritedGitVars = [
@@ -69,7 +73,8 @@ function gitEnv(extra: GitRunOptions['env']): NodeJS.ProcessEnv {
 
 /** Runs `git <args>` in `cwd`; throws GitError unless the exit code is 0 or allowed. */
 export function runGit(cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
+  const started = trace ? performance.now() : 0;
+  return new Promise<GitResult>((resolve, reject) => {
     const child = spawn('git', args, {
       cwd,
       env: gitEnv(options.env),
@@ -97,6 +102,8 @@ export function runGit(cwd: string, args: readonly string[], options: GitRunOpti
     // EPIPE when git exits before reading all input is reported through 'close'.
     child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
+  }).finally(() => {
+    if (trace) process.stderr.write(`[git ${(performance.now() - started).toFixed(1)} ms] ${args.join(' ')}\n`);
   });
 }
 

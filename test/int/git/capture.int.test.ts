@@ -78,6 +78,15 @@ describe('git/capture (real git)', () => {
     assert.equal(repo.read('.ralph/BACKLOG.md'), '# backlog\n');
   });
 
+  it('racy git: a same-size edit right after the worktree was reset is captured', async () => {
+    for (let i = 0; i < 5; i++) {
+      const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+      writeIn(wt.path, 'src/a.ts', `export const a = ${i + 2};\n`);
+      const p = await capturePatch(wt.path, wt.base, join(out, `r${i}.patch`));
+      assert.deepEqual(p.files.map((f) => f.path), ['src/a.ts'], `round ${i}`);
+    }
+  });
+
   it('leaves the worktree and its index untouched', async () => {
     const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
     writeIn(wt.path, 'untracked.txt', 'x\n');

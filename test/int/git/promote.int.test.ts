@@ -135,6 +135,50 @@ describe('git/promote (real git)', () => {
     assert.equal(repo.git('status', '--porcelain'), '');
   });
 
+  it('after the user commits a non-overlapping edit to the same file, the promotion goes through', async () => {
+    repo.commit({ 'src/long.ts': 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n' });
+    const patch = await agentPatch('w1', { 'src/long.ts': 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8 (agent)\n' });
+    writeIn(repo.dir, 'src/long.ts', 'l1 (user)\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n');
+    const waiting = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(waiting.status, 'waiting');
+    repo.git('commit', '-q', '-am', 'user work');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.read('src/long.ts'), 'l1 (user)\nl2\nl3\nl4\nl5\nl6\nl7\nl8 (agent)\n');
+    assert.equal(repo.git('status', '--porcelain'), '');
+    assert.equal(repo.git('log', '--format=%s', '-2'), 'ralph(T-001): change a\nuser work');
+  });
+
+  it('racy git: a same-size user edit made right after the index was written is never clobbered', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    for (let i = 0; i < 5; i++) {
+      // Rewrite the index now, then edit within the same timestamp granularity.
+      repo.git('update-index', '--really-refresh');
+      writeIn(repo.dir, 'src/a.ts', `export const a = ${i + 3};\n`);
+      const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+      assert.equal(r.status, 'waiting', `round ${i}`);
+      assert.equal(repo.read('src/a.ts'), `export const a = ${i + 3};\n`);
+      repo.git('checkout', '--', 'src/a.ts');
+    }
+  });
+
+  it('waits while the user has an unresolved merge in the checkout', async () => {
+    repo.git('switch', '-q', '-c', 'side');
+    repo.commit({ 'src/b.ts': 'side\n' });
+    repo.git('switch', '-q', 'main');
+    repo.commit({ 'src/b.ts': 'main\n' });
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    try {
+      repo.git('merge', '-q', 'side');
+    } catch {
+      // the conflict is the point
+    }
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    if (r.status === 'waiting') assert.deepEqual(r.files, [{ path: 'src/b.ts', why: 'unmerged' }]);
+    assert.match(repo.read('src/b.ts'), /<<<<<<</);
+  });
+
   it('waits for a staged user change and for an untracked file where the patch adds one', async () => {
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/added.ts': 'agent\n' });
     writeIn(repo.dir, 'src/a.ts', 'staged\n');

@@ -51,6 +51,14 @@ describe('git/worktrees (real git)', () => {
     assert.equal(git(repo.dir, 'rev-parse', 'ralph/w1'), tip);
   });
 
+  it('creates several worktrees concurrently', async () => {
+    const all = await Promise.all(['w1', 'w2', 'w3'].map((name) => ensureWorktree(repo.dir, { name, branch: 'main' })));
+    assert.deepEqual(
+      (await listRalphWorktrees(repo.dir)).map((w) => [w.name, w.registered]),
+      all.map((w) => [w.name, true]),
+    );
+  });
+
   it('keepIgnored keeps dependencies across a reset', async () => {
     const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
     writeIn(wt.path, 'node_modules/m/index.js', 'x');
