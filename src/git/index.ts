@@ -28,17 +28,18 @@ export {
   worktreesRoot,
 } from './worktrees';
 export type { EnsureWorktreeOptions, ListedRalphWorktree, RalphWorktree } from './worktrees';
-export { capturePatch } from './capture';
+export { capturePatch, writeFileAtomic } from './capture';
 export type { CapturedPatch, PatchStats } from './capture';
 export {
   BranchCheckedOutByAgentError,
   BranchNotFoundError,
   EmptyPatchError,
+  filesBlockingCheckout,
   findPromotedCommit,
   formatPromotionMessage,
   promotePatch,
   recoverInterruptedPromotion,
 } from './promote';
-export type { Identity, PromoteOptions, PromoteResult, RecoveryOutcome, WaitingFile, WaitingWhy } from './promote';
-export { rebaseWorktree } from './rebase';
+export type { Identity, PromoteOptions, PromoteResult, PromotionMarker, RecoveryOutcome, WaitingFile, WaitingWhy } from './promote';
+export { GitTooOldError, rebaseWorktree } from './rebase';
 export type { RebaseOptions, RebaseResult } from './rebase';

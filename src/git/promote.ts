@@ -7,7 +7,12 @@
 // diff and the next ordinary commit silently reverts it. Here the ref and the checkout move
 // together, or not at all: if the promotion would overwrite an uncommitted user edit, it
 // waits and says which files.
+//
+// Crash safety outside the checkout step: the commit object is written before the ref
+// moves (a crash leaves at most an unreachable object); once the ref moved, a repeated
+// promotion of the same `patchId` finds the commit by its trailer instead of applying twice.
 import { open, readFile, rename, rm, lstat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
@@ -59,6 +64,16 @@ export interface PromoteOptions {
   readonly patchId?: string;
   /** Fall back to a 3-way merge when the patch does not apply exactly (default true). */
   readonly threeWay?: boolean;
+  /**
+   * The commit the patch was captured against: limits the search for an earlier promotion
+   * of `patchId` to `baseCommit..branch` instead of the whole history.
+   */
+  readonly baseCommit?: string;
+  /**
+   * How long to wait for another git command's `index.lock` in the user's checkout (an
+   * editor's periodic `git status` takes it briefly) before answering `waiting`. Default 2000.
+   */
+  readonly lockWaitMs?: number;
 }
 
 export type WaitingWhy = 'modified' | 'staged' | 'untracked' | 'ignored' | 'unmerged' | 'locked' | 'refused';
@@ -96,13 +111,19 @@ async function topOrRepo(repo: string): Promise<string> {
 }
 
 /** The commit on `branch` that carries `Ralph-Patch: <patchId>`, if any. */
-export async function findPromotedCommit(repo: string, branch: string, patchId: string): Promise<string | null> {
+export async function findPromotedCommit(
+  repo: string,
+  branch: string,
+  patchId: string,
+  sinceCommit?: string,
+): Promise<string | null> {
+  const range = sinceCommit === undefined ? `refs/heads/${branch}` : `${sinceCommit}..refs/heads/${branch}`;
   const r = await runGit(repo, [
     'log',
     '--fixed-strings',
     `--grep=${TRAILER}: ${patchId}`,
     `--format=%H%x00%(trailers:key=${TRAILER},valueonly,separator=%x01)%x00`,
-    `refs/heads/${branch}`,
+    range,
     '--',
   ]);
   const parts = splitNul(r.stdout.replace(/\n/g, ''));
@@ -195,7 +216,7 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
   const old = await branchTip(top, branch);
   if (old === null) throw new BranchNotFoundError(branch);
   if (options.patchId !== undefined) {
-    const done = await findPromotedCommit(top, branch, options.patchId);
+    const done = await findPromotedCommit(top, branch, options.patchId, options.baseCommit);
     if (done !== null) {
       const parent = (await runGit(top, ['rev-parse', `${done}^`])).stdout.trim();
       return { status: 'promoted', commit: done, parent, alreadyPromoted: true, checkout: null };
@@ -240,7 +261,7 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
     }
     return { status: 'promoted', commit, parent: old, alreadyPromoted: false, checkout: null };
   }
-  const synced = await promoteIntoCheckout(checkout.path, branch, old, commit, reflog);
+  const synced = await promoteIntoCheckout(checkout.path, branch, old, commit, reflog, options.lockWaitMs ?? 2000);
   if (synced.status !== 'promoted') return synced;
   return { status: 'promoted', commit, parent: old, alreadyPromoted: false, checkout: checkout.path };
 }
@@ -283,24 +304,20 @@ export async function promoteIntoCheckout(
   old: string,
   next: string,
   reflog: string,
+  lockWaitMs = 0,
 ): Promise<PromoteResult> {
   const gd = await gitDir(worktree);
   const lockPath = join(gd, 'index.lock');
   const tempIndex = join(gd, TEMP_INDEX);
   const marker: PromotionMarker = { ralphPromotion: 1, pid: process.pid, branch, old, next, tempIndex };
-  let lock;
-  try {
-    lock = await open(lockPath, 'wx');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      return {
-        status: 'waiting',
-        reason: `another git command holds ${lockPath} in the user's checkout`,
-        worktree,
-        files: [{ path: '.git/index.lock', why: 'locked' }],
-      };
-    }
-    throw e;
+  const lock = await acquireLock(lockPath, lockWaitMs);
+  if (lock === null) {
+    return {
+      status: 'waiting',
+      reason: `another git command holds ${lockPath} in the user's checkout`,
+      worktree,
+      files: [{ path: 'index.lock', why: 'locked' }],
+    };
   }
   let lockHeld = true;
   try {
@@ -342,6 +359,21 @@ export async function promoteIntoCheckout(
     return { status: 'promoted', commit: next, parent: old, alreadyPromoted: false, checkout: worktree };
   } finally {
     if (lockHeld) await rm(lockPath, { force: true });
+  }
+}
+
+/** Creates `lockPath` exclusively, retrying with back-off for up to `waitMs`; null if still held. */
+async function acquireLock(lockPath: string, waitMs: number): Promise<FileHandle | null> {
+  const deadline = Date.now() + waitMs;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+    try {
+      return await open(lockPath, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if (Date.now() + delay > deadline) return null;
+      // Back-off on a lock held by another process: there is no event to wait on.
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 }
 

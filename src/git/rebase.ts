@@ -25,6 +25,17 @@ export type RebaseResult =
       readonly markersWritten: boolean;
     };
 
+/** The installed git lacks a command this layer needs. */
+export class GitTooOldError extends Error {
+  override readonly name = 'GitTooOldError';
+  constructor(
+    readonly feature: string,
+    readonly minimumVersion: string,
+  ) {
+    super(`${feature} needs git >= ${minimumVersion}; please upgrade git`);
+  }
+}
+
 const SNAPSHOT_IDENT = {
   GIT_AUTHOR_NAME: 'Ralph Loop',
   GIT_AUTHOR_EMAIL: 'ralph@localhost',
@@ -62,8 +73,9 @@ export async function rebaseWorktree(worktree: string, newBase: string, options:
     await runGit(top, ['commit-tree', tree, '-p', head, '-F', '-'], { input: 'ralph: worktree snapshot\n', env: SNAPSHOT_IDENT })
   ).stdout.trim();
   const merged = await runGit(top, ['merge-tree', '--write-tree', '--name-only', '-z', '--messages', base, snapshot], {
-    allowExitCodes: [1],
+    allowExitCodes: [1, 129],
   });
+  if (merged.exitCode === 129) throw new GitTooOldError('git merge-tree --write-tree', '2.38');
   const parsed = parseMergeTree(merged.stdout);
   const clean = merged.exitCode === 0;
   if (clean || options.onConflict === 'markers') {

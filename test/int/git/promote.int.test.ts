@@ -329,11 +329,37 @@ describe('git/promote (real git)', () => {
   it('waits while another git command holds the index lock', async () => {
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
     writeFileSync(join(repo.dir, '.git/index.lock'), '');
-    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, lockWaitMs: 100 });
     assert.equal(r.status, 'waiting');
+    if (r.status === 'waiting') assert.deepEqual(r.files, [{ path: 'index.lock', why: 'locked' }]);
     assert.equal(existsSync(join(repo.dir, '.git/index.lock')), true, "someone else's lock is left alone");
     unlinkSync(join(repo.dir, '.git/index.lock'));
     assert.equal((await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg })).status, 'promoted');
+  });
+
+  it('waits out a briefly held index lock (an editor refreshing status)', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const lock = join(repo.dir, '.git/index.lock');
+    writeFileSync(lock, '');
+    const pending = promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, lockWaitMs: 10_000 });
+    // Released once the promotion has started its work, whether or not it already tried.
+    await new Promise<void>((res) => setImmediate(res));
+    unlinkSync(lock);
+    const r = await pending;
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('finds an earlier promotion within base..branch only', async () => {
+    const base = repo.git('rev-parse', 'main');
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const r1 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'p1', baseCommit: base });
+    assert.equal(r1.status, 'promoted');
+    const r2 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'p1', baseCommit: base });
+    assert.equal(r2.status === 'promoted' && r2.alreadyPromoted, true);
+    // A patch id that is a prefix of another is not confused with it.
+    const r3 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'p', baseCommit: base });
+    assert.notEqual(r3.status === 'promoted' && r3.alreadyPromoted, true);
   });
 
   describe('recovery after a crash inside the checkout update', () => {
