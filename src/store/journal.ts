@@ -35,14 +35,19 @@ const storedEventSchema = z.object({
   actor: z.string(),
   payload: z.record(z.string(), z.unknown()),
 });
-const recordSchema = z.object({ v: z.literal(1), events: z.array(storedEventSchema) });
+const recordSchema = z.object({ v: z.literal(1), events: z.array(storedEventSchema), upTo: z.string().optional() });
 
 export interface JournalRecord {
   readonly events: StoredEvent[];
+  /**
+   * Only in the header a checkpoint writes when it trims the journal: the largest event id
+   * in the ralph.db it just wrote. An observer that has seen that id needs no reload.
+   */
+  readonly upTo?: string;
 }
 
-export function encodeRecord(events: readonly StoredEvent[]): Buffer {
-  const body = Buffer.from(JSON.stringify({ v: 1, events }), 'utf8');
+export function encodeRecord(events: readonly StoredEvent[], upTo?: string): Buffer {
+  const body = Buffer.from(JSON.stringify(upTo === undefined ? { v: 1, events } : { v: 1, events, upTo }), 'utf8');
   const head = Buffer.from(`${crc32(body).toString(16).padStart(8, '0')} `, 'latin1');
   return Buffer.concat([head, body, Buffer.from('\n', 'latin1')]);
 }
@@ -87,7 +92,7 @@ export function scanJournal(buf: Uint8Array, baseOffset = 0): JournalScan {
       tornReason = `invalid record at byte ${baseOffset + pos}: ${(e as Error).message.split('\n')[0] ?? ''}`;
       break;
     }
-    records.push({ events: parsed.events as StoredEvent[] });
+    records.push(parsed.upTo === undefined ? { events: parsed.events as StoredEvent[] } : { events: parsed.events as StoredEvent[], upTo: parsed.upTo });
     pos = nl + 1;
   }
   return {

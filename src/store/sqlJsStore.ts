@@ -168,8 +168,11 @@ class SqlJsEventStore implements EventStore {
   private checkpoints = 0;
   private dbBytes = 0;
   private replayed = 0;
+  private reloads = 0;
   private torn = 0;
   private lastError: string | undefined;
+  private lastExportMs = 0;
+  private journalHeaderBytes = 0;
 
   constructor(
     private readonly SQL: SqlJsStatic,
@@ -410,6 +413,7 @@ class SqlJsEventStore implements EventStore {
       dbBytes: this.dbBytes,
       replayedEvents: this.replayed,
       tornBytes: this.torn,
+      dbReloads: this.reloads,
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
     };
   }
@@ -521,12 +525,14 @@ class SqlJsEventStore implements EventStore {
   private scheduleCheckpoint(): void {
     if (this.checkpointTimer || this.closed) return;
     // A throttle, not a pure debounce: a steady stream of commands still gets checkpoints.
+    // The export blocks the event loop, so a big database checkpoints less often (<= ~10%).
+    const delay = Math.max(this.debounceMs, 10 * this.lastExportMs);
     this.checkpointTimer = setTimeout(() => {
       this.checkpointTimer = undefined;
       this.checkpoint().catch((e: unknown) => {
         this.lastError = (e as Error).message;
       });
-    }, this.debounceMs);
+    }, delay);
     this.checkpointTimer.unref();
   }
 
@@ -562,9 +568,12 @@ class SqlJsEventStore implements EventStore {
     // Every record below `synced` has its events in memory, hence in the export; records
     // appended later stay in the journal (replay is by event id, so overlap is harmless).
     const synced = appender.size;
-    if (!this.dirty && synced === 0) return;
+    if (!this.dirty && synced <= this.journalHeaderBytes) return;
     this.dirty = false;
+    const t0 = performance.now();
     const data = this.db.raw.export();
+    const upTo = this.maxEventId();
+    this.lastExportMs = performance.now() - t0;
     this.lock?.beat();
     if (this.lock?.isLost) throw this.failure ?? new StoreFailedError('writer lock lost');
     try {
@@ -577,9 +586,10 @@ class SqlJsEventStore implements EventStore {
     this.dbBytes = data.length;
     // Trim: keep only bytes appended since `synced`. A crash before the rename leaves the
     // old (longer) journal, whose extra records are already in ralph.db: skipped on replay.
+    // The new journal starts with a header naming the last event in that ralph.db.
     await appender.exclusive(async () => {
       const size = appender.size;
-      if (size === 0) return;
+      const header = encodeRecord([], upTo);
       let tail = Buffer.alloc(0);
       if (size > synced) {
         const fd = fs.openSync(this.journalPath, 'r');
@@ -590,8 +600,9 @@ class SqlJsEventStore implements EventStore {
           fs.closeSync(fd);
         }
       }
-      await writeFileAtomic(this.journalPath, tail);
-      await appender.reopen(tail.length);
+      await writeFileAtomic(this.journalPath, Buffer.concat([header, tail]));
+      await appender.reopen(header.length + tail.length);
+      this.journalHeaderBytes = header.length;
     });
   }
 
@@ -603,9 +614,9 @@ class SqlJsEventStore implements EventStore {
         this.db.rollbackQuietly();
         this.inTransaction = false;
       }
-      if (!this.lock?.isLost && (this.dirty || (this.appender?.size ?? 0) > 0)) {
+      if (!this.lock?.isLost && (this.dirty || (this.appender?.size ?? 0) > this.journalHeaderBytes)) {
         writeFileAtomicSync(this.dbPath, this.db.raw.export());
-        writeFileAtomicSync(this.journalPath, new Uint8Array(0));
+        writeFileAtomicSync(this.journalPath, encodeRecord([], this.maxEventId()));
       }
     } catch {
       // Best effort: the journal still holds every acknowledged event.
@@ -631,13 +642,24 @@ class SqlJsEventStore implements EventStore {
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = statOrUndefined(this.dbPath);
       if (!sameStamp(now, this.dbStamp)) {
-        const loaded = SqlJsEventStore.loadDatabase(this.SQL, this.dbPath, this.projections);
-        this.db.close();
-        this.db = loaded.db;
-        this.dbStamp = loaded.stamp;
-        this.dbBytes = loaded.bytes;
-        this.journalIno = 0;
-        this.journalOffset = 0;
+        // A new checkpoint. If its journal header says ralph.db holds nothing past what we
+        // have already applied, keep our database and just follow the new journal.
+        const scan = readJournalSync(this.journalPath, 0);
+        const upTo = scan.records[0]?.upTo;
+        if (upTo !== undefined && upTo <= this.maxEventId()) {
+          this.dbStamp = now;
+          this.journalIno = 0;
+          this.journalOffset = 0;
+        } else {
+          const loaded = SqlJsEventStore.loadDatabase(this.SQL, this.dbPath, this.projections);
+          this.db.close();
+          this.db = loaded.db;
+          this.dbStamp = loaded.stamp;
+          this.dbBytes = loaded.bytes;
+          this.journalIno = 0;
+          this.journalOffset = 0;
+          this.reloads += 1;
+        }
       }
       this.readJournalTail();
       // The writer renames ralph.db before it trims the journal: if ralph.db changed while
@@ -659,7 +681,7 @@ class SqlJsEventStore implements EventStore {
         if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
         this.checkpointTimer = undefined;
         if (!this.lock?.isLost && !this.failure) {
-          this.dirty = this.dirty || (this.appender?.size ?? 0) > 0;
+          this.dirty = this.dirty || (this.appender?.size ?? 0) > this.journalHeaderBytes;
           await this.checkpoint();
         }
         await this.appender?.close();

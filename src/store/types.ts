@@ -116,6 +116,8 @@ export interface StoreStats {
   readonly replayedEvents: number;
   /** Bytes of a torn or garbled journal tail ignored (and, by the writer, cut off). */
   readonly tornBytes: number;
+  /** Observers: times ralph.db was re-read because a checkpoint held events not yet seen. */
+  readonly dbReloads: number;
   /** The last background checkpoint failure, if any. */
   readonly lastError?: string;
 }

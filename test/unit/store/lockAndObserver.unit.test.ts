@@ -112,10 +112,15 @@ describe('store writer lock and observers', () => {
     await w.checkpoint();
     await w.append([ev('C')]);
     await o.refresh();
+    assert.equal(o.stats().dbReloads, 1, 'B was only in the new ralph.db: reload');
     await w.checkpoint();
     await o.refresh();
-    assert.deepEqual(seen, ['A', 'B', 'C']);
+    assert.equal(o.stats().dbReloads, 1, 'the observer had everything in the next checkpoint: no reload');
+    await w.append([ev('D')]);
+    await o.refresh();
+    assert.deepEqual(seen, ['A', 'B', 'C', 'D']);
     assert.deepEqual(o.events(), w.events());
+    assert.deepEqual(counterRows(o), counterRows(w));
   });
 });
 

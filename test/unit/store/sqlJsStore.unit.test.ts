@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadOnlyStoreError } from '../../../src/store/errors';
-import { JOURNAL_FILE } from '../../../src/store/journal';
+import { JOURNAL_FILE, readJournalSync } from '../../../src/store/journal';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent } from '../../../src/store/types';
 import { counterProjection, counterRows } from './counterProjection';
@@ -151,7 +151,12 @@ describe('store/sqlJsStore', () => {
     store = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
     const first = await store.append([ev('A'), ev('B')]);
     await store.close();
-    assert.equal(fs.statSync(path.join(dir, JOURNAL_FILE)).size, 0, 'close checkpoints and trims the journal');
+    const left = readJournalSync(path.join(dir, JOURNAL_FILE)).records;
+    assert.deepEqual(
+      left.map((r) => [r.events.length, r.upTo]),
+      [[0, first[1]?.event_id]],
+      'close checkpoints and leaves only the header naming the last event in ralph.db',
+    );
     store = await openStore({ ralphDir: dir, mode: 'writer', projections: [], clock: () => 0 });
     const next = await store.append([ev('C')]);
     assert.equal(store.events().length, 3);
