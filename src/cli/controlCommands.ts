@@ -1,0 +1,397 @@
+// The ralphctl-compatible commands of `ralph`: arguments and output text as the reference
+// prints them (REFERENCE.md), plus `--json` where a program reads the answer.
+import * as path from 'node:path';
+import type { ControlContext } from '../control/context';
+import {
+  applyPolicy,
+  claimReadyTask,
+  classifyTaskRisk,
+  discardPatch,
+  drainInbox,
+  emitEvent,
+  expireStaleDeferrals,
+  formatMigrated,
+  formatPromoted,
+  formatSync,
+  getDeferredQueue,
+  importBacklog,
+  parseDecision,
+  parseRole,
+  pickReadyTask,
+  policyCheck,
+  processProposals,
+  promotePatch,
+  queuePatch,
+  rebuildViews,
+  renderBacklogFile,
+  renderState,
+  resolveDeferred,
+  shouldReviewDeferred,
+  statusText,
+  syncBacklog,
+  transitionTask,
+} from '../control/index';
+import type { InboxCommand } from '../control/inbox';
+import { opt, UsageError, type ParsedArgs } from './args';
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** How a command needs the store: as the writer, read-only, or writer when free. */
+export type StoreNeed = 'writer' | 'observer' | 'prefer-writer';
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly usage: string;
+  readonly summary: string;
+  readonly store: StoreNeed;
+  readonly values?: readonly string[];
+  readonly switches?: readonly string[];
+  /** When the writer lock is held elsewhere, the command can go to the inbox instead. */
+  toInbox?(a: ParsedArgs): InboxCommand;
+  run(ctx: ControlContext, a: ParsedArgs, io: CliIo): Promise<number>;
+}
+
+/** Python's json.dumps layout for a flat object, as the reference prints. */
+export function pyJson(o: Readonly<Record<string, unknown>>): string {
+  return `{${Object.entries(o)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
+}
+
+function need(a: ParsedArgs, n: number, usage: string): string[] {
+  if (a.positionals.length < n) throw new UsageError(`missing arguments; usage: ralph ${usage}`);
+  return a.positionals;
+}
+
+function noMore(a: ParsedArgs, n: number, usage: string): void {
+  if (a.positionals.length > n) throw new UsageError(`too many arguments; usage: ralph ${usage}`);
+}
+
+function parsePayload(s: string | undefined): Record<string, unknown> | undefined {
+  if (s === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(s);
+  } catch (e) {
+    throw new UsageError(`payload_json is not valid JSON: ${(e as Error).message}`);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UsageError('payload_json must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+const json = (a: ParsedArgs): boolean => a.switches.has('json');
+const J = ['json'];
+
+export const CONTROL_COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'init',
+    usage: 'init',
+    summary: 'write a skeleton BACKLOG.md if none, import its rows, render the views',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const r = await importBacklog(ctx);
+      for (const n of r.notes) io.err(`${n}\n`);
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `${formatMigrated(r.migrated)}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'emit-event',
+    usage: 'emit-event <entity_type> <entity_id> <event_type> <actor> [payload_json]',
+    summary: 'append a free-form event; prints its id',
+    store: 'writer',
+    toInbox(a) {
+      const [entity_type, entity_id, event_type, actor, p] = need(a, 4, this.usage) as [string, string, string, string, string | undefined];
+      const payload = parsePayload(p);
+      return { command: 'emit-event', entity_type, entity_id, event_type, actor, ...(payload ? { payload } : {}) };
+    },
+    async run(ctx, a, io) {
+      const [entityType, entityId, eventType, actor, p] = need(a, 4, this.usage) as [string, string, string, string, string | undefined];
+      noMore(a, 5, this.usage);
+      const payload = parsePayload(p);
+      io.out(`${await emitEvent(ctx, { entityType, entityId, eventType, actor, ...(payload ? { payload } : {}) })}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'transition-task',
+    usage: 'transition-task <id> <status> <actor> [payload_json]',
+    summary: 'change a task status (done needs a promoted patch)',
+    store: 'writer',
+    switches: J,
+    toInbox(a) {
+      const [task_id, status, actor, p] = need(a, 3, this.usage) as [string, string, string, string | undefined];
+      const payload = parsePayload(p);
+      return { command: 'transition-task', task_id, status, actor, ...(payload ? { payload } : {}) };
+    },
+    async run(ctx, a, io) {
+      const [taskId, status, actor, p] = need(a, 3, this.usage) as [string, string, string, string | undefined];
+      noMore(a, 4, this.usage);
+      const payload = parsePayload(p);
+      const r = await transitionTask(ctx, { taskId, status, actor, ...(payload ? { payload } : {}) });
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `${r.taskId}: ${r.oldStatus ?? 'new'} -> ${r.newStatus}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'pick-ready-task',
+    usage: 'pick-ready-task <worker|primary> [--exclude id]',
+    summary: 'print the next ready task id (or NONE) without claiming it',
+    store: 'observer',
+    values: ['exclude'],
+    switches: J,
+    async run(ctx, a, io) {
+      const [role] = need(a, 1, this.usage) as [string];
+      noMore(a, 1, this.usage);
+      const t = pickReadyTask(ctx, parseRole(role), a.options.get('exclude') ?? []);
+      io.out(json(a) ? `${JSON.stringify(t ?? null)}\n` : `${t?.task_id ?? 'NONE'}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'claim-ready-task',
+    usage: 'claim-ready-task <worker|primary> [--owner name] [--exclude id]',
+    summary: 'pick and claim the next ready task atomically; prints its id or NONE',
+    store: 'writer',
+    values: ['exclude', 'owner'],
+    switches: J,
+    async run(ctx, a, io) {
+      const [roleArg] = need(a, 1, this.usage) as [string];
+      noMore(a, 1, this.usage);
+      const role = parseRole(roleArg);
+      const t = await claimReadyTask(ctx, role, opt(a, 'owner') ?? role, a.options.get('exclude') ?? []);
+      io.out(json(a) ? `${JSON.stringify(t ?? null)}\n` : `${t?.task_id ?? 'NONE'}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'queue-patch',
+    usage: 'queue-patch <task> <path> <created_by>',
+    summary: 'queue a patch file for a task (task -> proposed); prints the patch id',
+    store: 'writer',
+    async run(ctx, a, io) {
+      const [taskId, p, createdBy] = need(a, 3, this.usage) as [string, string, string];
+      noMore(a, 3, this.usage);
+      io.out(`${await queuePatch(ctx, { taskId, patchPath: p, createdBy })}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'promote-patch',
+    usage: 'promote-patch <patch_id> <commit_hash>',
+    summary: 'patch -> promoted, task -> done (the commit must exist)',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      const [patchId, commitHash] = need(a, 2, this.usage) as [string, string];
+      noMore(a, 2, this.usage);
+      const r = await promotePatch(ctx, { patchId, commitHash });
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `${formatPromoted(r)}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'discard-patch',
+    usage: 'discard-patch <patch_id> <reason...>',
+    summary: 'patch -> discarded, task -> pending',
+    store: 'writer',
+    toInbox(a) {
+      const [patch_id, ...reason] = need(a, 2, this.usage) as [string, ...string[]];
+      return { command: 'discard-patch', patch_id, reason: reason.join(' ') };
+    },
+    async run(ctx, a, io) {
+      const [patchId, ...reason] = need(a, 2, this.usage) as [string, ...string[]];
+      const r = await discardPatch(ctx, { patchId, reason: reason.join(' ') });
+      io.out(`DISCARDED ${r.patchId} → ${r.taskId} pending\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'classify-risk',
+    usage: 'classify-risk <task> [--patch patch_id]',
+    summary: "print the task's risk tier 0..3, from the files its patch touches",
+    store: 'prefer-writer',
+    values: ['patch'],
+    switches: J,
+    async run(ctx, a, io) {
+      const [taskId] = need(a, 1, this.usage) as [string];
+      noMore(a, 1, this.usage);
+      const patchId = opt(a, 'patch');
+      const r = await classifyTaskRisk(ctx, taskId, patchId ? { patchId } : {});
+      io.out(json(a) ? `${JSON.stringify({ task_id: r.taskId, risk_tier: r.tier, patch_id: r.patchId, files: r.files })}\n` : `${r.tier}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'policy-check',
+    usage: 'policy-check <task> [patch_id] [--apply]',
+    summary: 'print {"decision","reason","risk_tier"}; --apply defers / blocks the task as decided',
+    store: 'prefer-writer',
+    switches: ['apply', 'json'],
+    async run(ctx, a, io) {
+      const [taskId, patchId] = need(a, 1, this.usage) as [string, string | undefined];
+      noMore(a, 2, this.usage);
+      const v = a.switches.has('apply') ? await applyPolicy(ctx, taskId, patchId) : await policyCheck(ctx, taskId, patchId);
+      io.out(`${json(a) ? JSON.stringify(v) : pyJson({ decision: v.decision, reason: v.reason, risk_tier: v.risk_tier })}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'get-deferred-queue',
+    usage: 'get-deferred-queue [--format prompt|json]',
+    summary: 'list deferred tasks for the judge',
+    store: 'observer',
+    values: ['format'],
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const f = opt(a, 'format') ?? 'prompt';
+      if (f !== 'prompt' && f !== 'json') throw new UsageError(`--format must be prompt or json, not '${f}'`);
+      io.out(getDeferredQueue(ctx, f));
+      return 0;
+    },
+  },
+  {
+    name: 'should-review-deferred',
+    usage: 'should-review-deferred',
+    summary: 'print true when >= 3 tasks are deferred or one has waited 10 commits',
+    store: 'observer',
+    switches: J,
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const r = shouldReviewDeferred(ctx);
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `${r.review ? 'true' : 'false'}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'resolve-deferred',
+    usage: 'resolve-deferred <task> <approve|reject|modify> <actor> <rationale...> [--commit hash]',
+    summary: "the judge's verdict on a deferred task (approve promotes its patch, never a bare done)",
+    store: 'writer',
+    values: ['commit'],
+    switches: J,
+    toInbox(a) {
+      const [task_id, decision, actor, ...rationale] = need(a, 4, this.usage) as [string, string, string, ...string[]];
+      return { command: 'resolve-deferred', task_id, decision: parseDecision(decision), actor, rationale: rationale.join(' ') };
+    },
+    async run(ctx, a, io) {
+      const [taskId, decision, actor, ...rationale] = need(a, 4, this.usage) as [string, string, string, ...string[]];
+      const commitHash = opt(a, 'commit');
+      const r = await resolveDeferred(ctx, { taskId, decision: parseDecision(decision), actor, rationale: rationale.join(' '), ...(commitHash ? { commitHash } : {}) });
+      const note = r.decision === 'approve' && !r.promoted && r.newStatus === 'proposed' ? ` (patch ${r.patchId} approved; done once promoted)` : '';
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `RESOLVED ${r.taskId} ${r.decision} → ${r.newStatus}${note}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'expire-stale-deferrals',
+    usage: 'expire-stale-deferrals',
+    summary: 'deferred tasks older than 20 promoted commits -> pending, tier lowered by one',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const ids = await expireStaleDeferrals(ctx);
+      io.out(json(a) ? `${JSON.stringify({ expired: ids })}\n` : `Expired ${ids.length} stale deferrals\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'process-proposals',
+    usage: 'process-proposals',
+    summary: 'accept, defer or reject proposals/prop_*.json',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const r = await processProposals(ctx);
+      for (const x of r.reports) if (x.outcome !== 'accepted') io.err(`${x.file}: ${x.outcome}: ${x.detail}\n`);
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `${pyJson({ ...r.counts })}\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'render-state',
+    usage: 'render-state',
+    summary: 'regenerate STATE.json from the event log',
+    store: 'observer',
+    async run(ctx, a) {
+      noMore(a, 0, this.usage);
+      renderState(ctx);
+      return 0;
+    },
+  },
+  {
+    name: 'render-backlog',
+    usage: 'render-backlog',
+    summary: 'regenerate BACKLOG.md from the event log',
+    store: 'observer',
+    async run(ctx, a) {
+      noMore(a, 0, this.usage);
+      renderBacklogFile(ctx);
+      return 0;
+    },
+  },
+  {
+    name: 'sync-backlog',
+    usage: 'sync-backlog',
+    summary: 'import new BACKLOG.md rows; report done marks without a promoted patch',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const r = await syncBacklog(ctx);
+      const f = formatSync(r);
+      io.err(f.err);
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : f.out);
+      return 0;
+    },
+  },
+  {
+    name: 'status',
+    usage: 'status',
+    summary: 'summary of phase, tasks, patches, events and deferrals',
+    store: 'observer',
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      io.out(statusText(ctx));
+      return 0;
+    },
+  },
+  {
+    name: 'rebuild',
+    usage: 'rebuild',
+    summary: 'replay every event into fresh task_view and patch_view',
+    store: 'writer',
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const n = await rebuildViews(ctx);
+      io.out(`Rebuilt task_view and patch_view from ${n} events\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'drain-inbox',
+    usage: 'drain-inbox',
+    summary: 'run the command files observers left in .ralph/inbox/',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      noMore(a, 0, this.usage);
+      const r = await drainInbox(ctx);
+      for (const x of r) if (!x.ok) io.err(`${x.file}: ${x.error ?? 'failed'}\n`);
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `Drained ${r.length} inbox commands (${r.filter((x) => !x.ok).length} failed)\n`);
+      return r.some((x) => !x.ok) ? 1 : 0;
+    },
+  },
+];
+
+export function relativeToCwd(p: string): string {
+  const r = path.relative(process.cwd(), p);
+  return r.startsWith('..') ? p : r;
+}

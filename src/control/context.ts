@@ -1,0 +1,58 @@
+// What every control-plane command runs against: the event store, the project's folders,
+// the risk patterns, a clock, and the git port (kept at the edge: the CLI and the loop
+// supply it, tests supply a real repository).
+import * as path from 'node:path';
+import type { EventStore } from '../store/types';
+import { DEFAULT_RISK_PATTERNS, type RiskPatterns } from '../domain/risk';
+
+/** The few git facts the control plane needs. */
+export interface GitPort {
+  /** True when `hash` names a commit in the project's repository. */
+  commitExists(hash: string): Promise<boolean>;
+}
+
+export interface ControlContext {
+  readonly store: EventStore;
+  /** The `.ralph` directory. */
+  readonly ralphDir: string;
+  /** The project root (the parent of `.ralph` by default). */
+  readonly projectDir: string;
+  readonly git?: GitPort;
+  readonly riskPatterns: RiskPatterns;
+  readonly now: () => Date;
+}
+
+export function controlContext(
+  store: EventStore,
+  opts: { ralphDir: string; projectDir?: string; git?: GitPort; riskPatterns?: RiskPatterns; now?: () => Date },
+): ControlContext {
+  return {
+    store,
+    ralphDir: opts.ralphDir,
+    projectDir: opts.projectDir ?? path.dirname(opts.ralphDir),
+    ...(opts.git ? { git: opts.git } : {}),
+    riskPatterns: opts.riskPatterns ?? DEFAULT_RISK_PATTERNS,
+    now: opts.now ?? ((): Date => new Date()),
+  };
+}
+
+export const CONTROL_ACTOR = 'control_plane';
+
+/** Paths of the files the control plane owns inside `.ralph`. */
+export function ralphPaths(ralphDir: string): {
+  backlog: string;
+  state: string;
+  proposals: string;
+  processed: string;
+  rejected: string;
+  inbox: string;
+} {
+  return {
+    backlog: path.join(ralphDir, 'BACKLOG.md'),
+    state: path.join(ralphDir, 'STATE.json'),
+    proposals: path.join(ralphDir, 'proposals'),
+    processed: path.join(ralphDir, 'proposals', 'processed'),
+    rejected: path.join(ralphDir, 'proposals', 'rejected'),
+    inbox: path.join(ralphDir, 'inbox'),
+  };
+}

@@ -1,0 +1,25 @@
+// The control plane's public API: every reference command as a library function over an
+// EventStore, the projections they need, and the inbox.
+export { CONTROL_PROJECTIONS, taskViewProjection, patchViewProjection, getTask, getPatch, patchesOf, allTasks } from './views';
+export { controlContext, CONTROL_ACTOR, ralphPaths, type ControlContext, type GitPort } from './context';
+export { emitEvent, transitionTask, pickReadyTask, claimReadyTask, parseRole, decideAndAppend, type TransitionResult } from './tasks';
+export {
+  queuePatch,
+  promotePatch,
+  discardPatch,
+  classifyTaskRisk,
+  assessRisk,
+  policyCheck,
+  applyPolicy,
+  patchFiles,
+  formatPromoted,
+  PatchFileError,
+  type PromoteResult,
+  type RiskAssessment,
+  type PolicyCheckResult,
+} from './patches';
+export { getDeferredQueue, deferredTasks, shouldReviewDeferred, resolveDeferred, expireStaleDeferrals, parseDecision, type ResolveResult, type ReviewDue } from './deferred';
+export { processProposals, listProposalFiles, type ProposalCounts, type ProposalReport } from './proposals';
+export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
+export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
+export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';

@@ -1,0 +1,85 @@
+// Task commands: emit-event, transition-task, pick-ready-task and the atomic
+// claim-ready-task (reference defect 4: picking did not claim).
+import type { NewEvent, SqlReader, StoredEvent } from '../store/types';
+import { isDomainEventType, toNewEvent, type DomainEvent } from '../domain/events';
+import { InvalidArgumentError, ReservedEventTypeError } from '../domain/errors';
+import { decideClaim, decideTransition, pickReady, type PickRole } from '../domain/task';
+import type { Task, TaskStatus } from '../domain/model';
+import type { ControlContext } from './context';
+import { allTasks, getTask, patchesOf } from './views';
+
+/** Runs a domain decision through the store: its events are appended atomically. */
+export async function decideAndAppend<T>(
+  ctx: ControlContext,
+  decide: (db: SqlReader) => { events: readonly DomainEvent[]; result: T },
+): Promise<{ result: T; events: StoredEvent[] }> {
+  return ctx.store.execute((db) => {
+    const d = decide(db);
+    return { events: d.events.map(toNewEvent), result: d.result };
+  });
+}
+
+/**
+ * emit-event: appends a free-form event and returns its id. Event types that the
+ * domain owns (task.*, patch.*, proposal.* of the lifecycle) are refused: appending them
+ * raw would bypass the lifecycle rules, e.g. `done` without a promoted patch.
+ */
+export async function emitEvent(
+  ctx: ControlContext,
+  e: { entityType: string; entityId: string; eventType: string; actor: string; payload?: Record<string, unknown> },
+): Promise<string> {
+  for (const [k, v] of Object.entries({ entity_type: e.entityType, entity_id: e.entityId, event_type: e.eventType, actor: e.actor })) {
+    if (v.trim() === '') throw new InvalidArgumentError(`${k} must not be empty`);
+  }
+  if (isDomainEventType(e.eventType)) throw new ReservedEventTypeError(e.eventType);
+  const ev: NewEvent = { entity_type: e.entityType, entity_id: e.entityId, event_type: e.eventType, actor: e.actor, payload: e.payload ?? {} };
+  const [stored] = await ctx.store.append([ev]);
+  if (stored === undefined) throw new Error('the store appended nothing');
+  return stored.event_id;
+}
+
+export interface TransitionResult {
+  readonly taskId: string;
+  readonly oldStatus: TaskStatus | null;
+  readonly newStatus: TaskStatus;
+  readonly eventId: string;
+}
+
+/** transition-task: payload keys claimed_by, patch_id, risk_tier update those columns. */
+export async function transitionTask(
+  ctx: ControlContext,
+  cmd: { taskId: string; status: string; actor: string; payload?: Record<string, unknown>; via?: string },
+): Promise<TransitionResult> {
+  const { result, events } = await decideAndAppend(ctx, (db) => {
+    const task = getTask(db, cmd.taskId);
+    const evs = decideTransition(
+      { task, patches: patchesOf(db, cmd.taskId) },
+      { taskId: cmd.taskId, to: cmd.status, actor: cmd.actor, ...(cmd.payload ? { payload: cmd.payload } : {}), ...(cmd.via ? { via: cmd.via } : {}) },
+    );
+    return { events: evs, result: { oldStatus: task?.status ?? null, newStatus: cmd.status as TaskStatus } };
+  });
+  return { taskId: cmd.taskId, ...result, eventId: events[0]?.event_id ?? '' };
+}
+
+export function parseRole(role: string): PickRole {
+  if (role !== 'worker' && role !== 'primary') throw new InvalidArgumentError(`role must be worker or primary, not '${role}'`);
+  return role;
+}
+
+/** pick-ready-task: the next ready task for the role, without claiming it (a query). */
+export function pickReadyTask(ctx: ControlContext, role: PickRole, exclude: readonly string[] = []): Task | undefined {
+  return pickReady(allTasks(ctx.store), role, exclude);
+}
+
+/**
+ * claim-ready-task: picks and claims in one transaction, so two agents can never take
+ * the same task. Returns the claimed task, or undefined when nothing is ready.
+ */
+export async function claimReadyTask(ctx: ControlContext, role: PickRole, owner: string = role, exclude: readonly string[] = []): Promise<Task | undefined> {
+  const { result } = await decideAndAppend(ctx, (db) => {
+    const task = pickReady(allTasks(db), role, exclude);
+    if (task === undefined) return { events: [], result: undefined };
+    return { events: decideClaim({ task, patches: [] }, task.task_id, owner), result: task.task_id };
+  });
+  return result === undefined ? undefined : getTask(ctx.store, result);
+}

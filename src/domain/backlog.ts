@@ -1,0 +1,183 @@
+// BACKLOG.md in the reference's table format: parse (with every malformed row reported by
+// file and line, never dropped) and render (waves in order, rows by wave then id, `-` for
+// empty cells). Pure: the caller reads and writes the file.
+import { EFFORTS, isTaskStatus, type Task, type TaskStatus } from './model';
+
+export const WAVE_TITLES: readonly string[] = [
+  'Critical Fixes & Foundation',
+  'Core Infrastructure',
+  'Core Features',
+  'Extended Features',
+  'Polish & Testing',
+  'Documentation & Deployment',
+  'Optimization',
+  'Future Enhancements',
+  'Stretch Goals',
+];
+
+export const TABLE_HEADER = '| ID | Status | Title | Source | Effort | Deps |';
+export const TABLE_SEPARATOR = '|----|--------|-------|--------|--------|------|';
+
+export function waveHeading(wave: number): string {
+  const title = WAVE_TITLES[wave];
+  return title === undefined ? `## Wave ${wave}` : `## Wave ${wave}: ${title}`;
+}
+
+/** A table row as written in BACKLOG.md. */
+export interface BacklogRow {
+  readonly id: string;
+  /** The status cell as written (e.g. `in_progress`). */
+  readonly rawStatus: string;
+  readonly title: string;
+  readonly source: string;
+  readonly effort: string;
+  readonly deps: string;
+  readonly wave: number;
+  readonly line: number;
+}
+
+export interface BacklogProblem {
+  readonly file: string;
+  readonly line: number;
+  readonly message: string;
+}
+
+export interface ParsedBacklog {
+  readonly rows: BacklogRow[];
+  readonly problems: BacklogProblem[];
+}
+
+export class BacklogParseError extends Error {
+  override readonly name = 'BacklogParseError';
+  constructor(readonly problems: readonly BacklogProblem[]) {
+    super(problems.map(formatProblem).join('\n'));
+  }
+}
+
+export function formatProblem(p: BacklogProblem): string {
+  return `${p.file}:${p.line}: ${p.message}`;
+}
+
+/** Splits `| a | b \| c |` into trimmed cells, honouring `\|` escapes. */
+function splitRow(line: string): string[] {
+  const body = line.trim().replace(/^\|/, '').replace(/\|$/, '');
+  const cells: string[] = [];
+  let cur = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '\\' && body[i + 1] === '|') {
+      cur += '|';
+      i++;
+    } else if (c === '|') {
+      cells.push(cur.trim());
+      cur = '';
+    } else cur += c;
+  }
+  cells.push(cur.trim());
+  return cells;
+}
+
+function escapeCell(s: string): string {
+  return s.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
+}
+
+const WAVE_RE = /^##\s+Wave\s+(\d+)\b/i;
+const SEPARATOR_RE = /^\|(\s*:?-+:?\s*\|)+\s*$/;
+
+/** Parses BACKLOG.md text. `file` names the file in problems. */
+export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
+  const rows: BacklogRow[] = [];
+  const problems: BacklogProblem[] = [];
+  const seen = new Map<string, number>();
+  let wave: number | undefined;
+  const lines = text.split(/\r?\n/);
+  lines.forEach((raw, i) => {
+    const lineNo = i + 1;
+    const line = raw.trim();
+    const w = WAVE_RE.exec(line);
+    if (w) {
+      wave = Number(w[1]);
+      return;
+    }
+    if (!line.startsWith('|')) return;
+    if (SEPARATOR_RE.test(line)) return;
+    const cells = splitRow(line);
+    if (cells[0]?.toLowerCase() === 'id' && cells[1]?.toLowerCase() === 'status') return;
+    const problem = (message: string): void => {
+      problems.push({ file, line: lineNo, message });
+    };
+    if (cells.length !== 6) return problem(`table row has ${cells.length} cells, expected 6 (ID | Status | Title | Source | Effort | Deps)`);
+    const [id, status, title, source, effort, deps] = cells as [string, string, string, string, string, string];
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id)) return problem(`invalid task id '${id}'`);
+    const dup = seen.get(id);
+    if (dup !== undefined) return problem(`duplicate task id ${id} (first on line ${dup})`);
+    const eff = effort.toUpperCase();
+    if (!(EFFORTS as readonly string[]).includes(eff)) return problem(`task ${id}: invalid effort '${effort}' (expected S, M, L or XL)`);
+    if (title.length === 0 || title === '-') return problem(`task ${id}: empty title`);
+    let rowWave = wave;
+    if (rowWave === undefined) {
+      const fromId = /^W(\d+)-/i.exec(id);
+      if (!fromId) return problem(`task ${id} is outside any '## Wave N' section`);
+      rowWave = Number(fromId[1]);
+    }
+    seen.set(id, lineNo);
+    rows.push({
+      id,
+      rawStatus: status,
+      title,
+      source: source === '' ? '-' : source,
+      effort: eff,
+      deps: deps === '' ? '-' : deps,
+      wave: rowWave,
+      line: lineNo,
+    });
+  });
+  return { rows, problems };
+}
+
+/** Statuses the reference maps to pending on import. */
+const IMPORT_AS_PENDING = ['in_progress', 'implemented', 'tested', 'planned'];
+
+/**
+ * The status a BACKLOG.md row is imported with. Work in flight (claimed, proposed, the
+ * reference's in_progress/implemented/tested/planned, anything unknown) restarts as
+ * pending; `done` without a promoted patch would break the invariant, so it is pending
+ * too and reported (`note`).
+ */
+export function importStatus(raw: string): { status: TaskStatus; note?: string } {
+  const s = raw.trim().toLowerCase();
+  if (s === 'done') return { status: 'pending', note: 'marked done in BACKLOG.md but no promoted patch exists; imported as pending' };
+  if (s === 'pending' || s === 'blocked' || s === 'dropped' || s === 'deferred') return { status: s };
+  if (s === 'claimed' || s === 'proposed') return { status: 'pending', note: `was ${s}; nobody owns it now, imported as pending` };
+  if (IMPORT_AS_PENDING.includes(s)) return { status: 'pending' };
+  return isTaskStatus(s) ? { status: s } : { status: 'pending', note: `unknown status '${raw}', imported as pending` };
+}
+
+export function renderRow(t: Pick<Task, 'task_id' | 'status' | 'title' | 'source' | 'effort' | 'deps'>): string {
+  const cell = (v: string | null): string => (v === null || v.trim() === '' ? '-' : escapeCell(v));
+  return `| ${cell(t.task_id)} | ${t.status} | ${cell(t.title)} | ${cell(t.source)} | ${cell(t.effort)} | ${cell(t.deps)} |`;
+}
+
+/** Renders BACKLOG.md: `# BACKLOG`, then each wave (and every wave in `emptyWaves`). */
+export function renderBacklog(tasks: readonly Task[], emptyWaves: readonly number[] = []): string {
+  const byWave = new Map<number, Task[]>();
+  for (const w of emptyWaves) byWave.set(w, []);
+  for (const t of tasks) {
+    const list = byWave.get(t.wave) ?? [];
+    list.push(t);
+    byWave.set(t.wave, list);
+  }
+  const out: string[] = ['# BACKLOG', ''];
+  for (const wave of [...byWave.keys()].sort((a, b) => a - b)) {
+    const list = (byWave.get(wave) ?? []).sort((a, b) => (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
+    out.push(waveHeading(wave), '', TABLE_HEADER, TABLE_SEPARATOR);
+    for (const t of list) out.push(renderRow(t));
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** The skeleton `init` writes when there is no BACKLOG.md: waves 0-2, empty tables. */
+export function skeletonBacklog(): string {
+  return renderBacklog([], [0, 1, 2]);
+}

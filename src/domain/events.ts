@@ -1,0 +1,171 @@
+// The domain's events: one zod schema per event type, a typed discriminated union built
+// from them, and the conversions to and from the store's rows. Known event types are
+// validated whenever they are read; other types (run.*, lock.*, whatever emit-event
+// appends) pass through untouched and no projection reacts to them.
+import { z } from 'zod';
+import type { NewEvent, StoredEvent } from '../store/types';
+import { EFFORTS, TASK_STATUSES } from './model';
+
+const taskStatus = z.enum(TASK_STATUSES);
+const tier = z.number().int().min(0).max(3);
+const optStr = z.string().nullish();
+
+/** Descriptive fields a task may be created from. */
+const taskFields = {
+  title: optStr,
+  source: optStr,
+  effort: optStr,
+  deps: optStr,
+  wave: z.number().int().min(0).nullish(),
+};
+
+/** `task.<status>`: `{old_status, new_status, ...extra}` as the reference writes it. */
+const transitionSchema = z.looseObject({
+  old_status: taskStatus.nullable(),
+  new_status: taskStatus,
+  claimed_by: optStr,
+  patch_id: optStr,
+  risk_tier: tier.nullish(),
+  reason: optStr,
+  ...taskFields,
+});
+
+export const EVENT_SCHEMAS = {
+  'task.migrated': z.looseObject({
+    title: z.string(),
+    source: z.string(),
+    effort: z.string(),
+    deps: z.string(),
+    wave: z.number().int().min(0),
+    status: taskStatus,
+    backlog_status: z.string().optional(),
+  }),
+  'task.created': z.looseObject({
+    title: z.string(),
+    source: z.string(),
+    effort: z.enum(EFFORTS),
+    deps: z.string(),
+    wave: z.number().int().min(0),
+    provenance: z.enum(['spec', 'auto']),
+    confidence: z.number().nullish(),
+    rationale: optStr,
+    parent_task: optStr,
+  }),
+  'task.pending': transitionSchema,
+  'task.claimed': transitionSchema,
+  'task.proposed': transitionSchema,
+  'task.done': transitionSchema,
+  'task.deferred': transitionSchema,
+  'task.blocked': transitionSchema,
+  'task.dropped': transitionSchema,
+  'task.completed': z.looseObject({ patch_id: z.string(), commit_hash: z.string() }),
+  'task.deferral_resolved': z.looseObject({
+    decision: z.enum(['approve', 'reject', 'modify']),
+    rationale: z.string(),
+    old_status: taskStatus,
+    new_status: taskStatus,
+    modification: optStr,
+    patch_id: optStr,
+  }),
+  'task.deferral_expired': z.looseObject({
+    old_status: taskStatus,
+    new_status: taskStatus,
+    old_tier: tier,
+    new_tier: tier,
+    commits_since: z.number().int().min(0),
+  }),
+  'task.risk_classified': z.looseObject({
+    old_tier: tier,
+    risk_tier: tier,
+    files: z.array(z.string()),
+    patch_id: optStr,
+  }),
+  'task.reprioritized': z.looseObject({ old_wave: z.number().int().min(0), new_wave: z.number().int().min(0) }),
+  'patch.queued': z.looseObject({ task_id: z.string(), patch_path: z.string(), created_by: z.string() }),
+  'patch.applied': z.looseObject({ task_id: z.string() }),
+  'patch.verified': z.looseObject({ task_id: z.string() }),
+  'patch.promoted': z.looseObject({ task_id: z.string(), commit_hash: z.string() }),
+  'patch.discarded': z.looseObject({ task_id: z.string(), reason: z.string() }),
+  'proposal.accepted': z.looseObject({ file: z.string(), proposal_type: z.string(), tasks: z.array(z.string()) }),
+  'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
+  'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
+  'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
+} as const;
+
+export type EventSchemas = typeof EVENT_SCHEMAS;
+export type DomainEventType = keyof EventSchemas;
+export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;
+
+/** A domain event: its type, the entity it is about, who caused it, and its data. */
+export type DomainEvent = {
+  [K in DomainEventType]: { readonly type: K; readonly entity_id: string; readonly actor: string; readonly data: EventData<K> };
+}[DomainEventType];
+
+/** A domain event as stored (the store stamped id, time and run). */
+export type RecordedEvent = DomainEvent & { readonly event_id: string; readonly ts: string; readonly run_id: string };
+
+export type TransitionEventType = `task.${(typeof TASK_STATUSES)[number]}`;
+export type TransitionData = z.infer<typeof transitionSchema>;
+
+export function isDomainEventType(t: string): t is DomainEventType {
+  return Object.prototype.hasOwnProperty.call(EVENT_SCHEMAS, t);
+}
+
+export function isTransitionType(t: string): t is TransitionEventType {
+  return t.startsWith('task.') && (TASK_STATUSES as readonly string[]).includes(t.slice(5));
+}
+
+/** A stored event of a known type whose payload does not match its schema. */
+export class InvalidEventError extends Error {
+  override readonly name = 'InvalidEventError';
+  constructor(
+    readonly eventId: string,
+    readonly eventType: string,
+    readonly issues: string,
+  ) {
+    super(`event ${eventId} (${eventType}) has an invalid payload: ${issues}`);
+  }
+}
+
+export function formatZodIssues(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
+}
+
+/** Builds a domain event, validating its data (a bug in a decider fails loudly here). */
+export function domainEvent<K extends DomainEventType>(type: K, entityId: string, actor: string, data: EventData<K>): DomainEvent {
+  const parsed = EVENT_SCHEMAS[type].safeParse(data);
+  if (!parsed.success) throw new InvalidEventError('(new)', type, formatZodIssues(parsed.error));
+  return { type, entity_id: entityId, actor, data: parsed.data } as DomainEvent;
+}
+
+export function entityTypeOf(eventType: string): string {
+  const dot = eventType.indexOf('.');
+  return dot > 0 ? eventType.slice(0, dot) : eventType;
+}
+
+/** The store's row for a domain event. */
+export function toNewEvent(e: DomainEvent): NewEvent {
+  return {
+    entity_type: entityTypeOf(e.type),
+    entity_id: e.entity_id,
+    event_type: e.type,
+    actor: e.actor,
+    payload: e.data as Record<string, unknown>,
+  };
+}
+
+/** Validates a stored event: a RecordedEvent for known types, null for other types. */
+export function readEvent(e: StoredEvent): RecordedEvent | null {
+  if (!isDomainEventType(e.event_type)) return null;
+  const parsed = EVENT_SCHEMAS[e.event_type].safeParse(e.payload);
+  if (!parsed.success) throw new InvalidEventError(e.event_id, e.event_type, formatZodIssues(parsed.error));
+  return {
+    type: e.event_type,
+    entity_id: e.entity_id,
+    actor: e.actor,
+    data: parsed.data,
+    event_id: e.event_id,
+    ts: e.ts,
+    run_id: e.run_id,
+  } as RecordedEvent;
+}

@@ -1,0 +1,169 @@
+// The patch lifecycle as pure functions (queue, promote, discard) and the files a patch
+// touches, read from its diff headers: risk is classified from what a patch really
+// changes (reference defect 2), not from what a plan announced.
+import type { Patch, Task } from './model';
+import { domainEvent, type DomainEvent, type RecordedEvent } from './events';
+import { InvalidStateError, PatchNotFoundError, TaskNotFoundError } from './errors';
+
+export function evolvePatch(patch: Patch | undefined, e: RecordedEvent): Patch | undefined {
+  switch (e.type) {
+    case 'patch.queued':
+      return {
+        patch_id: e.entity_id,
+        task_id: e.data.task_id,
+        status: 'queued',
+        patch_path: e.data.patch_path,
+        created_by: e.data.created_by,
+        created_at: e.ts,
+        applied_at: null,
+        commit_hash: null,
+      };
+    case 'patch.applied':
+      return patch && { ...patch, status: 'applied' };
+    case 'patch.verified':
+      return patch && { ...patch, status: 'verified' };
+    case 'patch.promoted':
+      return patch && { ...patch, status: 'promoted', commit_hash: e.data.commit_hash, applied_at: e.ts };
+    case 'patch.discarded':
+      return patch && { ...patch, status: 'discarded' };
+    default:
+      return patch;
+  }
+}
+
+/** `patch_<task>_<UTC yyyymmddHHMMSSmmm>`, suffixed `_2`, `_3`… if taken. */
+export function newPatchId(taskId: string, now: Date, taken: (id: string) => boolean): string {
+  const stamp = now.toISOString().replace(/[-:TZ.]/g, '');
+  const base = `patch_${taskId}_${stamp}`;
+  if (!taken(base)) return base;
+  for (let i = 2; ; i++) if (!taken(`${base}_${i}`)) return `${base}_${i}`;
+}
+
+const LIVE: readonly string[] = ['queued', 'applied', 'verified'];
+
+export function isLivePatch(p: Patch): boolean {
+  return LIVE.includes(p.status);
+}
+
+/** queue-patch: the patch is queued and its task becomes `proposed`. */
+export function decideQueuePatch(task: Task | undefined, cmd: { taskId: string; patchId: string; path: string; createdBy: string }): DomainEvent[] {
+  if (task === undefined) throw new TaskNotFoundError(cmd.taskId);
+  if (task.status === 'done' || task.status === 'dropped') throw new InvalidStateError(cmd.taskId, task.status, `task ${cmd.taskId} is ${task.status}; it takes no more patches`);
+  return [
+    domainEvent('patch.queued', cmd.patchId, cmd.createdBy, { task_id: cmd.taskId, patch_path: cmd.path, created_by: cmd.createdBy }),
+    domainEvent('task.proposed', cmd.taskId, cmd.createdBy, { old_status: task.status, new_status: 'proposed', patch_id: cmd.patchId }),
+  ];
+}
+
+/**
+ * promote-patch: patch promoted, task done and `task.completed`, in one decision. A task
+ * still deferred to the judge cannot be promoted around it; approval comes first.
+ */
+export function decidePromotePatch(patch: Patch | undefined, task: Task | undefined, cmd: { patchId: string; commitHash: string; actor: string }): DomainEvent[] {
+  if (patch === undefined) throw new PatchNotFoundError(cmd.patchId);
+  if (!isLivePatch(patch)) throw new InvalidStateError(cmd.patchId, patch.status, `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be promoted`);
+  if (task === undefined) throw new TaskNotFoundError(patch.task_id);
+  if (task.status === 'deferred') {
+    throw new InvalidStateError(task.task_id, task.status, `task ${task.task_id} is deferred to the judge; approve it with resolve-deferred before promoting ${cmd.patchId}`);
+  }
+  if (task.status === 'dropped') throw new InvalidStateError(task.task_id, task.status, `task ${task.task_id} is dropped`);
+  return [
+    domainEvent('patch.promoted', cmd.patchId, cmd.actor, { task_id: task.task_id, commit_hash: cmd.commitHash }),
+    domainEvent('task.done', task.task_id, cmd.actor, { old_status: task.status, new_status: 'done', patch_id: cmd.patchId }),
+    domainEvent('task.completed', task.task_id, cmd.actor, { patch_id: cmd.patchId, commit_hash: cmd.commitHash }),
+  ];
+}
+
+/** discard-patch: patch discarded; its task back to pending unless it is already finished. */
+export function decideDiscardPatch(patch: Patch | undefined, task: Task | undefined, cmd: { patchId: string; reason: string; actor: string }): DomainEvent[] {
+  if (patch === undefined) throw new PatchNotFoundError(cmd.patchId);
+  if (!isLivePatch(patch)) throw new InvalidStateError(cmd.patchId, patch.status, `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be discarded`);
+  const events = [domainEvent('patch.discarded', cmd.patchId, cmd.actor, { task_id: patch.task_id, reason: cmd.reason })];
+  if (task !== undefined && task.status !== 'done' && task.status !== 'dropped' && task.status !== 'pending') {
+    events.push(domainEvent('task.pending', task.task_id, cmd.actor, { old_status: task.status, new_status: 'pending', reason: cmd.reason }));
+  }
+  return events;
+}
+
+/** Undoes git's C-style quoting of a path in a diff header (`"a/sp ace\303\251"`). */
+function unquoteGitPath(s: string): string {
+  if (!s.startsWith('"')) return s;
+  const bytes: number[] = [];
+  const body = s.slice(1, s.endsWith('"') ? -1 : undefined);
+  const simple: Record<string, number> = { n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i] as string;
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const n = body[i + 1] ?? '';
+    if (/[0-7]/.test(n)) {
+      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else {
+      bytes.push(simple[n] ?? n.charCodeAt(0));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+function stripSide(p: string): string | undefined {
+  const path = unquoteGitPath(p.trim().replace(/\t.*$/, ''));
+  if (path === '/dev/null') return undefined;
+  return path.replace(/^[ab]\//, '');
+}
+
+/**
+ * Every path a unified / git / format-patch diff touches (both sides of renames and
+ * copies), from `diff --git`, `---`/`+++`, `rename from/to` and `copy from/to` headers.
+ */
+export function filesTouchedByDiff(diff: string): string[] {
+  const out = new Set<string>();
+  const add = (p: string | undefined): void => {
+    if (p !== undefined && p.length > 0) out.add(p);
+  };
+  // Inside a hunk, lines are skipped by count so a removed `-- comment` is not a header.
+  let oldLeft = 0;
+  let newLeft = 0;
+  for (const line of diff.split(/\r?\n/)) {
+    if (oldLeft > 0 || newLeft > 0) {
+      const c = line[0];
+      if (c === ' ' || line === '') {
+        oldLeft--;
+        newLeft--;
+      } else if (c === '-') oldLeft--;
+      else if (c === '+') newLeft--;
+      if (c !== '\\') continue;
+    }
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (hunk) {
+      oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1]);
+      newLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      continue;
+    }
+    if (line.startsWith('diff --git ')) {
+      const rest = line.slice('diff --git '.length);
+      const m = /^("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$/.exec(rest);
+      if (m) {
+        add(stripSide(m[1] ?? ''));
+        add(stripSide(m[2] ?? ''));
+      } else {
+        // Unquoted paths with spaces: `a/x y b/x y`.
+        const half = /^a\/(.+) b\/(.+)$/.exec(rest);
+        if (half) {
+          add(half[1]);
+          add(half[2]);
+        }
+      }
+      continue;
+    }
+    const m = /^(--- |\+\+\+ |rename from |rename to |copy from |copy to )(.*)$/.exec(line);
+    if (m) {
+      const raw = m[2] ?? '';
+      add(m[1] === '--- ' || m[1] === '+++ ' ? stripSide(raw) : unquoteGitPath(raw.trim()));
+    }
+  }
+  return [...out].sort();
+}

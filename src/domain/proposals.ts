@@ -1,0 +1,163 @@
+// Backlog proposals (`.ralph/proposals/prop_*.json`): their schema and the seed's
+// auto-accept table. A proposal is accepted (task events), deferred to the judge (it
+// qualifies but needs a second opinion, or would exceed a limit) or rejected with the
+// reason it is invalid — never silently deferred (reference defect 14).
+import { z } from 'zod';
+import { EFFORTS, formatDeps, type Task } from './model';
+import { domainEvent, formatZodIssues, type DomainEvent } from './events';
+
+export const MAX_BACKLOG = 300;
+export const MAX_PENDING_PER_WAVE = 50;
+
+const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const deps = z.union([z.string(), z.array(z.string())]).transform((d) => formatDeps(d));
+
+export const proposedTaskSchema = z.object({
+  id: z.string().regex(TASK_ID, 'task id: letters, digits, ".", "_" or "-", e.g. W3-035'),
+  title: z.string().trim().min(1).refine((t) => !/[\r\n]/.test(t), 'title must be one line'),
+  source: z.string().trim().min(1).default('-'),
+  effort: z.enum(EFFORTS),
+  wave: z.number().int().min(0),
+  deps: deps.default('-'),
+});
+export type ProposedTask = z.infer<typeof proposedTaskSchema>;
+
+const confidence = z.number().min(0).max(1);
+const rationale = z.string().default('');
+const taskRef = z.object({ task_id: z.string().optional(), task: z.object({ id: z.string() }).passthrough().optional() });
+
+export const proposalSchema = z.discriminatedUnion('proposal_type', [
+  z.object({ proposal_type: z.literal('new_task'), confidence, task: proposedTaskSchema, rationale }),
+  z.object({
+    proposal_type: z.literal('decompose'),
+    confidence: confidence.default(1),
+    parent_task: z.string().min(1),
+    sub_tasks: z.array(proposedTaskSchema.extend({ wave: z.number().int().min(0).optional() })).min(1),
+    rationale,
+  }),
+  z.object({ proposal_type: z.literal('drop_task'), confidence: confidence.default(1), rationale, ...taskRef.shape }).refine((p) => p.task_id ?? p.task?.id, 'drop_task needs task_id (or task.id)'),
+  z
+    .object({
+      proposal_type: z.literal('reprioritize'),
+      confidence: confidence.default(1),
+      rationale,
+      old_wave: z.number().int().min(0).optional(),
+      new_wave: z.number().int().min(0),
+      ...taskRef.shape,
+    })
+    .refine((p) => p.task_id ?? p.task?.id, 'reprioritize needs task_id (or task.id)'),
+]);
+export type Proposal = z.infer<typeof proposalSchema>;
+
+export type ParsedProposal = { ok: true; proposal: Proposal } | { ok: false; error: string };
+
+/** Parses a proposal file's text; the error names the file and what is wrong. */
+export function parseProposal(text: string, file: string): ParsedProposal {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, error: `${file}: not valid JSON: ${(e as Error).message}` };
+  }
+  const r = proposalSchema.safeParse(json);
+  if (!r.success) return { ok: false, error: `${file}: ${formatZodIssues(r.error)}` };
+  return { ok: true, proposal: r.data };
+}
+
+export type ProposalOutcome =
+  | { readonly outcome: 'accepted'; readonly events: DomainEvent[]; readonly tasks: string[] }
+  | { readonly outcome: 'deferred'; readonly reason: string }
+  | { readonly outcome: 'rejected'; readonly error: string };
+
+/** The backlog as proposals see it; processProposals updates it between files. */
+export interface BacklogFacts {
+  readonly tasks: ReadonlyMap<string, Task>;
+}
+
+function live(tasks: ReadonlyMap<string, Task>): Task[] {
+  return [...tasks.values()].filter((t) => t.status !== 'dropped');
+}
+
+function limitProblem(tasks: ReadonlyMap<string, Task>, adding: readonly { wave: number }[]): string | undefined {
+  const size = live(tasks).length;
+  if (size + adding.length > MAX_BACKLOG) return `backlog limit: ${size} + ${adding.length} tasks would exceed ${MAX_BACKLOG}`;
+  const perWave = new Map<number, number>();
+  for (const t of tasks.values()) if (t.status === 'pending') perWave.set(t.wave, (perWave.get(t.wave) ?? 0) + 1);
+  for (const a of adding) {
+    const n = (perWave.get(a.wave) ?? 0) + 1;
+    perWave.set(a.wave, n);
+    if (n > MAX_PENDING_PER_WAVE) return `wave limit: wave ${a.wave} would have more than ${MAX_PENDING_PER_WAVE} pending tasks`;
+  }
+  return undefined;
+}
+
+function unknownDeps(t: { deps: string }, known: (id: string) => boolean): string[] {
+  return t.deps === '-' ? [] : t.deps.split(',').filter((d) => !known(d));
+}
+
+/** Applies the seed's auto-accept table to one valid proposal. */
+export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'control_plane'): ProposalOutcome {
+  const { tasks } = facts;
+  switch (p.proposal_type) {
+    case 'new_task': {
+      const t = p.task;
+      if (tasks.has(t.id)) return { outcome: 'rejected', error: `task ${t.id} already exists` };
+      const missing = unknownDeps(t, (id) => tasks.has(id));
+      if (missing.length) return { outcome: 'rejected', error: `task ${t.id} depends on unknown task(s) ${missing.join(', ')}` };
+      const limit = limitProblem(tasks, [t]);
+      if (limit) return { outcome: 'deferred', reason: limit };
+      const accept = (t.effort === 'S' && t.deps === '-' && p.confidence >= 0.7) || ((t.effort === 'S' || t.effort === 'M') && p.confidence >= 0.8);
+      if (!accept) return { outcome: 'deferred', reason: `new ${t.effort}-effort task with confidence ${p.confidence}${t.deps === '-' ? '' : ` and deps ${t.deps}`} needs the judge` };
+      return {
+        outcome: 'accepted',
+        tasks: [t.id],
+        events: [domainEvent('task.created', t.id, actor, { ...t, provenance: 'auto', confidence: p.confidence, rationale: p.rationale })],
+      };
+    }
+    case 'decompose': {
+      const parent = tasks.get(p.parent_task);
+      if (!parent) return { outcome: 'rejected', error: `parent task ${p.parent_task} does not exist` };
+      if (parent.status === 'done' || parent.status === 'dropped') return { outcome: 'rejected', error: `parent task ${p.parent_task} is ${parent.status}` };
+      const subs = p.sub_tasks.map((s) => ({ ...s, wave: s.wave ?? parent.wave }));
+      const ids = new Set<string>();
+      for (const s of subs) {
+        if (tasks.has(s.id) || ids.has(s.id)) return { outcome: 'rejected', error: `sub-task id ${s.id} is not unique` };
+        ids.add(s.id);
+      }
+      for (const s of subs) {
+        const missing = unknownDeps(s, (id) => tasks.has(id) || ids.has(id));
+        if (missing.length) return { outcome: 'rejected', error: `sub-task ${s.id} depends on unknown task(s) ${missing.join(', ')}` };
+      }
+      const limit = limitProblem(tasks, subs);
+      if (limit) return { outcome: 'deferred', reason: limit };
+      const notS = subs.filter((s) => s.effort !== 'S');
+      if (notS.length) return { outcome: 'deferred', reason: `decomposition has non-S sub-tasks (${notS.map((s) => s.id).join(', ')}); needs the judge` };
+      return {
+        outcome: 'accepted',
+        tasks: subs.map((s) => s.id),
+        events: [
+          ...subs.map((s) => domainEvent('task.created', s.id, actor, { ...s, provenance: 'auto', confidence: p.confidence, rationale: p.rationale, parent_task: parent.task_id })),
+          domainEvent('task.dropped', parent.task_id, actor, { old_status: parent.status, new_status: 'dropped', reason: `decomposed into ${subs.map((s) => s.id).join(', ')}` }),
+        ],
+      };
+    }
+    case 'drop_task': {
+      const id = (p.task_id ?? p.task?.id) as string;
+      if (!tasks.has(id)) return { outcome: 'rejected', error: `task ${id} does not exist` };
+      return { outcome: 'deferred', reason: `dropping ${id} always needs the judge` };
+    }
+    case 'reprioritize': {
+      const id = (p.task_id ?? p.task?.id) as string;
+      const t = tasks.get(id);
+      if (!t) return { outcome: 'rejected', error: `task ${id} does not exist` };
+      if (p.old_wave !== undefined && p.old_wave !== t.wave) return { outcome: 'rejected', error: `task ${id} is in wave ${t.wave}, not ${p.old_wave} (stale proposal)` };
+      if (p.new_wave === t.wave) return { outcome: 'rejected', error: `task ${id} is already in wave ${t.wave}` };
+      if (Math.abs(p.new_wave - t.wave) > 1) return { outcome: 'deferred', reason: `moving ${id} from wave ${t.wave} to ${p.new_wave} (more than one wave) needs the judge` };
+      if (t.status === 'pending') {
+        const limit = limitProblem(new Map([...tasks].filter(([k]) => k !== id)), [{ wave: p.new_wave }]);
+        if (limit) return { outcome: 'deferred', reason: limit };
+      }
+      return { outcome: 'accepted', tasks: [id], events: [domainEvent('task.reprioritized', id, actor, { old_wave: t.wave, new_wave: p.new_wave, rationale: p.rationale })] };
+    }
+  }
+}
