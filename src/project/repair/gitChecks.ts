@@ -1,0 +1,72 @@
+// Repair checks of the repository: a work tree with a commit, no merge or rebase left
+// half done, every registered worktree present (`git worktree list --porcelain`), and no
+// orphaned Ralph worktree (one no active agent owns, or a stray directory git forgot).
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { GitError, runGit } from '../../git/exec';
+import { gitDir, listWorktrees } from '../../git/repo';
+import { listRalphWorktrees } from '../../git/worktrees';
+import { ok } from './findings';
+import type { Finding } from './findings';
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface GitCheckOptions {
+  /**
+   * Names of the Ralph worktrees active agents own (from the control plane). When given,
+   * any other Ralph worktree is reported as orphaned; when omitted, only worktrees whose
+   * directory vanished or that git does not know are.
+   */
+  readonly activeWorktrees?: readonly string[];
+}
+
+export async function checkGit(projectDir: string, options: GitCheckOptions = {}): Promise<Finding[]> {
+  const inside = await runGit(projectDir, ['rev-parse', '--is-inside-work-tree'], { allowExitCodes: [128] }).catch((e: unknown) => {
+    if (e instanceof GitError) return { exitCode: 128, stdout: '' };
+    throw e;
+  });
+  if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true') {
+    return [{ check: 'git.repo', status: 'fail', message: `${projectDir} is not inside a git work tree`, fix: { kind: 'init', description: 'ralph init creates a repository and a first commit' } }];
+  }
+  const findings: Finding[] = [];
+  const head = await runGit(projectDir, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowExitCodes: [1, 128] });
+  if (head.exitCode !== 0) {
+    findings.push({ check: 'git.head', status: 'fail', message: 'the repository has no commit; agents work in worktrees of HEAD', fix: { kind: 'manual', description: 'commit your files' } });
+  }
+
+  const dotGit = await gitDir(projectDir);
+  for (const [marker, what] of [
+    ['MERGE_HEAD', 'a merge'],
+    ['rebase-merge', 'a rebase'],
+    ['rebase-apply', 'a rebase or am'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
+  ] as const) {
+    if (await exists(path.join(dotGit, marker))) {
+      findings.push({ check: 'git.in_progress', status: 'warn', message: `${what} is in progress in the checkout`, fix: { kind: 'manual', description: 'finish or abort it' } });
+    }
+  }
+
+  for (const w of await listWorktrees(projectDir)) {
+    if (w.prunable || !(await exists(w.path))) {
+      findings.push({ check: 'git.worktree', status: 'fail', message: `registered worktree ${w.path} no longer exists`, path: w.path, fix: { kind: 'git-prune', description: 'git worktree prune' } });
+    }
+  }
+
+  const active = options.activeWorktrees ? new Set(options.activeWorktrees) : undefined;
+  for (const w of await listRalphWorktrees(projectDir)) {
+    if (w.missing) continue; // reported above
+    if (!w.registered) {
+      findings.push({ check: 'git.orphaned_worktree', status: 'fail', message: `${w.path} is a directory under Ralph's worktree root that git does not know`, path: w.path, fix: { kind: 'git-prune', description: 'remove the stray directory' } });
+    } else if (active && !active.has(w.name)) {
+      findings.push({ check: 'git.orphaned_worktree', status: 'warn', message: `Ralph worktree ${w.name} (${w.branch ?? 'detached'}) is owned by no active agent`, path: w.path, fix: { kind: 'control-plane', description: 'release its task, then remove the worktree' } });
+    }
+  }
+  return findings.length ? findings : [ok('git', 'repository and worktrees healthy')];
+}
