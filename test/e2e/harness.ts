@@ -20,6 +20,8 @@ export const codeServerEntry = path.join(repoRoot, '.e2e', 'code-server', 'node_
 export const defaultVsix = path.join(repoRoot, 'dist', 'ralph-loop.vsix');
 export const screenshotDir = path.join(repoRoot, '.artifacts', 'screenshots');
 const chromiumPath = process.env.RALPH_E2E_CHROMIUM ?? '/usr/bin/chromium';
+/** Upper bound for one UI condition; generous because CI machines have 2 busy cores. */
+export const DEFAULT_TIMEOUT = Number(process.env.RALPH_E2E_TIMEOUT_MS ?? 60_000);
 
 /** A harness step that did not reach its condition; carries what a reader needs to debug it. */
 export class E2EError extends Error {
@@ -133,7 +135,7 @@ export class CodeServer {
   }
 
   /** The URL of the workbench for `folder`, with optional payload entries (extension dev/tests). */
-  workbenchUrl(folder: string, payload: ReadonlyArray<readonly [string, string]> = []): string {
+  workbenchUrl(folder: string, payload: Payload = []): string {
     const params = new URLSearchParams({ folder });
     if (payload.length > 0) params.set('payload', JSON.stringify(payload));
     return `${this.url}/?${params.toString()}`;
@@ -246,9 +248,14 @@ export class CodeServer {
   }
 }
 
+export type Payload = ReadonlyArray<readonly [string, string]>;
+
 export interface OpenOptions {
-  /** Payload entries for the workbench URL, e.g. extensionDevelopmentPath. */
-  readonly payload?: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Payload entries for the workbench URL, e.g. extensionDevelopmentPath; a function when
+   * they need the server (its port is in every vscode-remote URI).
+   */
+  readonly payload?: Payload | ((server: CodeServer) => Payload);
   /** Called before the page loads (exposeFunction for extension tests). */
   readonly beforeLoad?: (page: Page) => Promise<void>;
 }
@@ -280,10 +287,11 @@ export class Workbench {
     try {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const page = await context.newPage();
-      page.setDefaultTimeout(30_000);
+      page.setDefaultTimeout(DEFAULT_TIMEOUT);
       await options.beforeLoad?.(page);
-      await page.goto(server.workbenchUrl(folder, options.payload));
-      await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+      const payload = typeof options.payload === 'function' ? options.payload(server) : options.payload;
+      await page.goto(server.workbenchUrl(folder, payload));
+      await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 2 * DEFAULT_TIMEOUT });
       return new Workbench(browser, page, server);
     } catch (e) {
       await browser.close();
@@ -318,7 +326,7 @@ export class Workbench {
    * Runs a command by its palette title ("Ralph: Show Status"). Contributions appear a few
    * seconds after the workbench, so the palette is reopened until the command is listed.
    */
-  async runCommand(title: string, timeoutMs = 30_000): Promise<void> {
+  async runCommand(title: string, timeoutMs = DEFAULT_TIMEOUT): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       await this.openPalette();
@@ -356,7 +364,7 @@ export class Workbench {
       .filter({ has: this.page.locator('.notification-list-item-message', { hasText: text }) });
   }
 
-  async waitForNotification(text: string | RegExp, timeoutMs = 30_000): Promise<Locator> {
+  async waitForNotification(text: string | RegExp, timeoutMs = DEFAULT_TIMEOUT): Promise<Locator> {
     const toast = this.notification(text).first();
     await toast.waitFor({ state: 'visible', timeout: timeoutMs });
     return toast;
@@ -368,7 +376,7 @@ export class Workbench {
   }
 
   /** The modal dialog (Workspace Trust prompt, modal messages) once it is showing. */
-  async waitForDialog(text: string | RegExp, timeoutMs = 30_000): Promise<Locator> {
+  async waitForDialog(text: string | RegExp, timeoutMs = DEFAULT_TIMEOUT): Promise<Locator> {
     const box = this.page.locator('.monaco-dialog-box', { hasText: text }).first();
     await box.waitFor({ state: 'visible', timeout: timeoutMs });
     return box;
@@ -389,9 +397,12 @@ export class Workbench {
 
   /** Opens a view container from the activity bar (no-op when it is already showing). */
   async openViewContainer(title: string, containerId?: string): Promise<void> {
-    const icon = this.page.locator(`.activitybar a.action-label[aria-label^="${title}"]`).first();
+    const item = this.page
+      .locator('.activitybar li.action-item')
+      .filter({ has: this.page.locator(`a.action-label[aria-label^="${title}"]`) })
+      .first();
+    const icon = item.locator('a.action-label');
     await icon.waitFor({ state: 'visible' });
-    const item = this.page.locator('.activitybar li.action-item', { has: icon });
     const checked = (await item.getAttribute('class'))?.split(/\s+/).includes('checked') ?? false;
     if (!checked) await icon.click();
     if (containerId !== undefined) {
@@ -429,7 +440,7 @@ export class Workbench {
   }
 
   /** Waits until the Output panel shows `text` (after an extension revealed its channel). */
-  async waitForOutput(text: string | RegExp, timeoutMs = 30_000): Promise<Locator> {
+  async waitForOutput(text: string | RegExp, timeoutMs = DEFAULT_TIMEOUT): Promise<Locator> {
     const lines = this.page.locator('.part.panel .monaco-editor .view-lines', { hasText: text }).first();
     await lines.waitFor({ state: 'visible', timeout: timeoutMs });
     return lines;
