@@ -1,6 +1,7 @@
 // The monitor webview's entry (browser code, bundled to dist/webview/monitor.js). Owns the
 // page's lifecycle: restore the last state, say `ready`, validate every host message,
 // apply snapshots and batched updates, render, and send the user's requests with ids.
+import './zodConfig.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';

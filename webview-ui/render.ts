@@ -90,7 +90,7 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   const tabs = h('vscode-tabs', { id: 'tabs', panel: true, 'aria-label': 'Monitor sections' }) as VscodeTabs;
   const deferredBadge = h('vscode-badge', { variant: 'counter', slot: 'content-after', id: 'deferred-count' }, '0');
   const headers = TAB_NAMES.map((name, i) =>
-    h('vscode-tab-header', { slot: 'header', id: `tab-${name.toLowerCase()}` }, name, i === 2 ? deferredBadge : null),
+    h('vscode-tab-header', { slot: 'header', 'data-tab': name.toLowerCase() }, name, i === 2 ? deferredBadge : null),
   );
 
   const recent = panelBlock('Last events', 'recent');

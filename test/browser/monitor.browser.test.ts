@@ -1,0 +1,305 @@
+// The monitor webview in a real browser (Debian chromium through playwright-core): the
+// page the panel serves (same HTML builder, CSP and nonce) from a tiny 127.0.0.1 server,
+// with a stub acquireVsCodeApi that records what the page posts. Checks the numbers of a
+// real snapshot appear, a burst of updates lands, zero CSP violations, Approve posts the
+// right request, a reload restores the state, and leaves screenshots in .artifacts/.
+import { strict as assert } from 'node:assert';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
+import { createNonce, renderMonitorHtml } from '../../src/extension/monitor/monitorHtml';
+import { buildMonitorSnapshot } from '../../src/monitor/snapshot';
+import type { MonitorSnapshot } from '../../src/protocol/monitor';
+import { emptySnapshot } from '../../src/protocol/monitor';
+import { seedDemoProject } from '../unit/monitor/demoData';
+import { openSqlJs, readerOf } from '../unit/monitor/sqlFixture';
+import { THEMES } from './themes';
+import type { ThemeName } from './themes';
+
+const ROOT = resolve(__dirname, '..', '..');
+const SHOTS = join(ROOT, '.artifacts', 'screenshots');
+const NOW = new Date('2026-11-29T15:40:00.000Z');
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+/** Runs before the bundle: the VS Code API stub, the CSP listener and the theme variables. */
+function prelude(theme: ThemeName): string {
+  const t = THEMES[theme];
+  return `
+window.__posted = [];
+window.__violations = [];
+document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+window.acquireVsCodeApi = () => ({
+  postMessage: (m) => window.__posted.push(JSON.parse(JSON.stringify(m))),
+  getState: () => { const s = sessionStorage.getItem('vscode-state'); return s ? JSON.parse(s) : undefined; },
+  setState: (s) => { sessionStorage.setItem('vscode-state', JSON.stringify(s)); return s; },
+});
+window.__setTheme = (vars, bodyClass) => {
+  for (const [k, v] of Object.entries(vars)) document.documentElement.style.setProperty(k, v);
+  document.body.className = bodyClass;
+};
+window.__setTheme(${JSON.stringify(t.vars)}, ${JSON.stringify(t.bodyClass)});
+`;
+}
+
+interface Served {
+  server: Server;
+  origin: string;
+}
+
+async function serve(distDir: string): Promise<Served> {
+  const types: Record<string, string> = { '.js': 'text/javascript', '.css': 'text/css', '.ttf': 'font/ttf', '.map': 'application/json' };
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/') {
+      const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
+      const nonce = createNonce();
+      const theme = (url.searchParams.get('theme') ?? 'dark') as ThemeName;
+      const html = renderMonitorHtml({
+        cspSource: origin,
+        nonce,
+        scriptUri: `${origin}/dist/webview/monitor.js`,
+        styleUri: `${origin}/dist/webview/monitor.css`,
+        codiconUri: `${origin}/dist/webview/codicon.css`,
+      }).replace('<body>', `<body>\n<script nonce="${nonce}">${prelude(theme)}</script>`);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+      return;
+    }
+    if (url.pathname === '/favicon.ico') return void res.writeHead(204).end(); // the browser asks; VS Code's frame never does
+    const m = /^\/dist\/webview\/([\w.-]+)$/.exec(url.pathname);
+    if (!m?.[1]) return void res.writeHead(404).end();
+    try {
+      const body = readFileSync(join(distDir, m[1]));
+      res.writeHead(200, { 'content-type': types[m[1].slice(m[1].lastIndexOf('.'))] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** Builds the webview bundle exactly as esbuild.js's webview entry does, into `out`. */
+async function buildWebview(out: string): Promise<void> {
+  await build({
+    entryPoints: [join(ROOT, 'webview-ui', 'main.ts')],
+    outfile: join(out, 'monitor.js'),
+    bundle: true,
+    platform: 'browser',
+    target: 'es2022',
+    format: 'iife',
+    minify: true,
+    logLevel: 'error',
+  });
+  const codicons = dirname(require.resolve('@vscode/codicons/dist/codicon.css'));
+  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(join(codicons, f), join(out, f));
+}
+
+async function demoSnapshot(): Promise<MonitorSnapshot> {
+  const db = await openSqlJs();
+  const dir = mkdtempSync(join(tmpdir(), 'ralph-mon-browser-'));
+  try {
+    const { logsDir } = seedDemoProject(db, dir, NOW);
+    const agentStart = (min: number): string => new Date(NOW.getTime() - min * 60_000).toISOString();
+    return buildMonitorSnapshot(readerOf(db), logsDir, NOW, {
+      agents: [
+        { name: 'primary', role: 'A', phase: 'implement', taskId: 'W1-015', startedAt: agentStart(3), cost: 0.412 },
+        { name: 'worker-b', role: 'B', phase: 'verify', taskId: 'W1-014', startedAt: agentStart(11), cost: 0.187 },
+      ],
+      logLines: [
+        { ts: agentStart(14), level: 'info', text: '[primary] assess → plan: W1-015 Proposal processor (effort M)' },
+        { ts: agentStart(12), level: 'info', text: '[worker-b] worktree .ralph/worktrees/W1-014 ready at 4f3a9c1' },
+        { ts: agentStart(9), level: 'warn', text: '[gate] npm test: 1 failing (retry 1/3)' },
+        { ts: agentStart(7), level: 'info', text: '[gate] npm test: 212 passing' },
+        { ts: agentStart(5), level: 'info', text: '[control] policy W2-019: tier 2 → defer (touches auth/)' },
+        { ts: agentStart(3), level: 'info', text: '[primary] plan → implement: sub-step 1/3' },
+      ],
+    });
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('monitor webview in chromium', function () {
+  this.timeout(120_000);
+  let out: string;
+  let served: Served;
+  let browser: Browser;
+  let page: Page;
+  let snap: MonitorSnapshot;
+  const consoleErrors: string[] = [];
+  const violations: string[] = [];
+
+  /** Keeps the page's CSP violations before it navigates away. */
+  async function collectViolations(): Promise<void> {
+    if (page.url().startsWith('http')) violations.push(...(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)));
+  }
+
+  const posted = (): Promise<{ method: string; params: Record<string, unknown>; id?: number }[]> =>
+    page.evaluate(() => (window as unknown as { __posted: { method: string; params: Record<string, unknown>; id?: number }[] }).__posted);
+  const post = (msg: unknown): Promise<void> => page.evaluate((m) => window.postMessage(m, '*'), msg);
+  const text = (sel: string): Promise<string> => page.locator(sel).first().innerText();
+
+  async function open(theme: ThemeName): Promise<void> {
+    await collectViolations();
+    await page.goto(`${served.origin}/?theme=${theme}`);
+    await page.waitForFunction(() => (window as unknown as { __posted: { method: string }[] }).__posted.some((m) => m.method === 'ready'));
+  }
+
+  async function shot(name: string): Promise<void> {
+    await page.evaluate(() => document.fonts.ready);
+    await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+  }
+
+  async function selectTab(name: string): Promise<void> {
+    await page.locator(`vscode-tab-header[data-tab="${name}"]`).click();
+  }
+
+  before(async () => {
+    out = mkdtempSync(join(tmpdir(), 'ralph-webview-'));
+    mkdirSync(SHOTS, { recursive: true });
+    await buildWebview(out);
+    served = await serve(out);
+    snap = await demoSnapshot();
+    browser = await chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 });
+    page = await context.newPage();
+    page.on('console', (m: ConsoleMessage) => {
+      if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) consoleErrors.push(m.text());
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) consoleErrors.push(`${r.status()} ${r.url()}`);
+    });
+    page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((r) => served?.server.close(r));
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it('says ready, then shows the phase, task counts and cost of a snapshot', async () => {
+    await open('dark');
+    const first = (await posted())[0];
+    assert.equal(first?.method, 'ready');
+    await post({ method: 'snapshot', params: { snapshot: snap } });
+    await page.locator('#phase', { hasText: snap.state.phase }).waitFor();
+    assert.equal(await text('#tasks-total'), String(snap.tasks.total));
+    assert.equal(await text('#tasks-done .n'), String(snap.tasks.byStatus.done));
+    assert.equal(await text('#tasks-deferred .n'), String(snap.tasks.byStatus.deferred));
+    assert.equal(await text('#iteration'), String(snap.state.iteration));
+    assert.equal(await text('#commits'), String(snap.state.commits));
+    assert.equal(await text('#cost-today'), `$${snap.cost.cost.toFixed(snap.cost.cost < 10 ? 3 : 2)}`);
+    assert.equal(await text('#cost-invocations'), String(snap.cost.invocations));
+    assert.equal(await text('#events-total'), snap.events.total.toLocaleString('en-US'));
+    assert.ok(snap.deferred.length >= 2, 'the demo has deferred items');
+    assert.equal(await text('#deferred-count'), String(snap.deferred.length));
+    await shot('monitor.png');
+  });
+
+  it('applies a burst of updates, drops invalid and stale messages with a reason', async () => {
+    for (let i = 1; i <= 60; i++) {
+      await post({ method: 'update', params: { seq: i, patch: { events: { ...snap.events, total: snap.events.total + i } } } });
+    }
+    await post({ method: 'update', params: { seq: 3, patch: { events: { ...snap.events, total: 1 } } } });
+    await post({ method: 'update', params: { seq: 61, patch: { tasks: { total: 'many' } } } });
+    await post({ hello: 'world' });
+    await page.locator('#events-total', { hasText: (snap.events.total + 60).toLocaleString('en-US') }).waitFor();
+    await page.waitForFunction(() => (window as unknown as { __posted: { method: string }[] }).__posted.filter((m) => m.method === 'log').length >= 3);
+    const logs = (await posted()).filter((m) => m.method === 'log').map((m) => String(m.params['text']));
+    assert.ok(logs.some((l) => /dropped update 3: already at 60/.test(l)), logs.join('\n'));
+    assert.ok(logs.some((l) => /invalid params for 'update'/.test(l)), logs.join('\n'));
+    assert.ok(logs.some((l) => /not a message envelope/.test(l)), logs.join('\n'));
+    assert.equal(await text('#tasks-total'), String(snap.tasks.total));
+  });
+
+  it('sizes the charts when their hidden tab is shown', async () => {
+    await selectTab('charts');
+    for (const id of ['chart-cost', 'chart-flow', 'chart-phases']) {
+      await page.waitForFunction((i) => {
+        const c = document.getElementById(i) as HTMLCanvasElement | null;
+        return !!c && c.clientWidth > 100 && c.clientHeight > 100;
+      }, id);
+    }
+    const label = await page.locator('#chart-flow').getAttribute('aria-label');
+    assert.match(label ?? '', /Cumulative flow of task states/);
+    await shot('monitor-charts.png');
+  });
+
+  it('posts a resolveDeferred request with an id when Approve is clicked, and shows the reply', async () => {
+    await selectTab('deferred');
+    const item = snap.deferred[0];
+    assert.ok(item);
+    await shot('monitor-deferred.png');
+    await page.locator(`vscode-button[aria-label="Approve ${item.taskId}"]`).click();
+    await page.waitForFunction(() => (window as unknown as { __posted: { method: string }[] }).__posted.some((m) => m.method === 'resolveDeferred'));
+    const req = (await posted()).find((m) => m.method === 'resolveDeferred');
+    assert.deepEqual(req?.params, { taskId: item.taskId, decision: 'approve' });
+    assert.equal(typeof req?.id, 'number');
+    assert.equal(await page.locator(`vscode-button[aria-label="Reject ${item.taskId}"]`).getAttribute('disabled'), '');
+    await post({ method: 'reply', params: { requestId: req?.id, ok: true } });
+    await page.locator('#status', { hasText: `Approve ${item.taskId}: done` }).waitFor();
+    assert.equal(await page.locator(`vscode-button[aria-label="Reject ${item.taskId}"]`).getAttribute('disabled'), null);
+  });
+
+  it('restores the last snapshot and tab after a reload, before the host answers', async () => {
+    await collectViolations();
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { __posted: { method: string }[] }).__posted.some((m) => m.method === 'ready'));
+    assert.equal(await text('#phase'), snap.state.phase);
+    assert.equal(await text('#events-total'), (snap.events.total + 60).toLocaleString('en-US'));
+    assert.equal(await page.locator('vscode-tabs').evaluate((t) => (t as unknown as { selectedIndex: number }).selectedIndex), 2);
+  });
+
+  it('re-reads the theme when VS Code switches it', async () => {
+    await selectTab('charts');
+    await page.evaluate(
+      ([vars, cls]) => (window as unknown as { __setTheme: (v: unknown, c: string) => void }).__setTheme(vars, cls),
+      [THEMES.light.vars, THEMES.light.bodyClass] as const,
+    );
+    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--vscode-editor-background').trim() === '#ffffff');
+    // The charts are rebuilt on the next frame with the light colours.
+    await page.waitForFunction(() => {
+      const c = document.getElementById('chart-cost') as HTMLCanvasElement | null;
+      return !!c && c.clientWidth > 100;
+    });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await shot('monitor-light-charts.png');
+    await selectTab('activity');
+    await shot('monitor-light.png');
+  });
+
+  it('shows an empty project without errors', async () => {
+    await page.evaluate(() => sessionStorage.clear());
+    await open('dark');
+    await post({ method: 'snapshot', params: { snapshot: emptySnapshot(NOW) } });
+    await page.locator('.welcome', { hasText: 'No activity yet' }).waitFor();
+    assert.equal(await text('#tasks-total'), '0');
+    await selectTab('charts');
+    assert.match((await page.locator('#chart-cost').getAttribute('aria-label')) ?? '', /no invocations recorded yet/);
+    await shot('monitor-empty.png');
+  });
+
+  it('had zero CSP violations and no console errors throughout', async () => {
+    await collectViolations();
+    assert.deepEqual(violations, []);
+    assert.deepEqual(consoleErrors, []);
+  });
+});
