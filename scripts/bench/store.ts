@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadSqlJs } from '../../src/store/sqlDb';
+import { enableFastWasmStartup, loadSqlJs } from '../../src/store/sqlDb';
 import { openStore } from '../../src/store/sqlJsStore';
 import type { EventStore, NewEvent, Projection, SqlWriter, StoredEvent } from '../../src/store/types';
 
@@ -85,16 +85,20 @@ async function latencyAt(store: EventStore, size: number, samples: number): Prom
   );
 }
 
-function coldOpen(dir: string, flags: string[]): { openMs: number; sqlJsMs: number; wallMs: number } {
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', __filename, '--cold-open', dir], { encoding: 'utf8' });
-  const wallMs = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`cold open child failed: ${r.stderr}`);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { openMs: number; sqlJsMs: number };
-  return { ...out, wallMs };
+function runChild(flags: string[], args: string[]): string {
+  const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', __filename, ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`bench child ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout.trim().split('\n').pop() ?? '{}';
 }
 
-async function coldOpenChild(dir: string): Promise<void> {
+function coldOpen(dir: string, flags: string[], fast: boolean): { openMs: number; sqlJsMs: number; wallMs: number } {
+  const t0 = performance.now();
+  const out = JSON.parse(runChild(flags, ['--cold-open', dir, ...(fast ? ['--fast'] : [])])) as { openMs: number; sqlJsMs: number };
+  return { ...out, wallMs: performance.now() - t0 };
+}
+
+async function coldOpenChild(dir: string, fast: boolean): Promise<void> {
+  if (fast) enableFastWasmStartup();
   const t0 = performance.now();
   await loadSqlJs();
   const t1 = performance.now();
@@ -104,9 +108,29 @@ async function coldOpenChild(dir: string): Promise<void> {
   console.log(JSON.stringify({ sqlJsMs: t1 - t0, openMs: t2 - t0 }));
 }
 
+/** Apply-only latency on a copy of the 100k database, in a process with the given V8 flags. */
+async function latencyChild(src: string): Promise<void> {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-lat-')), '.ralph');
+  fs.mkdirSync(dir);
+  fs.copyFileSync(path.join(src, 'ralph.db'), path.join(dir, 'ralph.db'));
+  const store = await openStore({ ralphDir: dir, mode: 'writer', projections: [taskish] });
+  const xs: number[] = [];
+  for (let k = 0; k < 1300; k++) {
+    const t0 = performance.now();
+    const p = store.execute(command(k));
+    if (k >= 300) xs.push(performance.now() - t0); // the first 300 warm up, as in the main run
+    await p;
+  }
+  await store.close();
+  fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  console.log(JSON.stringify({ median: pct(xs, 50), p95: pct(xs, 95) }));
+}
+
 async function main(): Promise<void> {
   const i = process.argv.indexOf('--cold-open');
-  if (i >= 0) return coldOpenChild(process.argv[i + 1] ?? '');
+  if (i >= 0) return coldOpenChild(process.argv[i + 1] ?? '', process.argv.includes('--fast'));
+  const j = process.argv.indexOf('--latency');
+  if (j >= 0) return latencyChild(process.argv[j + 1] ?? '');
 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-store-'));
   const dir = path.join(root, '.ralph');
@@ -116,6 +140,7 @@ async function main(): Promise<void> {
   // warm the JIT and wasm tiers a little so the 1k row is not all start-up
   for (let k = 0; k < 300; k++) store.execute(command(k)).catch(() => undefined);
   await store.append([event(0)]);
+  console.log(`load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} (numbers on a busy machine are noisy)`);
 
   await latencyAt(store, 1_000, 500);
   await latencyAt(store, 10_000, 1_000);
@@ -155,12 +180,21 @@ async function main(): Promise<void> {
   console.log(`warm reopen (sql.js already loaded) at ${total} events: ${fmt(performance.now() - t0)}`);
   await warm.close();
 
-  for (const flags of [[], ['--liftoff-only']]) {
-    const runs = [coldOpen(dir, flags), coldOpen(dir, flags), coldOpen(dir, flags)];
+  const lift = JSON.parse(runChild(['--liftoff-only'], ['--latency', dir])) as { median: number; p95: number };
+  console.log(`execute @ ${total} events under --liftoff-only: apply-only median ${fmt(lift.median)} p95 ${fmt(lift.p95)}`);
+
+  const variants: { label: string; flags: string[]; fast: boolean }[] = [
+    { label: '(default V8 flags)', flags: [], fast: false },
+    { label: 'node --liftoff-only', flags: ['--liftoff-only'], fast: false },
+    { label: 'enableFastWasmStartup()', flags: [], fast: true },
+  ];
+  for (const v of variants) {
+    const runs = [coldOpen(dir, v.flags, v.fast), coldOpen(dir, v.flags, v.fast), coldOpen(dir, v.flags, v.fast)];
     const best = (k: 'openMs' | 'sqlJsMs' | 'wallMs'): number => Math.min(...runs.map((r) => r[k]));
+    const med = (k: 'openMs'): number => pct(runs.map((r) => r[k]), 50);
     console.log(
-      `cold open in a fresh process ${flags.length ? flags.join(' ') : '(default flags)'} at ${total} events: ` +
-        `open ${fmt(best('openMs'))} of which sql.js init ${fmt(best('sqlJsMs'))}; process wall ${fmt(best('wallMs'))} (best of 3, tsx included)`,
+      `cold open, fresh process, ${v.label}, ${total} events: open best ${fmt(best('openMs'))} median ${fmt(med('openMs'))} ` +
+        `(sql.js init ${fmt(best('sqlJsMs'))}); process wall ${fmt(best('wallMs'))} incl. node+tsx start`,
     );
   }
   fs.rmSync(root, { recursive: true, force: true });

@@ -2,6 +2,7 @@
 // (one wasm instance per process, located beside the bundle or in node_modules).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import type { SqlParams, SqlRow, SqlValue, SqlWriter } from './types';
@@ -14,6 +15,18 @@ export function defaultWasmPath(): string {
   const bundled = path.join(__dirname, 'sql-wasm.wasm');
   if (fs.existsSync(bundled)) return bundled;
   return require.resolve('sql.js/dist/sql-wasm.wasm');
+}
+
+/**
+ * Asks V8 to compile WebAssembly with its baseline compiler only (`--liftoff-only`):
+ * sql.js then starts several times faster, at some cost in steady-state query speed
+ * (see `npm run bench -- store`). Process-wide, so only a host that owns its process
+ * (the CLI) should call it, before the first store opens. Returns false when too late.
+ */
+export function enableFastWasmStartup(): boolean {
+  if (sqlJs) return false;
+  v8.setFlagsFromString('--liftoff-only');
+  return true;
 }
 
 /** Loads sql.js once per process; later calls share the compiled module. */

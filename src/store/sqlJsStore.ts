@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
-import { isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from './atomicFile';
+import { fsyncDirSync, isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from './atomicFile';
 import { ReadOnlyStoreError, StoreClosedError, StoreCorruptError, StoreFailedError } from './errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from './eventIds';
 import { JOURNAL_FILE, JournalAppender, encodeRecord, readJournalSync, type JournalRecord } from './journal';
@@ -152,8 +152,7 @@ class SqlJsEventStore implements EventStore {
   private failure: StoreFailedError | undefined;
   private dirty = false;
   private checkpointTimer: NodeJS.Timeout | undefined;
-  private checkpointRunning: Promise<void> | undefined;
-  private checkpointAgain = false;
+  private checkpointChain: Promise<void> = Promise.resolve();
   private exitHandler: (() => void) | undefined;
   private appender: JournalAppender | undefined;
   private lock: WriterLock | undefined;
@@ -305,7 +304,9 @@ class SqlJsEventStore implements EventStore {
         fs.closeSync(fd);
       }
     }
+    const created = !fs.existsSync(this.journalPath);
     this.appender = await JournalAppender.open(this.journalPath, scan.validEnd);
+    if (created) fsyncDirSync(this.ralphDir); // the journal's directory entry must survive a crash too
     this.exitHandler = () => this.exitCheckpoint();
     process.on('exit', this.exitHandler);
     if (!dbExisted || changed || this.replayed > 0) {
@@ -540,22 +541,11 @@ class SqlJsEventStore implements EventStore {
     this.assertOpen();
     if (this.mode !== 'writer') throw new ReadOnlyStoreError('checkpoint');
     if (this.failure && this.lock?.isLost) throw this.failure;
-    if (this.checkpointRunning) {
-      // One at a time; a request during a run gets a fresh run after it.
-      this.checkpointAgain = true;
-      await this.checkpointRunning;
-      if (this.checkpointAgain) {
-        this.checkpointAgain = false;
-        return this.checkpoint();
-      }
-      return;
-    }
-    this.checkpointRunning = this.runCheckpoint();
-    try {
-      await this.checkpointRunning;
-    } finally {
-      this.checkpointRunning = undefined;
-    }
+    // One at a time, in call order: each caller's run starts after the previous one ends,
+    // so it captures everything committed before the call (a run with nothing new is a no-op).
+    const run = this.checkpointChain.then(() => this.runCheckpoint());
+    this.checkpointChain = run.catch(() => undefined);
+    return run;
   }
 
   private async runCheckpoint(): Promise<void> {
