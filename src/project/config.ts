@@ -245,7 +245,7 @@ const periodicSchema = z
     evolve_every: z.number().int().min(1).default(5).meta({ description: 'evolve_goals every N commits (default 5).' }),
     refactor_every: z.number().int().min(1).default(5).meta({ description: 'refactor_dry every N commits (default 5).' }),
     integration_every: z.number().int().min(1).default(10).meta({ description: 'test_integration every N commits (default 10).' }),
-    ui_every: z.number().int().min(1).default(15).meta({ description: 'test_ui every N commits (default 15; 0 disables via ui=false).' }),
+    ui_every: z.number().int().min(1).default(15).meta({ description: 'test_ui every N commits (default 15), when periodic.ui is true.' }),
     overdue_at: z.number().int().min(1).default(30).meta({ description: 'A test phase this many commits late runs before anything else (default 30).' }),
     ui: z.boolean().default(false).meta({ description: 'Whether the project has a UI worth browser/E2E tests (enables test_ui).' }),
   })
@@ -543,6 +543,13 @@ export function loadConfig(projectDir: string): Result<RalphConfig, ConfigError>
     return err(new ConfigError(file, [{ path: '', line: undefined, column: undefined, message }]));
   }
   return parseConfigText(text, file);
+}
+
+/** loadConfig for callers that stop on a bad config: throws the ConfigError. */
+export function requireConfig(projectDir: string): RalphConfig {
+  const r = loadConfig(projectDir);
+  if (!r.ok) throw r.error;
+  return r.value;
 }
 
 /** The JSON Schema of ralph.config.json (what users may write), for editors. */

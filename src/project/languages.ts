@@ -286,7 +286,7 @@ const STATIC: Readonly<Record<Exclude<Language, 'typescript' | 'java' | 'generic
   },
   ruby: {
     displayName: 'Ruby',
-    build: "git ls-files -z '*.rb' | xargs -0 -r -n1 ruby -c > /dev/null",
+    build: "git ls-files -z --cached --others --exclude-standard '*.rb' | xargs -0 -r -n1 ruby -c > /dev/null",
     test: 'bundle exec rspec',
     test_unit: 'bundle exec rspec --fail-fast',
     lint: 'bundle exec rubocop',
