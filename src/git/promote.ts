@@ -194,8 +194,21 @@ function isUnder(p: string, root: string): boolean {
   return p === root || p.startsWith(root + sep);
 }
 
+/** A worktree's git dir from its `.git` entry, without spawning git. */
+async function worktreeGitDir(path: string): Promise<string | null> {
+  const dotGit = join(path, '.git');
+  try {
+    const st = await lstat(dotGit);
+    if (st.isDirectory()) return dotGit;
+    const m = /^gitdir: (.*)$/m.exec(await readFile(dotGit, 'utf8'));
+    return m?.[1] === undefined ? null : resolve(path, m[1].trim());
+  } catch {
+    return null;
+  }
+}
+
 async function rebasingBranch(wt: WorktreeInfo): Promise<string | null> {
-  const gd = await gitDir(wt.path).catch(() => null);
+  const gd = await worktreeGitDir(wt.path);
   if (gd === null) return null;
   for (const d of ['rebase-merge', 'rebase-apply']) {
     try {

@@ -194,6 +194,27 @@ describe('git/promote (real git)', () => {
     assert.equal(repo.read('src/added.ts'), 'user file\n');
   });
 
+  it('names waiting files with spaces and unicode exactly', async () => {
+    repo.commit({ 'docs/mes notes été.md': 'v1\n' });
+    const patch = await agentPatch('w1', { 'docs/mes notes été.md': 'v2 agent\n' });
+    writeIn(repo.dir, 'docs/mes notes été.md', 'v2 user\n');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    if (r.status === 'waiting') assert.deepEqual(r.files, [{ path: 'docs/mes notes été.md', why: 'modified' }]);
+  });
+
+  it('with core.autocrlf the checkout gets CRLF files and status stays clean', async () => {
+    repo.git('config', 'core.autocrlf', 'true');
+    repo.git('rm', '-q', '--cached', '-r', '.');
+    repo.git('reset', '-q', '--hard');
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\r\nexport const b = 3;\r\n' });
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.git('show', 'HEAD:src/a.ts'), 'export const a = 2;\nexport const b = 3;');
+    assert.equal(repo.read('src/a.ts'), 'export const a = 2;\r\nexport const b = 3;\r\n');
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
   it('waits for an ignored file in the way of an added path', async () => {
     repo.commit({ '.gitignore': 'out/\n' });
     // The agent un-ignores out/ and adds a file there; the user has an ignored file at that path.
