@@ -57,7 +57,8 @@ export interface InvokeRequest {
 
 export type InvokeOutcome =
   | { readonly kind: 'ran'; readonly result: AgentResult }
-  | { readonly kind: 'budget'; readonly scope: 'day' | 'task'; readonly message: string };
+  | { readonly kind: 'budget'; readonly scope: 'day' | 'task'; readonly message: string }
+  | { readonly kind: 'stopped' };
 
 /** Totals for the summary and the overhead benchmark. */
 export interface HarnessTotals {
@@ -143,6 +144,7 @@ export class Harness {
   async invoke(req: InvokeRequest, signal: AbortSignal): Promise<InvokeOutcome> {
     const { settings } = this.d;
     const taskId = req.task?.task_id ?? null;
+    if (signal.aborted) return { kind: 'stopped' };
     const spend = this.spend();
     const verdict = checkBudget(spend, settings.budgets, taskId);
     if (!verdict.ok) {
@@ -155,6 +157,21 @@ export class Harness {
     const promptBytes = Buffer.byteLength(req.prompt);
     this.d.emitter.emit({ type: 'agent.started', agent: req.agent, phase: req.phase, taskId, promptBytes, budgetUsd });
     const started = this.d.clock.now();
+    // The stop request reaches the backend only once its process is known to run (its
+    // `init` event): src/agents/process.ts registers its abort listener after an await, so
+    // an abort in that window was lost and the run hung. Harmless once that is fixed there.
+    const local = new AbortController();
+    let running = false;
+    const onStop = (): void => {
+      if (running) local.abort();
+    };
+    signal.addEventListener('abort', onStop, { once: true });
+    const onEvent = (e: { type: string }): void => {
+      if (e.type === 'init' && !running) {
+        running = true;
+        if (signal.aborted) local.abort();
+      }
+    };
     const result = await backend.run({
       prompt: req.prompt,
       cwd: req.cwd,
@@ -162,9 +179,9 @@ export class Harness {
       maxTurns: settings.maxTurns,
       ...(budgetUsd > 0 ? { budgetUsd } : {}),
       timeoutMs: settings.invocationTimeoutMs,
-      signal,
+      signal: local.signal,
       env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.d.agentEnv },
-    });
+    }, onEvent).finally(() => signal.removeEventListener('abort', onStop));
     const duration = this.d.clock.now() - started;
     this.totals.invocations++;
     this.totals.costUsd += result.costUsd;

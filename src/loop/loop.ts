@@ -446,7 +446,7 @@ export class Loop {
       if (this.signal.aborted) return false;
       const prompt = workerPrompt(this.harness.promptContext, task, name, failure, control.retryNotes(task.task_id), attempt + 1);
       const out = await this.harness.invoke({ agent: name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt }, this.signal);
-      if (this.signal.aborted) return false;
+      if (this.signal.aborted || out.kind === 'stopped') return false;
       if (out.kind === 'budget') {
         await control.releaseTask(task.task_id, name, out.message);
         if (out.scope === 'task') await control.blockTask(task.task_id, name, out.message);
@@ -609,7 +609,8 @@ class PrimaryWork {
     const wt = await this.ensureWt(true);
     const prompt = planPrompt(this.i.harness.promptContext, task, this.notes(), this.planError ?? (s.lastFailure?.origin === 'plan' ? s.lastFailure.output : null));
     const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'plan', phaseTo: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
-    if (out.kind === 'budget') return this.budgetStop(out.message);
+    if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
+    if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
     const v = this.i.harness.structured('plan', out.result);
     if (!v.ok) {
@@ -621,9 +622,10 @@ class PrimaryWork {
     return { kind: 'planned', plan: { subSteps: v.value.steps.map((st) => ({ title: st.description, files: st.files })) } };
   }
 
-  private async budgetStop(message: string): Promise<PhaseFact> {
-    // The task cannot go on within its budget: block it with the reason; the day cap pauses the loop.
-    return { kind: 'agent_failed', error: `budget: ${message}` };
+  private async budgetStop(scope: 'day' | 'task', message: string): Promise<PhaseFact> {
+    // Task cap: the task is blocked with the reason (reflect sees `budget:`). Day cap: the
+    // task is released (`budget-day:` reflects as environment) and proceed() pauses the loop.
+    return { kind: 'agent_failed', error: `${scope === 'task' ? 'budget' : 'budget-day'}: ${message}` };
   }
 
   private async implement(s: PrimaryState): Promise<PhaseFact> {
@@ -636,7 +638,8 @@ class PrimaryWork {
     const failure = s.lastFailure && (s.fixing || s.retryCount > 0) ? { gate: s.lastFailure.gate, output: s.lastFailure.output } : null;
     const prompt = implementPrompt(this.i.harness.promptContext, task, step, failure, this.notes(), s.retryCount);
     const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
-    if (out.kind === 'budget') return this.budgetStop(out.message);
+    if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
+    if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
     const [build] = await this.i.harness.gates('primary', task.task_id, [this.i.options.settings.buildGate], wt.path, this.i.signal);
     return { kind: 'implemented', build: { gate: 'build', ok: build?.ok ?? true, output: build?.outputTail ?? '' } };
@@ -662,6 +665,9 @@ class PrimaryWork {
     let reflection: ReflectionClass = 'recoverable';
     if (failure.output.startsWith('budget:')) {
       reflection = 'fundamental';
+      this.lastLesson = failure.output;
+    } else if (failure.output.startsWith('budget-day:') || failure.output === 'stopped') {
+      reflection = 'environment';
       this.lastLesson = failure.output;
     } else {
       const wt = await this.ensureWt(false);

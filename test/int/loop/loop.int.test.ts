@@ -16,7 +16,7 @@ import type { EventStore } from '../../../src/store/types';
 import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
-function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unknown> = {}): { loop: Loop; events: LoopEvent[] } {
+function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unknown> = {}, once = true): { loop: Loop; events: LoopEvent[] } {
   const settings = sampleSettings(extra);
   const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
   const loop = new Loop({
@@ -25,10 +25,14 @@ function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unk
     control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
     backends: { primary: backend, worker: backend, judge: backend },
     metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-    once: true,
+    once,
   });
   const events: LoopEvent[] = [];
-  loop.events.on((e) => events.push(e));
+  const t0 = Date.now();
+  loop.events.on((e) => {
+    events.push(e);
+    if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 220));
+  });
   return { loop, events };
 }
 
@@ -171,6 +175,71 @@ describe('loop/Loop end to end (scripted claude)', function () {
     assert.ok(summary.promoted >= 4);
     execOk(p.dir, 'node scripts/test.js');
     await assertInvariants(p, store);
+  });
+});
+
+describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
+  this.timeout(60_000);
+  let p: SampleProject;
+  let store: EventStore;
+
+  beforeEach(async () => {
+    p = createSampleProject();
+    store = await openSampleStore(p.ralphDir);
+  });
+  afterEach(async () => {
+    await store.close().catch(() => undefined);
+    rmSync(p.dir, { recursive: true, force: true });
+  });
+
+  it('given agents that never answer, when stopped, then both process groups end within seconds and no task stays claimed', async () => {
+    await addTasks(store, p.ralphDir, [
+      { id: 'T-1', title: 'Slow primary', effort: 'M', wave: 0 },
+      { id: 'T-2', title: 'Slow worker', effort: 'S', wave: 0 },
+    ]);
+    writeScenario(p, [
+      { name: 'hang-plan', match: 'RALPH-KEY: plan/T-1/', turns: [{ hang: true }] },
+      { name: 'hang-worker', match: 'RALPH-KEY: worker/T-2/', turns: [{ hang: true }] },
+    ]);
+    const { loop, events } = makeLoop(p, store, {}, false);
+    await loop.start();
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'primary');
+    if (!events.some((e) => e.type === 'agent.started' && e.agent === 'worker-1')) await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'worker-1');
+    const t0 = Date.now();
+    const summary = await loop.stop('test stop');
+    assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms`);
+    assert.equal(summary.stopReason, 'test stop');
+    assert.equal(loop.state, 'stopped');
+    const finished = events.filter((e) => e.type === 'agent.finished');
+    assert.deepEqual(finished.map((e) => e.type === 'agent.finished' && e.status).sort(), ['cancelled', 'cancelled']);
+    const claimed = store.all("SELECT task_id FROM task_view WHERE status = 'claimed'");
+    assert.deepEqual(claimed, []);
+  });
+
+  it('given a paused loop, then no agent starts until it is resumed', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-2', title: 'Quick', effort: 'S', wave: 0 }]);
+    writeScenario(p, [script('worker/T-2/attempt-1/', [{ tool: 'write', path: 'src/q.js', content: 'module.exports = 1;\n' }])]);
+    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    await loop.start();
+    loop.pause('test pause');
+    const startedBefore = events.filter((e) => e.type === 'agent.started').length;
+    assert.equal(loop.state, 'paused');
+    loop.resume();
+    await loop.events.next((e) => e.type === 'patch.promoted');
+    assert.ok(startedBefore <= 1);
+    await loop.stop();
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-2'")?.status, 'done');
+  });
+
+  it('given the day budget already spent, then the loop stops (once) with a budget event and runs no agent', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-2', title: 'Quick', effort: 'S', wave: 0 }]);
+    writeScenario(p, []);
+    const today = new Date().toISOString();
+    writeFileSync(join(p.ralphDir, 'logs', `par-metrics-${today.slice(0, 10).replace(/-/g, '')}.jsonl`), JSON.stringify({ ts: today, agent: 'A', cost: 60, task: null }) + '\n');
+    const { loop, events } = makeLoop(p, store, { budgets: { per_day: 50 } });
+    const summary = await loop.run();
+    assert.match(summary.stopReason, /daily budget reached/);
+    assert.equal(events.filter((e) => e.type === 'agent.started').length, 0);
   });
 });
 
