@@ -254,3 +254,36 @@ describe('project/init (real files, real git)', function () {
     }
   });
 });
+
+describe('project/init .gitignore (real git)', () => {
+  it('given the store\'s files, then git ignores the database, journal, temp files, locks, logs and inbox, and tracks the rest', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-ignore-'));
+    try {
+      await initProject({ dir });
+      const ignored = [
+        '.ralph/ralph.db',
+        '.ralph/ralph.db.tmp-12-abc',
+        '.ralph/ralph.events.journal',
+        '.ralph/ralph.events.journal.tmp-12-abc',
+        '.ralph/STATE.json',
+        '.ralph/specs.json',
+        '.ralph/locks/writer.lock',
+        '.ralph/logs/par-metrics-20261129.jsonl',
+        '.ralph/inbox/cmd_1.json',
+        '.ralph/proposals/prop_1.json',
+        '.ralph/commits/pending/p.patch',
+      ];
+      const tracked = ['ralph.config.json', '.ralph/BACKLOG.md', '.ralph/phases/plan.md', '.ralph/core.md', '.ralph/GUARDRAILS.md', '.ralph/SPEC_REGISTRY.md', '.ralph/templates.json'];
+      for (const p of ignored) {
+        const r = await runGit(dir, ['check-ignore', '-q', '--no-index', p], { allowExitCodes: [1] });
+        assert.equal(r.exitCode, 0, `${p} should be ignored`);
+      }
+      for (const p of tracked) {
+        const r = await runGit(dir, ['check-ignore', '-q', '--no-index', p], { allowExitCodes: [1] });
+        assert.equal(r.exitCode, 1, `${p} should be tracked`);
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+});
