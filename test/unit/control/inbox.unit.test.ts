@@ -1,0 +1,50 @@
+// The inbox: observers submit command files, the writer drains them (validated with zod).
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { drainInbox, getTask, importBacklog, submitToInbox, type HostCommand } from '../../../src/control/index';
+import { BACKLOG, harness, type Harness } from './harness';
+
+describe('control inbox', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+    h.writeBacklog(BACKLOG);
+    await importBacklog(h.ctx);
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  it('drains commands in submission order; valid ones run, invalid ones fail with the reason and an event', async () => {
+    const inbox = path.join(h.ralphDir, 'inbox');
+    submitToInbox(h.ralphDir, { command: 'transition-task', task_id: 'W0-001', status: 'blocked', actor: 'human' }, new Date('2026-11-29T12:00:00.001Z'));
+    submitToInbox(h.ralphDir, { command: 'add-task', actor: 'human', task: { id: 'W2-001', title: 'By hand', source: '-', effort: 'S', wave: 2, deps: '-' } }, new Date('2026-11-29T12:00:00.002Z'));
+    submitToInbox(h.ralphDir, { command: 'transition-task', task_id: 'W0-002', status: 'done', actor: 'human' }, new Date('2026-11-29T12:00:00.003Z'));
+    fs.writeFileSync(path.join(inbox, 'cmd_zz_bad.json'), JSON.stringify({ command: 'resolve-deferred', task_id: 'W0-001' }));
+    const stops: HostCommand[] = [];
+    submitToInbox(h.ralphDir, { command: 'stop', actor: 'human' }, new Date('2026-11-29T12:00:00.004Z'));
+    const r = await drainInbox(h.ctx, { onHostCommand: (c) => void stops.push(c) });
+    assert.deepEqual(r.map((x) => [x.command ?? '?', x.ok]), [
+      ['transition-task', true],
+      ['add-task', true],
+      ['transition-task', false],
+      ['stop', true],
+      ['?', false],
+    ]);
+    assert.match(r[2]?.error ?? '', /no promoted patch/);
+    assert.match(r[4]?.error ?? '', /inbox\/cmd_zz_bad\.json: .*decision/);
+    assert.equal(getTask(h.store, 'W0-001')?.status, 'blocked');
+    assert.equal(getTask(h.store, 'W2-001')?.title, 'By hand');
+    assert.equal(stops.length, 1);
+    assert.equal(fs.readdirSync(path.join(inbox, 'processed')).length, 3);
+    assert.equal(fs.readdirSync(path.join(inbox, 'failed')).filter((f) => f.endsWith('.error.txt')).length, 2);
+    assert.equal(h.store.events().filter((e) => e.event_type === 'inbox.failed').length, 2);
+    assert.deepEqual(await drainInbox(h.ctx), []);
+  });
+
+  it('submit validates before writing', () => {
+    assert.throws(() => submitToInbox(h.ralphDir, { command: 'transition-task' } as never));
+    assert.equal(fs.existsSync(path.join(h.ralphDir, 'inbox')) ? fs.readdirSync(path.join(h.ralphDir, 'inbox')).length : 0, 0);
+  });
+});
