@@ -17,7 +17,7 @@ import {
 } from 'chart.js';
 import type { ChartConfiguration, ChartDataset } from 'chart.js';
 import type { MonitorSeries, TaskStatus } from '../src/protocol/monitor.js';
-import { bucketLabel, compact, duration, usd } from './format.js';
+import { bucketLabel, compact, duration, usd, usdTick } from './format.js';
 import type { ThemeColors } from './theme.js';
 import { readTheme, withAlpha } from './theme.js';
 
@@ -59,6 +59,12 @@ function bucketName(sec: number): string {
   if (sec % 86_400 === 0) return sec === 86_400 ? 'day' : `${sec / 86_400} days`;
   if (sec % 3600 === 0) return sec === 3600 ? 'hour' : `${sec / 3600} h`;
   return `${sec / 60} min`;
+}
+
+/** Round tick steps for durations: 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h. */
+function niceStep(maxSec: number): number {
+  for (const step of [10, 30, 60, 300, 600, 1800, 3600]) if (maxSec / step <= 6) return step;
+  return 7200;
 }
 
 type Kind = 'cost' | 'flow' | 'phases';
@@ -161,10 +167,11 @@ export class MonitorCharts {
 
   private costConfig(s: MonitorSeries): ChartConfiguration {
     const t = this.theme;
-    const line = (label: string, data: number[], color: string, yAxisID: string, fill: boolean): ChartDataset<'line'> => ({
+    const line = (label: string, data: number[], color: string, yAxisID: string, fill: boolean, hidden = false): ChartDataset<'line'> => ({
       label,
       data,
       yAxisID,
+      hidden,
       borderColor: color,
       backgroundColor: withAlpha(color, 0.18),
       fill,
@@ -180,14 +187,16 @@ export class MonitorCharts {
         datasets: [
           line('Cost (USD)', s.cost.map((p) => p.cost), t.blue, 'cost', true),
           line('Output tokens', s.cost.map((p) => p.outputTokens), t.orange, 'tokens', false),
-          line('Input tokens', s.cost.map((p) => p.inputTokens), t.purple, 'tokens', false),
+          // Context tokens dwarf output tokens (cache reads are ~50k a call): off by default,
+          // one click on the legend shows them.
+          line('Input + cache tokens', s.cost.map((p) => p.inputTokens + p.cacheTokens), t.purple, 'tokens', false, true),
         ],
       },
       options: {
         ...this.baseOptions(),
         scales: {
           x: this.axis(),
-          cost: { ...this.axis(`USD per ${bucketName(s.costBucketSec)}`), position: 'left', beginAtZero: true, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => usd(Number(v)) } },
+          cost: { ...this.axis(`USD per ${bucketName(s.costBucketSec)}`), position: 'left', beginAtZero: true, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => usdTick(Number(v)) } },
           tokens: { ...this.axis('tokens'), position: 'right', beginAtZero: true, grid: { display: false }, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => compact(Number(v)) } },
         },
       },
@@ -200,14 +209,15 @@ export class MonitorCharts {
       type: 'line',
       data: {
         labels: labels(s.flow, s.flowBucketSec),
-        datasets: FLOW_ORDER.map((status) => {
+        datasets: FLOW_ORDER.map((status, i) => {
           const color = statusColor(t, status);
           return {
             label: status,
             data: s.flow.map((p) => p.counts[status]),
             borderColor: color,
-            backgroundColor: withAlpha(color, status === 'pending' ? 0.25 : 0.55),
-            fill: true,
+            backgroundColor: withAlpha(color, status === 'pending' ? 0.22 : 0.5),
+            // Stacked areas fill down to the band below, not to zero (no blended overlaps).
+            fill: i === 0 ? 'origin' : '-1',
             borderWidth: 1,
             pointRadius: 0,
             pointHoverRadius: 3,
@@ -252,8 +262,12 @@ export class MonitorCharts {
           },
         },
         scales: {
-          x: { ...this.axis('seconds'), beginAtZero: true, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => duration(Number(v)) } },
-          y: { ...this.axis(), grid: { display: false } },
+          x: {
+            ...this.axis(),
+            beginAtZero: true,
+            ticks: { ...(this.axis().ticks as object), stepSize: niceStep(Math.max(0, ...s.phases.map((p) => p.maxSec))), callback: (v: number | string) => duration(Number(v)) },
+          },
+          y: { ...this.axis(), grid: { display: false }, ticks: { ...(this.axis().ticks as object), autoSkip: false } },
         },
       },
     } as ChartConfiguration;

@@ -11,8 +11,14 @@ export function compact(n: number): string {
   return n < 10_000 ? intFmt.format(n) : compactFmt.format(n);
 }
 
+/** Dollars: three decimals below $1 (single invocations cost cents), two above. */
 export function usd(n: number): string {
-  return `$${n < 10 ? n.toFixed(3) : n < 1000 ? n.toFixed(2) : intFmt.format(n)}`;
+  return `$${n === 0 ? '0.00' : n < 1 ? n.toFixed(3) : n < 10_000 ? n.toFixed(2) : intFmt.format(n)}`;
+}
+
+/** Axis ticks: always two decimals. */
+export function usdTick(n: number): string {
+  return `$${n.toFixed(2)}`;
 }
 
 export function percent(share: number): string {
@@ -20,10 +26,12 @@ export function percent(share: number): string {
 }
 
 export function duration(sec: number): string {
-  if (sec < 60) return `${sec < 10 ? sec.toFixed(1) : Math.round(sec)}s`;
+  if (sec === 0) return '0s';
+  if (sec < 60) return `${sec < 10 && !Number.isInteger(sec) ? sec.toFixed(1) : Math.round(sec)}s`;
   const m = Math.floor(sec / 60);
-  if (m < 60) return `${m}m ${Math.round(sec % 60)}s`;
-  return `${Math.floor(m / 60)}h ${m % 60}m`;
+  const s = Math.round(sec % 60);
+  if (m < 60) return s === 0 ? `${m}m` : `${m}m ${s}s`;
+  return m % 60 === 0 ? `${Math.floor(m / 60)}h` : `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
 function pad(n: number): string {

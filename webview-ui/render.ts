@@ -2,7 +2,6 @@
 // charts, deferred items, cost and the log. Each section re-renders only when its slice of
 // the snapshot changed, so a burst of updates does not rebuild the whole page.
 import type { VscodeTabs } from '@vscode-elements/elements/dist/vscode-tabs/vscode-tabs.js';
-import type { VscodeTable } from '@vscode-elements/elements/dist/vscode-table/vscode-table.js';
 import type { DeferredItem, MonitorSnapshot } from '../src/protocol/monitor.js';
 import { PATCH_STATUSES, TASK_STATUSES } from '../src/protocol/monitor.js';
 import { fill, h } from './dom.js';
@@ -136,24 +135,27 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
 interface Column {
   readonly label: string;
   readonly width: string;
+  readonly num?: boolean;
 }
 
 type Cell = Node | string;
 
+/**
+ * A plain, semantic table styled like VS Code's own (keybindings editor): automatic row
+ * heights, ellipsis in fixed-width columns, zebra rows. Widths go through the CSSOM (the
+ * CSP forbids style attributes).
+ */
 function table(label: string, columns: readonly Column[], rows: readonly Cell[][], rowLabels?: readonly string[]): HTMLElement {
-  const t = h('vscode-table', { zebra: true, 'bordered-rows': true, resizable: true, 'aria-label': label }) as VscodeTable;
-  t.columns = columns.map((c) => c.width);
-  const header = h('vscode-table-header', { slot: 'header' }, ...columns.map((c) => h('vscode-table-header-cell', {}, c.label)));
-  const body = h(
-    'vscode-table-body',
-    { slot: 'body' },
-    ...rows.map((cells, i) =>
-      h('vscode-table-row', { 'aria-label': rowLabels?.[i] ?? null }, ...cells.map((c, j) => h('vscode-table-cell', { 'column-label': columns[j]?.label ?? '' }, c))),
-    ),
-  );
-  t.append(header, body);
-  t.style.height = `${Math.min(rows.length, 12) * 24 + 28}px`;
-  return t;
+  const colgroup = h('colgroup', {}, ...columns.map((c) => {
+    const col = h('col');
+    if (c.width !== 'auto') col.style.width = c.width;
+    return col;
+  }));
+  const head = h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', className: c.num ? 'num' : null }, c.label))));
+  const body = h('tbody', {}, ...rows.map((cells, i) =>
+    h('tr', { 'aria-label': rowLabels?.[i] ?? null }, ...cells.map((c, j) => h('td', { className: columns[j]?.num ? 'num' : null }, c))),
+  ));
+  return h('table', { className: 'data', 'aria-label': label }, colgroup, head, body);
 }
 
 function empty(text: string): HTMLElement {
@@ -328,8 +330,8 @@ function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
         { label: 'Agent', width: '26%' },
         { label: 'Phase', width: '22%' },
         { label: 'Task', width: '20%' },
-        { label: 'Elapsed', width: '16%' },
-        { label: 'Cost', width: 'auto' },
+        { label: 'Elapsed', width: '16%', num: true },
+        { label: 'Cost', width: 'auto', num: true },
       ],
       snap.agents.map((a) => [
         h('span', {}, h('vscode-progress-ring', { className: 'spin', 'aria-label': `${a.name} running` }), ` ${a.name}`),
@@ -364,13 +366,13 @@ function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): v
     table(
       'Deferred patches',
       [
-        { label: 'Task', width: '9%' },
-        { label: 'Title', width: '19%' },
-        { label: 'Tier', width: '6%' },
-        { label: 'Reason', width: '18%' },
-        { label: 'Judge', width: '18%' },
-        { label: 'Deferred', width: '8%' },
-        { label: 'Actions', width: 'auto' },
+        { label: 'Task', width: '72px' },
+        { label: 'Title', width: 'auto' },
+        { label: 'Tier', width: '44px' },
+        { label: 'Reason', width: '20%' },
+        { label: 'Judge', width: '22%' },
+        { label: 'Deferred', width: '84px', num: true },
+        { label: '', width: '272px' },
       ],
       rows.map((d) => {
         const actionsCell = h('div', { className: 'actions', id: `actions-${d.taskId}` });
@@ -410,14 +412,14 @@ function renderCostTable(el: HTMLElement, snap: MonitorSnapshot): void {
     table(
       'Invocations by agent today',
       [
-        { label: 'Agent', width: '12%' },
-        { label: 'Invocations', width: '12%' },
-        { label: 'Failures', width: '10%' },
-        { label: 'Cost', width: '12%' },
-        { label: 'Input', width: '11%' },
-        { label: 'Output', width: '11%' },
-        { label: 'Cache read / write', width: '18%' },
-        { label: 'Time', width: 'auto' },
+        { label: 'Agent', width: 'auto' },
+        { label: 'Invocations', width: '12%', num: true },
+        { label: 'Failures', width: '10%', num: true },
+        { label: 'Cost', width: '12%', num: true },
+        { label: 'Input', width: '11%', num: true },
+        { label: 'Output', width: '11%', num: true },
+        { label: 'Cache read / write', width: '18%', num: true },
+        { label: 'Agent time', width: '12%', num: true },
       ],
       rows.map((a) => [
         h('strong', {}, a.agent),

@@ -115,18 +115,19 @@ async function demoSnapshot(): Promise<MonitorSnapshot> {
   const dir = mkdtempSync(join(tmpdir(), 'ralph-mon-browser-'));
   try {
     const { logsDir } = seedDemoProject(db, dir, NOW);
+    const busy = readerOf(db).all<{ task_id: string }>("SELECT task_id FROM task_view WHERE status IN ('claimed', 'proposed') ORDER BY task_id DESC");
     const agentStart = (min: number): string => new Date(NOW.getTime() - min * 60_000).toISOString();
     return buildMonitorSnapshot(readerOf(db), logsDir, NOW, {
       agents: [
-        { name: 'primary', role: 'A', phase: 'implement', taskId: 'W1-015', startedAt: agentStart(3), cost: 0.412 },
-        { name: 'worker-b', role: 'B', phase: 'verify', taskId: 'W1-014', startedAt: agentStart(11), cost: 0.187 },
+        { name: 'primary', role: 'A', phase: 'implement', taskId: busy[0]?.task_id ?? null, startedAt: agentStart(3), cost: 0.412 },
+        { name: 'worker-b', role: 'B', phase: 'verify', taskId: busy[1]?.task_id ?? null, startedAt: agentStart(11), cost: 0.187 },
       ],
       logLines: [
-        { ts: agentStart(14), level: 'info', text: '[primary] assess → plan: W1-015 Proposal processor (effort M)' },
-        { ts: agentStart(12), level: 'info', text: '[worker-b] worktree .ralph/worktrees/W1-014 ready at 4f3a9c1' },
+        { ts: agentStart(14), level: 'info', text: '[primary] assess → plan: W2-022 Search endpoint (effort M)' },
+        { ts: agentStart(12), level: 'info', text: '[worker-b] worktree .ralph/worktrees/W2-021 ready at 4f3a9c1' },
         { ts: agentStart(9), level: 'warn', text: '[gate] npm test: 1 failing (retry 1/3)' },
         { ts: agentStart(7), level: 'info', text: '[gate] npm test: 212 passing' },
-        { ts: agentStart(5), level: 'info', text: '[control] policy W2-019: tier 2 → defer (touches auth/)' },
+        { ts: agentStart(5), level: 'info', text: '[control] policy W2-020: tier 2 → defer (touches auth/)' },
         { ts: agentStart(3), level: 'info', text: '[primary] plan → implement: sub-step 1/3' },
       ],
     });

@@ -60,8 +60,8 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
   }
   // Work through the tasks in order; the tail stays pending.
   const work = Math.floor(nTasks * 0.72);
-  const span = end - start - 3_600_000;
-  const deferredIdx = new Set([Math.floor(work * 0.55), Math.floor(work * 0.8), work - 2]);
+  const span = end - start - 4_200_000;
+  const deferredIdx = new Set([Math.floor(work * 0.55), Math.floor(work * 0.8), work - 4]);
   let commits = 0;
   for (let i = 0; i < nTasks; i++) {
     const id = ids[i] ?? '';
@@ -75,12 +75,13 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
     let reason: string | null = null;
     let tier = Math.floor(rand() * 2);
     if (i < work) {
-      const t0 = start + 3_600_000 + (span * i) / work + rand() * 600_000;
+      // The last two are in flight: claimed minutes ago.
+      const t0 = i === work - 1 ? end - 4 * 60_000 : i === work - 2 ? end - 38 * 60_000 : start + 3_600_000 + (span * i) / work + rand() * 300_000;
       const actor = i % 3 === 2 ? 'worker-b' : 'primary';
       events.push({ ts: iso(t0), entity_id: id, event_type: 'task.claimed', actor, payload: { old_status: 'pending', new_status: 'claimed', claimed_by: actor } });
       patchId = `patch_${id}_${Math.floor(t0 / 1000)}`;
       const t1 = t0 + 600_000 + rand() * 1_800_000;
-      if (t1 < end) {
+      if (t1 < end && i < work - 1) {
         events.push({ ts: iso(t1), entity_id: id, event_type: 'task.proposed', actor, payload: { old_status: 'claimed', new_status: 'proposed', patch_id: patchId } });
         events.push({ ts: iso(t1), entity_type: 'patch', entity_id: patchId, event_type: 'patch.queued', actor });
       }
@@ -96,7 +97,7 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
         status = 'blocked';
         events.push({ ts: iso(t2), entity_id: id, event_type: 'task.blocked', payload: { old_status: 'proposed', new_status: 'blocked', reason: 'gate failed 3 times: npm test' } });
         patchRows.push([patchId, id, 'discarded']);
-      } else if (t2 < end - 1_800_000) {
+      } else if (i < work - 2 && t2 < end) {
         status = 'done';
         commits++;
         const hash = Math.floor(rand() * 0xffffffff).toString(16).padStart(8, '0') + 'cafe';
@@ -104,8 +105,10 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
         events.push({ ts: iso(t2), entity_id: id, event_type: 'task.done', payload: { old_status: 'proposed', new_status: 'done', patch_id: patchId } });
         patchRows.push([patchId, id, 'promoted']);
       } else {
-        status = t1 < end ? 'proposed' : 'claimed';
-        patchRows.push([patchId, id, t1 < end ? 'queued' : 'queued']);
+        const proposed = t1 < end && i < work - 1;
+        status = proposed ? 'proposed' : 'claimed';
+        if (proposed) patchRows.push([patchId, id, 'queued']);
+        else patchId = null;
       }
     } else if (i === nTasks - 1) {
       status = 'dropped';
@@ -171,7 +174,7 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
 
   writeFileSync(
     join(ralphDir, 'STATE.json'),
-    JSON.stringify({ iteration: iter, phase: 'implement', current_item: ids[work] ?? null, current_wave: 1, commits_total: commits + 4 }),
+    JSON.stringify({ iteration: iter, phase: 'implement', current_item: ids[work - 1] ?? null, current_wave: 1, commits_total: commits + 4 }),
   );
   mkdirSync(join(ralphDir, 'commits', 'pending'), { recursive: true });
   for (const [p] of patchRows.filter((r) => r[2] === 'queued').slice(0, 3)) writeFileSync(join(ralphDir, 'commits', 'pending', `${String(p)}.patch`), 'diff --git\n');
