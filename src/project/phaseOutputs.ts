@@ -204,3 +204,12 @@ export function validatePhaseOutput<P extends Phase>(phase: P, value: unknown): 
   if (r.success) return { ok: true, value: r.data as PhaseOutput<P> };
   return { ok: false, message: `the ${phase} JSON block is invalid:\n${formatOutputIssues(r.error)}` };
 }
+
+/**
+ * The JSON Schema of a phase's answer, for backends with native structured output
+ * (`claude -p --json-schema`). Refinements (e.g. modify needs a modification) are not
+ * representable there; validatePhaseOutput still checks them.
+ */
+export function phaseOutputJsonSchema(phase: Phase): Record<string, unknown> {
+  return z.toJSONSchema(PHASE_OUTPUT_SCHEMAS[phase], { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
+}

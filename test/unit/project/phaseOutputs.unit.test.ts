@@ -1,9 +1,10 @@
 import * as assert from 'node:assert/strict';
 import { extractJsonAnswer } from '../../../src/agents/structured';
 import { staticProfile, LANGUAGES } from '../../../src/project/languages';
-import { PHASES, proposalSchema, validatePhaseOutput } from '../../../src/project/phaseOutputs';
+import { PHASES, phaseOutputJsonSchema, proposalSchema, validatePhaseOutput } from '../../../src/project/phaseOutputs';
 import type { TemplateContext } from '../../../src/project/templates/context';
 import { renderPhase } from '../../../src/project/templates/phases';
+import { checkJsonSchema } from './jsonSchemaCheck';
 
 function ctxFor(lang: (typeof LANGUAGES)[number]): TemplateContext {
   const profile = staticProfile(lang);
@@ -17,6 +18,9 @@ describe('project/phaseOutputs and phase templates', () => {
       it('then its example JSON block is valid for the harness schema', () => {
         const r = validatePhaseOutput(phase, extractJsonAnswer(text));
         assert.ok(r.ok, r.ok ? '' : r.message);
+      });
+      it('then its example also satisfies the JSON Schema given to backends with structured output', () => {
+        assert.deepEqual(checkJsonSchema(phaseOutputJsonSchema(phase), extractJsonAnswer(text)), []);
       });
       it('then it forbids editing STATE.json, BACKLOG.md and the database, and asks for a final JSON block', () => {
         assert.match(text, /NEVER edit `\.ralph\/STATE\.json`, `\.ralph\/BACKLOG\.md`, `\.ralph\/ralph\.db`/);
