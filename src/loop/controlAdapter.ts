@@ -8,19 +8,19 @@ import { classifyTaskRisk, discardPatch, promotePatch, queuePatch } from '../con
 import { expireStaleDeferrals, resolveDeferred } from '../control/deferred';
 import { processProposals } from '../control/proposals';
 import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
+import { drainInbox } from '../control/inbox';
+import { renderBacklogFile, renderState } from '../control/derived';
 import { domainEvent } from '../domain/events';
 import type { RiskPatterns, RiskTier } from '../domain/risk';
 import { commitExists } from '../git/repo';
-import type { HumanDecision, LoopControl, LoopPatch, LoopStateSnapshot, LoopTask, ProposalCounts } from './ports';
+import type { HostCommand, HumanDecision, InboxDrain, LoopControl, LoopPatch, LoopStateSnapshot, LoopTask, ProposalCounts } from './ports';
 
 export interface ControlAdapterOptions {
   readonly store: EventStore;
   readonly projectDir: string;
   readonly ralphDir: string;
   readonly riskPatterns: RiskPatterns;
-  /** Consumes human decisions (the control plane's inbox); none when omitted. */
-  readonly inbox?: () => Promise<HumanDecision[]>;
-  /** Writes STATE.json and BACKLOG.md (the control plane's renderers); none when omitted. */
+  /** Writes STATE.json and BACKLOG.md; default: the control plane's renderers. */
   readonly render?: (ctx: ControlContext, state: LoopStateSnapshot) => Promise<void>;
 }
 
@@ -101,8 +101,26 @@ export class ControlAdapter implements LoopControl {
     return (await processProposals(this.ctx)).counts;
   }
 
-  async takeInbox(): Promise<HumanDecision[]> {
-    return this.o.inbox ? this.o.inbox() : [];
+  async takeInbox(): Promise<InboxDrain> {
+    const before = this.o.store.get<{ id: string | null }>('SELECT MAX(event_id) AS id FROM events')?.id ?? '';
+    const host: HostCommand[] = [];
+    const results = await drainInbox(this.ctx, { onHostCommand: (c) => void host.push({ command: c.command, actor: c.actor, reason: c.reason }) });
+    if (results.length === 0) return { decisions: [], host };
+    // The inbox ran the decisions itself; read back which deferrals humans resolved.
+    const rows = this.o.store.all<{ entity_id: string; actor: string; payload: string }>(
+      "SELECT entity_id, actor, payload FROM events WHERE event_type = 'task.deferral_resolved' AND event_id > ? ORDER BY event_id",
+      [before],
+    );
+    const decisions: HumanDecision[] = [];
+    for (const r of rows) {
+      try {
+        const p = JSON.parse(r.payload) as { decision?: HumanDecision['decision']; rationale?: string };
+        if (p.decision) decisions.push({ taskId: r.entity_id, decision: p.decision, rationale: p.rationale ?? '', actor: r.actor });
+      } catch {
+        // not ours to judge
+      }
+    }
+    return { decisions, host };
   }
 
   commitsTotal(): number {
@@ -148,6 +166,12 @@ export class ControlAdapter implements LoopControl {
   }
 
   async renderViews(state: LoopStateSnapshot): Promise<void> {
-    if (this.o.render) await this.o.render(this.ctx, state);
+    if (this.o.render) {
+      await this.o.render(this.ctx, state);
+      return;
+    }
+    const { commits_total: _c, ...position } = state;
+    renderState(this.ctx, position);
+    renderBacklogFile(this.ctx);
   }
 }

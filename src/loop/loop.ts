@@ -114,7 +114,13 @@ export class Loop {
     const names: AgentName[] = ['primary', ...Array.from({ length: this.o.settings.workers }, (_, i) => `worker-${i + 1}`)];
     for (const n of names) this.wakers.set(n, new Waker(this.clock));
     this.runners = [this.guarded('primary', () => this.runPrimary()), ...names.slice(1).map((n) => this.guarded(n, () => this.runWorker(n)))];
-    this.finished = Promise.all(this.runners).then(() => this.finish());
+    // The inbox is read even while every agent is deep in a long invocation.
+    const poll = setInterval(() => void this.consumeInbox().catch((e: unknown) => this.harness.log('harness', 'warn', `inbox: ${String(e)}`)), 1000);
+    this.finished = Promise.all(this.runners).then(async () => {
+      clearInterval(poll);
+      await this.draining;
+      return this.finish();
+    });
   }
 
   /** start() and wait for the end (the CLI's `ralph start [--once]`). */
@@ -255,19 +261,28 @@ export class Loop {
     this.idleAt.delete(agent);
   }
 
-  private async consumeInbox(): Promise<void> {
-    const items = await this.o.control.takeInbox();
-    for (const d of items) {
-      const t = this.o.control.task(d.taskId);
-      if (!t || t.status !== 'deferred') {
-        this.harness.log('harness', 'warn', `human ${d.decision} for ${d.taskId} ignored: task is ${t?.status ?? 'unknown'}`);
-        continue;
-      }
-      await this.o.control.resolveDeferred(d.taskId, d.decision, d.actor, d.rationale);
+  private draining: Promise<void> | null = null;
+
+  /** Human decisions override the judge at any time; host commands stop/pause/resume. */
+  private consumeInbox(): Promise<void> {
+    this.draining ??= this.drainOnce().finally(() => {
+      this.draining = null;
+    });
+    return this.draining;
+  }
+
+  private async drainOnce(): Promise<void> {
+    const { decisions, host } = await this.o.control.takeInbox();
+    for (const c of host) {
+      if (c.command === 'stop') this.requestStop(c.reason ?? `stopped by ${c.actor}`);
+      else if (c.command === 'pause') this.pause(c.reason ?? `paused by ${c.actor}`);
+      else this.resume();
+    }
+    for (const d of decisions) {
       this.events.emit({ type: 'verdict', taskId: d.taskId, verdict: d.decision, rationale: d.rationale, confidence: null, by: 'human' });
       if (d.decision === 'approve') await this.harness.promoteApproved(d.taskId, d.actor);
-      this.progress();
     }
+    if (decisions.length > 0) this.progress();
   }
 
   private async renderViews(s: PrimaryState | null): Promise<void> {

@@ -35,8 +35,25 @@ export interface ProposalCounts {
   readonly deferred: number;
 }
 
-/** A human decision from the inbox (CLI or VS Code), applied ahead of the judge. */
-export type HumanDecision = { readonly kind: 'resolve'; readonly taskId: string; readonly decision: 'approve' | 'reject' | 'modify'; readonly rationale: string; readonly actor: string };
+/** A human decision taken through the inbox (CLI or VS Code); it overrides the judge. */
+export interface HumanDecision {
+  readonly taskId: string;
+  readonly decision: 'approve' | 'reject' | 'modify';
+  readonly rationale: string;
+  readonly actor: string;
+}
+
+/** Commands for the running loop itself, from another process. */
+export interface HostCommand {
+  readonly command: 'stop' | 'pause' | 'resume';
+  readonly actor: string;
+  readonly reason?: string | undefined;
+}
+
+export interface InboxDrain {
+  readonly decisions: readonly HumanDecision[];
+  readonly host: readonly HostCommand[];
+}
 
 /** Loop-relevant counters the primary state machine persists (STATE.json keys). */
 export interface LoopStateSnapshot {
@@ -72,8 +89,8 @@ export interface LoopControl {
   resolveDeferred(taskId: string, decision: 'approve' | 'reject' | 'modify', actor: string, rationale: string): Promise<void>;
   expireStaleDeferrals(): Promise<number>;
   processProposals(): Promise<ProposalCounts>;
-  /** Human decisions and commands waiting in the inbox, consumed (each once). */
-  takeInbox(): Promise<HumanDecision[]>;
+  /** Runs the commands waiting in the inbox (each once); reports human decisions and host commands. */
+  takeInbox(): Promise<InboxDrain>;
   /** Promoted commits since the task was deferred (expiry) and how long it waited (review). */
   commitsTotal(): number;
   /** Commit counts at which each periodic phase last ran (from `loop.periodic_done` events). */

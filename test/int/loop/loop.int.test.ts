@@ -11,6 +11,7 @@ import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { Loop } from '../../../src/loop/loop';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
+import { submitToInbox } from '../../../src/control/inbox';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
 import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
@@ -214,6 +215,27 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     assert.deepEqual(finished.map((e) => e.type === 'agent.finished' && e.status).sort(), ['cancelled', 'cancelled']);
     const claimed = store.all("SELECT task_id FROM task_view WHERE status = 'claimed'");
     assert.deepEqual(claimed, []);
+  });
+
+  it('given a deferred tier-2 patch, when a human approves through the inbox while the judge is still thinking, then the human wins and it is promoted', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    writeScenario(p, [
+      script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js'] }])),
+      script('implement/T-4/step-1/', [{ tool: 'write', path: 'src/auth/token.js', content: 'module.exports = (t) => t.length > 8;\n' }]),
+      { name: 'slow-judge', match: 'RALPH-KEY: review_deferred/T-4/', turns: [{ hang: true }] },
+    ]);
+    const { loop, events } = makeLoop(p, store, {}, false);
+    await loop.start();
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'looks fine to me' });
+    await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
+    submitToInbox(p.ralphDir, { command: 'stop', actor: 'human:test', reason: 'done testing' });
+    const summary = await loop.whenStopped();
+    assert.equal(summary.stopReason, 'done testing');
+    assert.ok(events.some((e) => e.type === 'verdict' && e.by === 'human' && e.verdict === 'approve'));
+    assert.ok(!events.some((e) => e.type === 'verdict' && e.by === 'judge'));
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'done');
+    await assertInvariants(p, store);
   });
 
   it('given a paused loop, then no agent starts until it is resumed', async () => {
