@@ -169,7 +169,9 @@ async function main(): Promise<void> {
   await store.checkpoint();
   const cpMs = performance.now() - t0;
   const total = store.get<{ n: number }>('SELECT count(*) AS n FROM events')?.n ?? 0;
-  console.log(`checkpoint (export + atomic write + trim) at ${total} events: ${fmt(cpMs)}; journal before it ${jBytes} bytes`);
+  console.log(
+    `checkpoint at ${total} events: ${fmt(cpMs)} total, of which export (blocks the event loop) ${fmt(store.stats().lastExportMs)}; journal before it ${jBytes} bytes`,
+  );
   await store.close();
   const dbBytes = fs.statSync(path.join(dir, 'ralph.db')).size;
   console.log(`sizes at ${total} events: ralph.db ${(dbBytes / 1e6).toFixed(1)} MB, journal ${fs.statSync(path.join(dir, 'ralph.events.journal')).size} bytes after close`);

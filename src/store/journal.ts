@@ -148,10 +148,14 @@ export class JournalAppender {
   private bytes = 0;
   private syncs = 0;
 
-  private constructor(private readonly file: string) {}
+  private constructor(
+    private readonly file: string,
+    private readonly guard: (() => void) | undefined,
+  ) {}
 
-  static async open(file: string, size: number): Promise<JournalAppender> {
-    const j = new JournalAppender(file);
+  /** `guard` runs before each batch is written and vetoes it by throwing (e.g. lock lost). */
+  static async open(file: string, size: number, guard?: () => void): Promise<JournalAppender> {
+    const j = new JournalAppender(file, guard);
     j.handle = await fsp.open(file, 'a');
     j.bytes = size;
     return j;
@@ -215,6 +219,7 @@ export class JournalAppender {
     this.pending = [];
     try {
       if (!this.handle) throw new Error(`journal ${this.file} is closed`);
+      this.guard?.();
       const buf = batch.length === 1 ? (batch[0] as PendingWrite).buf : Buffer.concat(batch.map((p) => p.buf));
       let off = 0;
       while (off < buf.length) {

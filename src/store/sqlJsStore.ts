@@ -171,6 +171,7 @@ class SqlJsEventStore implements EventStore {
   private torn = 0;
   private lastError: string | undefined;
   private lastExportMs = 0;
+  private lastCheckpointMs = 0;
   private journalHeaderBytes = 0;
 
   constructor(
@@ -305,7 +306,10 @@ class SqlJsEventStore implements EventStore {
       }
     }
     const created = !fs.existsSync(this.journalPath);
-    this.appender = await JournalAppender.open(this.journalPath, scan.validEnd);
+    this.appender = await JournalAppender.open(this.journalPath, scan.validEnd, () => {
+      // Never write into a journal another writer now owns.
+      if (this.lock && !this.lock.verify()) throw this.failure ?? new StoreFailedError('the writer lock was taken over by another process');
+    });
     if (created) fsyncDirSync(this.ralphDir); // the journal's directory entry must survive a crash too
     this.exitHandler = () => this.exitCheckpoint();
     process.on('exit', this.exitHandler);
@@ -341,7 +345,7 @@ class SqlJsEventStore implements EventStore {
   }
 
   onLockLost(): void {
-    this.failure = new StoreFailedError('another process took over the writer lock');
+    this.failure = new StoreFailedError('the writer lock was removed or taken over by another process');
   }
 
   openObserver(stamp: FileStamp | undefined): void {
@@ -415,6 +419,8 @@ class SqlJsEventStore implements EventStore {
       replayedEvents: this.replayed,
       tornBytes: this.torn,
       dbReloads: this.reloads,
+      lastExportMs: this.lastExportMs,
+      lastCheckpointMs: this.lastCheckpointMs,
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
     };
   }
@@ -564,15 +570,13 @@ class SqlJsEventStore implements EventStore {
     const data = this.db.raw.export();
     const upTo = this.maxEventId();
     this.lastExportMs = performance.now() - t0;
-    this.lock?.beat();
-    if (this.lock?.isLost) throw this.failure ?? new StoreFailedError('writer lock lost');
+    if (this.lock && !this.lock.verify()) throw this.failure ?? new StoreFailedError('writer lock lost');
     try {
       await writeFileAtomic(this.dbPath, data);
     } catch (e) {
       this.dirty = true;
       throw e;
     }
-    this.checkpoints += 1;
     this.dbBytes = data.length;
     // Trim: keep only bytes appended since `synced`. A crash before the rename leaves the
     // old (longer) journal, whose extra records are already in ralph.db: skipped on replay.
@@ -594,6 +598,8 @@ class SqlJsEventStore implements EventStore {
       await appender.reopen(header.length + tail.length);
       this.journalHeaderBytes = header.length;
     });
+    this.checkpoints += 1; // counted once the journal is trimmed too
+    this.lastCheckpointMs = performance.now() - t0;
   }
 
   /** process 'exit': synchronous, best effort, so an exiting CLI leaves ralph.db complete. */
@@ -604,7 +610,7 @@ class SqlJsEventStore implements EventStore {
         this.db.rollbackQuietly();
         this.inTransaction = false;
       }
-      if (!this.lock?.isLost && (this.dirty || (this.appender?.size ?? 0) > this.journalHeaderBytes)) {
+      if (this.lock?.verify() !== false && (this.dirty || (this.appender?.size ?? 0) > this.journalHeaderBytes)) {
         writeFileAtomicSync(this.dbPath, this.db.raw.export());
         writeFileAtomicSync(this.journalPath, encodeRecord([], this.maxEventId()));
       }

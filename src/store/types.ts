@@ -118,6 +118,10 @@ export interface StoreStats {
   readonly tornBytes: number;
   /** Observers: times ralph.db was re-read because a checkpoint held events not yet seen. */
   readonly dbReloads: number;
+  /** Duration of the last checkpoint's export (synchronous: it blocks the event loop). */
+  readonly lastExportMs: number;
+  /** Duration of the last whole checkpoint (export, atomic write, journal trim). */
+  readonly lastCheckpointMs: number;
   /** The last background checkpoint failure, if any. */
   readonly lastError?: string;
 }

@@ -126,6 +126,7 @@ function withMutex<T>(mutex: string, now: number, fn: () => T): T | undefined {
 
 export class WriterLock {
   private timer: NodeJS.Timeout | undefined;
+  private seen: { ino: number; mtimeMs: number; size: number } | undefined;
   private lost = false;
   private released = false;
 
@@ -178,6 +179,7 @@ export class WriterLock {
 
   private static start(file: string, me: LockHolder, clock: Clock, opts: WriterLockOptions): WriterLock {
     const lock = new WriterLock(file, me, clock, opts.onLost);
+    lock.remember();
     lock.timer = setInterval(() => lock.beat(), opts.heartbeatMs ?? 5_000);
     lock.timer.unref();
     return lock;
@@ -194,18 +196,57 @@ export class WriterLock {
       withMutex(this.file + MUTEX_SUFFIX, this.clock(), () => {
         const cur = readHolder(this.file);
         if (!this.isOurs(cur?.holder)) {
-          this.lost = true;
-          if (this.timer) clearInterval(this.timer);
-          this.onLost?.(cur?.holder);
+          this.markLost(cur?.holder);
           return;
         }
         const tmp = `${this.file}.beat-${process.pid}`;
         fs.writeFileSync(tmp, JSON.stringify({ ...this.holder, heartbeat: new Date(this.clock()).toISOString() }));
         fs.renameSync(tmp, this.file);
+        this.remember();
       });
     } catch {
       // A missed heartbeat is harmless unless it lasts staleMs; the next tick retries.
     }
+  }
+
+  /**
+   * Cheap check, run before every journal write, that the lock is still ours: a stat
+   * compared with the file as we last wrote it; only a changed file is re-read.
+   */
+  verify(): boolean {
+    if (this.lost) return false;
+    if (this.released) return false;
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(this.file);
+    } catch {
+      this.markLost(undefined);
+      return false;
+    }
+    if (st.ino === this.seen?.ino && st.mtimeMs === this.seen.mtimeMs && st.size === this.seen.size) return true;
+    const cur = readHolder(this.file);
+    if (!this.isOurs(cur?.holder)) {
+      this.markLost(cur?.holder);
+      return false;
+    }
+    this.remember();
+    return true;
+  }
+
+  private remember(): void {
+    try {
+      const st = fs.statSync(this.file);
+      this.seen = { ino: st.ino, mtimeMs: st.mtimeMs, size: st.size };
+    } catch {
+      this.seen = undefined;
+    }
+  }
+
+  private markLost(holder: LockHolder | undefined): void {
+    if (this.lost) return;
+    this.lost = true;
+    if (this.timer) clearInterval(this.timer);
+    this.onLost?.(holder);
   }
 
   get isLost(): boolean {

@@ -139,3 +139,36 @@ describe('store writer lock: a takeover mutex left by a killed process', () => {
     }
   });
 });
+
+describe('store writer lock: heartbeat and a lock taken away', () => {
+  it('refreshes the heartbeat; when another process takes the lock, writes stop and close does not overwrite ralph.db', async () => {
+    const dir = tmpRalph();
+    const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [], heartbeatMs: 10, checkpointDebounceMs: 3_600_000 });
+    const lockFile = path.join(dir, 'locks', 'writer.lock');
+    const first = (JSON.parse(fs.readFileSync(lockFile, 'utf8')) as LockHolder).heartbeat;
+    await until(() => (JSON.parse(fs.readFileSync(lockFile, 'utf8')) as LockHolder).heartbeat !== first);
+    await w.append([ev('mine')]);
+    const dbBefore = fs.readFileSync(path.join(dir, 'ralph.db'));
+    // someone judged us dead and took over
+    const thief: LockHolder = { pid: 1, host: 'other-host', started: new Date().toISOString(), heartbeat: new Date().toISOString(), runId: 'run_thief' };
+    fs.writeFileSync(lockFile, JSON.stringify(thief));
+    await assert.rejects(w.append([ev('late')]), (e: Error) => {
+      assert.equal(e.name, 'StoreFailedError');
+      assert.match(e.message, /taken over/);
+      return true;
+    });
+    await assert.rejects(w.append([ev('later')]), /stopped accepting writes/);
+    await assert.rejects(w.checkpoint(), /stopped accepting writes/);
+    await w.close();
+    assert.deepEqual(fs.readFileSync(path.join(dir, 'ralph.db')), dbBefore, 'the lost writer did not checkpoint over the new one');
+    assert.ok(fs.readFileSync(lockFile, 'utf8').includes('run_thief'), 'and left the new holder its lock');
+  });
+});
+
+async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadOnlyStoreError } from '../../../src/store/errors';
 import { JOURNAL_FILE, readJournalSync } from '../../../src/store/journal';
+import { loadSqlJs } from '../../../src/store/sqlDb';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent } from '../../../src/store/types';
 import { counterProjection, counterRows } from './counterProjection';
@@ -178,5 +179,39 @@ describe('store/sqlJsStore', () => {
     const all = await store.append([ev('A'), ev('B'), ev('A'), { ...ev('X'), entity_type: 'patch' }]);
     assert.equal(store.events({ entityType: 'task', entityId: 'A' }).length, 2);
     assert.deepEqual(store.events({ afterId: all[1]?.event_id, limit: 1 }), [all[2]]);
+  });
+});
+
+describe('store/sqlJsStore clock, run id and schema versions', () => {
+  it('given the clock steps back between commands, then ids still increase while ts tells the wall clock', async () => {
+    const dir = tmpRalph();
+    let now = Date.UTC(2026, 10, 29, 12, 0, 0, 0);
+    const store = await openStore({ ralphDir: dir, mode: 'writer', projections: [], clock: () => now, runId: 'run_given' });
+    try {
+      const [a] = await store.append([ev('A')]);
+      now -= 3_600_000;
+      const [b] = await store.append([ev('A')]);
+      assert.ok(a && b && a.event_id < b.event_id);
+      assert.equal(b.ts, '2026-11-29T11:00:00.000Z');
+      assert.equal(b.run_id, 'run_given');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('given a database from a newer Ralph, then open fails with StoreVersionError and releases the lock', async () => {
+    const dir = tmpRalph();
+    await (await openStore({ ralphDir: dir, mode: 'writer', projections: [] })).close();
+    const SQL = await loadSqlJs();
+    const raw = new SQL.Database(fs.readFileSync(path.join(dir, 'ralph.db')));
+    raw.run("UPDATE ralph_meta SET value = '999' WHERE key = 'schema_version'");
+    fs.writeFileSync(path.join(dir, 'ralph.db'), raw.export());
+    raw.close();
+    await assert.rejects(openStore({ ralphDir: dir, mode: 'writer', projections: [] }), (e: Error) => {
+      assert.equal(e.name, 'StoreVersionError');
+      assert.match(e.message, /schema version 999 is newer/);
+      return true;
+    });
+    assert.ok(!fs.existsSync(path.join(dir, 'locks', 'writer.lock')));
   });
 });
