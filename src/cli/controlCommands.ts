@@ -47,6 +47,8 @@ export interface CommandSpec {
   readonly usage: string;
   readonly summary: string;
   readonly store: StoreNeed;
+  /** Fewest and most positional arguments (checked before the store is opened). */
+  readonly arity: readonly [number, number];
   readonly values?: readonly string[];
   readonly switches?: readonly string[];
   /** When the writer lock is held elsewhere, the command can go to the inbox instead. */
@@ -88,6 +90,7 @@ const J = ['json'];
 export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   {
     name: 'init',
+    arity: [0, 0],
     usage: 'init',
     summary: 'write a skeleton BACKLOG.md if none, import its rows, render the views',
     store: 'writer',
@@ -102,6 +105,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'emit-event',
+    arity: [4, 5],
     usage: 'emit-event <entity_type> <entity_id> <event_type> <actor> [payload_json]',
     summary: 'append a free-form event; prints its id',
     store: 'writer',
@@ -120,6 +124,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'transition-task',
+    arity: [3, 4],
     usage: 'transition-task <id> <status> <actor> [payload_json]',
     summary: 'change a task status (done needs a promoted patch)',
     store: 'writer',
@@ -140,6 +145,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'pick-ready-task',
+    arity: [1, 1],
     usage: 'pick-ready-task <worker|primary> [--exclude id]',
     summary: 'print the next ready task id (or NONE) without claiming it',
     store: 'observer',
@@ -155,6 +161,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'claim-ready-task',
+    arity: [1, 1],
     usage: 'claim-ready-task <worker|primary> [--owner name] [--exclude id]',
     summary: 'pick and claim the next ready task atomically; prints its id or NONE',
     store: 'writer',
@@ -171,6 +178,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'queue-patch',
+    arity: [3, 3],
     usage: 'queue-patch <task> <path> <created_by>',
     summary: 'queue a patch file for a task (task -> proposed); prints the patch id',
     store: 'writer',
@@ -183,6 +191,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'promote-patch',
+    arity: [2, 2],
     usage: 'promote-patch <patch_id> <commit_hash>',
     summary: 'patch -> promoted, task -> done (the commit must exist)',
     store: 'writer',
@@ -197,6 +206,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'discard-patch',
+    arity: [2, Infinity],
     usage: 'discard-patch <patch_id> <reason...>',
     summary: 'patch -> discarded, task -> pending',
     store: 'writer',
@@ -213,6 +223,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'classify-risk',
+    arity: [1, 1],
     usage: 'classify-risk <task> [--patch patch_id]',
     summary: "print the task's risk tier 0..3, from the files its patch touches",
     store: 'prefer-writer',
@@ -229,6 +240,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'policy-check',
+    arity: [1, 2],
     usage: 'policy-check <task> [patch_id] [--apply]',
     summary: 'print {"decision","reason","risk_tier"}; --apply defers / blocks the task as decided',
     store: 'prefer-writer',
@@ -243,6 +255,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'get-deferred-queue',
+    arity: [0, 0],
     usage: 'get-deferred-queue [--format prompt|json]',
     summary: 'list deferred tasks for the judge',
     store: 'observer',
@@ -257,6 +270,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'should-review-deferred',
+    arity: [0, 0],
     usage: 'should-review-deferred',
     summary: 'print true when >= 3 tasks are deferred or one has waited 10 commits',
     store: 'observer',
@@ -270,6 +284,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'resolve-deferred',
+    arity: [4, Infinity],
     usage: 'resolve-deferred <task> <approve|reject|modify> <actor> <rationale...> [--commit hash]',
     summary: "the judge's verdict on a deferred task (approve promotes its patch, never a bare done)",
     store: 'writer',
@@ -290,6 +305,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'expire-stale-deferrals',
+    arity: [0, 0],
     usage: 'expire-stale-deferrals',
     summary: 'deferred tasks older than 20 promoted commits -> pending, tier lowered by one',
     store: 'writer',
@@ -303,6 +319,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'process-proposals',
+    arity: [0, 0],
     usage: 'process-proposals',
     summary: 'accept, defer or reject proposals/prop_*.json',
     store: 'writer',
@@ -317,6 +334,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'render-state',
+    arity: [0, 0],
     usage: 'render-state',
     summary: 'regenerate STATE.json from the event log',
     store: 'observer',
@@ -328,6 +346,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'render-backlog',
+    arity: [0, 0],
     usage: 'render-backlog',
     summary: 'regenerate BACKLOG.md from the event log',
     store: 'observer',
@@ -339,6 +358,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'sync-backlog',
+    arity: [0, 0],
     usage: 'sync-backlog',
     summary: 'import new BACKLOG.md rows; report done marks without a promoted patch',
     store: 'writer',
@@ -354,6 +374,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'status',
+    arity: [0, 0],
     usage: 'status',
     summary: 'summary of phase, tasks, patches, events and deferrals',
     store: 'observer',
@@ -365,6 +386,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'rebuild',
+    arity: [0, 0],
     usage: 'rebuild',
     summary: 'replay every event into fresh task_view and patch_view',
     store: 'writer',
@@ -377,6 +399,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'drain-inbox',
+    arity: [0, 0],
     usage: 'drain-inbox',
     summary: 'run the command files observers left in .ralph/inbox/',
     store: 'writer',

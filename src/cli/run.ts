@@ -91,6 +91,9 @@ export async function runCli(argv: readonly string[], options: RunOptions = {}):
 
 async function runCommand(spec: CommandSpec, dir: string, args: readonly string[], io: CliIo, options: RunOptions): Promise<number> {
   const parsed = parseArgs(args, { ...(spec.values ? { values: spec.values } : {}), ...(spec.switches ? { switches: spec.switches } : {}) });
+  const [min, max] = spec.arity;
+  const n = parsed.positionals.length;
+  if (n < min || n > max) throw new UsageError(`${n < min ? 'missing' : 'too many'} arguments; usage: ralph ${spec.usage}`);
   const ralphDir = path.join(dir, '.ralph');
   if (spec.name !== 'init' && !fs.existsSync(path.join(ralphDir, 'ralph.db')) && !hasJournal(ralphDir)) {
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);

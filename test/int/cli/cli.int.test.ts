@@ -1,0 +1,231 @@
+// The built `ralph` CLI (dist/cli.js) in a temp git repository: a realistic sequence of
+// commands, then ralph.db read by a real SQLite client (python3's sqlite3) with the seed
+// README's four queries.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type * as Execa from 'execa';
+import { openStore } from '../../../src/store/sqlJsStore';
+import { CONTROL_PROJECTIONS } from '../../../src/control/index';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+
+// execa is ESM-only; a dynamic import keeps tsx's CJS transform away from its dependencies.
+let execa: typeof Execa.execa;
+let execaSync: typeof Execa.execaSync;
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+describe('ralph CLI (built) in a git repository', function () {
+  this.timeout(180_000);
+  let repo: string;
+
+  async function ralph(...args: string[]): Promise<Run> {
+    const r = await execa('node', [CLI, ...args], { cwd: repo, reject: false, stripFinalNewline: false });
+    return { code: r.exitCode ?? -1, out: String(r.stdout), err: String(r.stderr) };
+  }
+  async function ok(...args: string[]): Promise<string> {
+    const r = await ralph(...args);
+    assert.equal(r.code, 0, `ralph ${args.join(' ')} failed (${r.code}): ${r.err}`);
+    return r.out;
+  }
+  function git(...args: string[]): string {
+    return String(execaSync('git', args, { cwd: repo }).stdout).trim();
+  }
+  /** Commits a change to `files` and writes its format-patch under .ralph/commits/pending. */
+  function commitPatch(name: string, files: string[]): { hash: string; patch: string } {
+    for (const f of files) {
+      fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
+      fs.appendFileSync(path.join(repo, f), `change for ${name}\n`);
+    }
+    git('add', ...files);
+    git('commit', '-q', '-m', name);
+    const patch = path.join('.ralph', 'commits', 'pending', `${name}.patch`);
+    fs.mkdirSync(path.join(repo, path.dirname(patch)), { recursive: true });
+    fs.writeFileSync(path.join(repo, patch), git('format-patch', '-1', '--stdout') + '\n');
+    return { hash: git('rev-parse', 'HEAD'), patch };
+  }
+  function sqlite(sql: string): unknown[][] {
+    const py = 'import sqlite3,sys,json;c=sqlite3.connect(sys.argv[1]);print(json.dumps(c.execute(sys.argv[2]).fetchall()))';
+    return JSON.parse(String(execaSync('python3', ['-c', py, path.join(repo, '.ralph', 'ralph.db'), sql]).stdout)) as unknown[][];
+  }
+
+  before(async () => {
+    ({ execa, execaSync } = await import('execa'));
+    if (!fs.existsSync(CLI)) await execa('npm', ['run', 'build'], { cwd: ROOT });
+    repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-cli-'));
+    git('init', '-q', '-b', 'main');
+    git('config', 'user.email', 't@example.invalid');
+    git('config', 'user.name', 'Test');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# demo\n');
+    git('add', '.');
+    git('commit', '-q', '-m', 'init');
+  });
+  after(() => {
+    fs.rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('refuses commands before init (exit 4) and bad usage (exit 2)', async () => {
+    const r = await ralph('status');
+    assert.equal(r.code, 4);
+    assert.match(r.err, /ralph init/);
+    assert.equal((await ralph('frobnicate')).code, 2);
+    assert.equal((await ralph('--dir', repo, 'pick-ready-task')).code, 2);
+  });
+
+  it('runs a realistic sequence', async () => {
+    fs.mkdirSync(path.join(repo, '.ralph'), { recursive: true });
+    fs.writeFileSync(
+      path.join(repo, '.ralph', 'BACKLOG.md'),
+      [
+        '# BACKLOG',
+        '',
+        '## Wave 0: Critical Fixes & Foundation',
+        '',
+        '| ID | Status | Title | Source | Effort | Deps |',
+        '|----|--------|-------|--------|--------|------|',
+        '| W0-001 | pending | Add greeting helper | ES:1 | S | - |',
+        '| W0-002 | pending | Users migration | ES:2 | S | - |',
+        '| W0-003 | planned | Docs for helper | ES:3 | S | W0-001 |',
+        '',
+        '## Wave 1: Core Infrastructure',
+        '',
+        '| ID | Status | Title | Source | Effort | Deps |',
+        '|----|--------|-------|--------|--------|------|',
+        '| W1-001 | pending | Secrets loader | ES:4 | M | - |',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(await ok('init'), 'Migrated 4 items from BACKLOG.md into SQLite\n');
+    assert.equal(await ok('init'), 'Migrated 0 items from BACKLOG.md into SQLite\n');
+
+    // Worker claims atomically; pick-ready-task alone does not claim.
+    assert.equal(await ok('pick-ready-task', 'worker'), 'W0-001\n');
+    assert.equal(await ok('claim-ready-task', 'worker', '--owner', 'worker-b'), 'W0-001\n');
+    assert.equal(await ok('pick-ready-task', 'worker'), 'W0-002\n');
+    assert.equal(await ok('pick-ready-task', 'worker', '--exclude', 'W0-002'), 'NONE\n');
+
+    // A normal patch: tier 1, promote.
+    const a = commitPatch('greeting', ['src/greeting.ts']);
+    const p1 = (await ok('queue-patch', 'W0-001', a.patch, 'worker-b')).trim();
+    assert.match(p1, /^patch_W0-001_\d{17}$/);
+    assert.equal(await ok('classify-risk', 'W0-001'), '1\n');
+    assert.equal(await ok('policy-check', 'W0-001'), '{"decision": "promote", "reason": "tier 1 (normal): auto-promote after full verification", "risk_tier": 1}\n');
+    const bogus = await ralph('promote-patch', p1, '0123456789abcdef0123456789abcdef01234567');
+    assert.equal(bogus.code, 1);
+    assert.match(bogus.err, /does not exist/);
+    assert.equal(await ok('promote-patch', p1, a.hash), `PROMOTED ${p1} → W0-001 done (commit ${a.hash.slice(0, 8)})\n`);
+
+    // done without a promoted patch is an error, from every path.
+    const bad = await ralph('transition-task', 'W0-002', 'done', 'primary');
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /no promoted patch/);
+
+    // A migration: tier 2 from the files the patch touches -> deferred -> judge approves with the commit.
+    await ok('transition-task', 'W0-002', 'claimed', 'primary', '{"claimed_by":"primary"}');
+    const m = commitPatch('users-migration', ['db/migrations/001_users.sql']);
+    const p2 = (await ok('queue-patch', 'W0-002', m.patch, 'primary')).trim();
+    assert.equal(await ok('classify-risk', 'W0-002'), '2\n');
+    assert.match(await ok('policy-check', 'W0-002', p2, '--apply'), /"decision": "defer"/);
+    assert.equal(await ok('should-review-deferred'), 'false\n');
+    assert.match(await ok('get-deferred-queue'), /^## Deferred Items for Review\n\n### W0-002: Users migration\n- Risk Tier: 2\n/);
+    const q = JSON.parse(await ok('get-deferred-queue', '--format', 'json')) as { task_id: string; deferred_reason: string }[];
+    assert.deepEqual(q.map((t) => t.task_id), ['W0-002']);
+    assert.match(await ok('resolve-deferred', 'W0-002', 'approve', 'judge', 'migration', 'is', 'reversible', '--commit', m.hash), /^RESOLVED W0-002 approve → done\n$/);
+
+    // A secret: tier 3 -> decompose; the proposal replaces the parent.
+    await ok('transition-task', 'W1-001', 'claimed', 'primary');
+    const s = commitPatch('secrets', ['config/.env.production']);
+    await ok('queue-patch', 'W1-001', s.patch, 'primary');
+    assert.match(await ok('policy-check', 'W1-001', '--apply'), /"decision": "decompose", .*"risk_tier": 3/);
+    const props = path.join(repo, '.ralph', 'proposals');
+    fs.mkdirSync(props, { recursive: true });
+    fs.writeFileSync(path.join(props, 'prop_001.json'), JSON.stringify({ proposal_type: 'decompose', confidence: 0.9, parent_task: 'W1-001', sub_tasks: [{ id: 'W1-001a', title: 'Loader interface', effort: 'S' }, { id: 'W1-001b', title: 'Env parsing', effort: 'S', deps: 'W1-001a' }], rationale: 'tier 3' }));
+    fs.writeFileSync(path.join(props, 'prop_002.json'), '{"proposal_type": "new_task", "confidence": "high"}');
+    fs.writeFileSync(path.join(props, 'prop_003.json'), JSON.stringify({ proposal_type: 'new_task', confidence: 0.5, task: { id: 'W2-001', title: 'Maybe', source: 'ES:9', effort: 'S', wave: 2, deps: '-' }, rationale: 'unsure' }));
+    const pr = await ralph('process-proposals');
+    assert.equal(pr.code, 0);
+    assert.equal(pr.out, '{"accepted": 1, "rejected": 1, "deferred": 1}\n');
+    assert.match(pr.err, /prop_002\.json: rejected: .*confidence/);
+    assert.ok(fs.existsSync(path.join(props, 'rejected', 'prop_002.error.txt')));
+
+    // Identical events in the same second get distinct ids (defect 6).
+    const e1 = (await ok('emit-event', 'run', 'run_1', 'run.note', 'primary', '{"n":1}')).trim();
+    const e2 = (await ok('emit-event', 'run', 'run_1', 'run.note', 'primary', '{"n":1}')).trim();
+    assert.notEqual(e1, e2);
+
+    // A done mark in BACKLOG.md without a promoted patch is reported, not applied.
+    const backlog = path.join(repo, '.ralph', 'BACKLOG.md');
+    await ok('render-backlog');
+    fs.writeFileSync(backlog, fs.readFileSync(backlog, 'utf8').replace('| W0-003 | pending |', '| W0-003 | done |'));
+    const sync = await ralph('sync-backlog');
+    assert.equal(sync.code, 0);
+    assert.match(sync.err, /W0-003: marked done in BACKLOG\.md but has no promoted patch/);
+    await ok('render-backlog');
+    assert.match(fs.readFileSync(backlog, 'utf8'), /\| W0-003 \| pending \| Docs for helper \| ES:3 \| S \| W0-001 \|/);
+
+    await ok('render-state');
+    const state = JSON.parse(fs.readFileSync(path.join(repo, '.ralph', 'STATE.json'), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual([state['commits_total'], state['items_done_count'], state['items_total_count']], [2, 2, 6]);
+    assert.equal(await ok('expire-stale-deferrals'), 'Expired 0 stale deferrals\n');
+
+    const status = await ok('status');
+    const lines = status.split('\n');
+    assert.equal(lines[0], '=== Ralph Loop v3 Status ===');
+    assert.equal(lines[1], 'Phase: assess | Iteration: 0 | Commits: 2');
+    assert.equal(lines[2], 'Current: None | Wave: 0');
+    assert.equal(lines[3], 'Tasks (6): done=2,dropped=1,pending=3');
+    assert.equal(lines[4], 'Patches: promoted=2,queued=1');
+    assert.match(lines[5] ?? '', /^Events: (\d+) total, \1 last hour$/);
+    assert.equal(lines[6], 'Deferred: 0 | Review needed: no');
+    assert.match(await ok('rebuild'), /^Rebuilt task_view and patch_view from \d+ events\n$/);
+    assert.equal(await ok('status'), status);
+  });
+
+  it('ralph.db answers the README queries in a real SQLite client', () => {
+    const completed = sqlite("SELECT entity_id, ts FROM events WHERE event_type='task.completed' AND ts > date('now')");
+    assert.deepEqual(completed.map((r) => r[0]).sort(), ['W0-001', 'W0-002']);
+    assert.deepEqual(sqlite('SELECT status, COUNT(*) FROM patch_view GROUP BY status'), [['promoted', 2], ['queued', 1]]);
+    assert.deepEqual(sqlite("SELECT task_id, deferred_reason, deferred_at FROM task_view WHERE status='deferred'"), []);
+    const [[n]] = sqlite("SELECT COUNT(*) FROM events WHERE ts > datetime('now', '-1 hour')") as [[number]];
+    const [[total]] = sqlite('SELECT COUNT(*) FROM events') as [[number]];
+    assert.ok(n > 0 && n <= total);
+    const cols = sqlite('PRAGMA table_info(task_view)').map((r) => r[1]);
+    assert.deepEqual(cols, ['task_id', 'status', 'title', 'source', 'effort', 'deps', 'wave', 'risk_tier', 'claimed_by', 'patch_id', 'version', 'deferred_reason', 'deferred_at', 'provenance']);
+    assert.deepEqual(sqlite("SELECT name FROM sqlite_master WHERE type='index' AND tbl_name IN ('task_view','patch_view') AND name NOT LIKE 'sqlite_%' ORDER BY name").map((r) => r[0]), [
+      'idx_patch_view_status',
+      'idx_patch_view_task',
+      'idx_task_view_status',
+      'idx_task_view_wave',
+    ]);
+  });
+
+  it('beside a running writer: reads work as an observer, writes go to the inbox', async () => {
+    const writer = await openStore({ ralphDir: path.join(repo, '.ralph'), mode: 'writer', projections: CONTROL_PROJECTIONS });
+    try {
+      assert.match(await ok('status'), /^=== Ralph Loop v3 Status ===/);
+      const r = await ralph('transition-task', 'W0-003', 'blocked', 'human');
+      assert.equal(r.code, 0);
+      assert.match(r.out, /^QUEUED \.ralph\/inbox\/cmd_.*\.json/);
+      assert.match(r.err, /locked by another writer: pid \d+/);
+      const locked = await ralph('queue-patch', 'W0-003', 'x.patch', 'w');
+      assert.equal(locked.code, 3);
+    } finally {
+      await writer.close();
+    }
+    assert.match(await ok('drain-inbox'), /^Drained 1 inbox commands \(0 failed\)\n$/);
+    assert.deepEqual(sqlite("SELECT status FROM task_view WHERE task_id='W0-003'"), [['blocked']]);
+  });
+
+  it('--dir works from another directory', async () => {
+    const r = await execa('node', [CLI, '--dir', repo, 'pick-ready-task', 'primary'], { cwd: os.tmpdir(), reject: false });
+    assert.equal(r.exitCode, 0);
+    assert.match(String(r.stdout), /^(W\d-\d{3}[a-z]?|NONE)$/);
+  });
+});
