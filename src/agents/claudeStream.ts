@@ -239,7 +239,10 @@ export function claudeResult(state: ClaudeStreamState, facts: ClaudeRunFacts): A
       errors: [],
     };
   }
-  const status = claudeStatusOf(r.subtype, r.is_error === true);
+  const reported = claudeStatusOf(r.subtype, r.is_error === true);
+  // A run we stopped may still print an error result on its way out (interrupted): it is
+  // cancelled, but its tokens and cost were really spent and are kept.
+  const status = facts.stopReason !== undefined && reported !== 'success' ? 'cancelled' : reported;
   const acc = claudeAccounting(r);
   const rawTurns = Math.max(0, Math.trunc(r.num_turns ?? 0));
   // The CLI reports max-turns + 1 when the limit stopped it.
@@ -258,7 +261,7 @@ export function claudeResult(state: ClaudeStreamState, facts: ClaudeRunFacts): A
     costUsd: acc.costUsd,
     model: acc.model || state.initModel || facts.requestedModel,
     sessionId: r.session_id ?? state.sessionId,
-    subtype: r.subtype === 'success' && r.is_error === true ? `error_${r.terminal_reason ?? 'api'}` : r.subtype,
+    subtype: status === 'cancelled' ? 'cancelled' : r.subtype === 'success' && r.is_error === true ? `error_${r.terminal_reason ?? 'api'}` : r.subtype,
     errors,
   };
 }

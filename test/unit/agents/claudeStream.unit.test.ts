@@ -88,6 +88,15 @@ describe('agents/claudeStream', () => {
       assert.equal(cancelled.stopReason, 'timeout');
     });
 
+    it('given a run we stopped that still printed an error result, then cancelled with its spend kept', () => {
+      const { state } = parseClaudeStream(['{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":2,"total_cost_usd":0.3,"modelUsage":{"m":{"inputTokens":5,"outputTokens":6,"costUSD":0.3}}}']);
+      const r = claudeResult(state, facts({ exitCode: 143, stopReason: 'abort' }));
+      assert.equal(r.status, 'cancelled');
+      assert.equal(r.subtype, 'cancelled');
+      assert.equal(r.costUsd, 0.3);
+      assert.equal(r.tokens.output, 6);
+    });
+
     it('given a start-up failure (zeroed result), then error with zero turns', () => {
       const { state } = parseClaudeStream(['{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"total_cost_usd":0,"errors":["bad flag"]}']);
       const r = claudeResult(state, facts({ exitCode: 1 }));
