@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type * as Execa from 'execa';
+import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
 import { openStore } from '../../../src/store/sqlJsStore';
 import { CONTROL_PROJECTIONS } from '../../../src/control/index';
 
