@@ -328,26 +328,48 @@ export class Workbench {
    */
   async runCommand(title: string, timeoutMs = DEFAULT_TIMEOUT): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    const row = this.page
+      .locator('.quick-input-widget .monaco-list-row')
+      .filter({ has: this.page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(title)}$`) }) })
+      .first();
     for (;;) {
       await this.openPalette();
       await this.quickInput.fill(`>${title}`);
-      const row = this.page
-        .locator('.quick-input-widget .monaco-list-row')
-        .filter({ has: this.page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(title)}$`) }) })
-        .first();
       try {
         await row.waitFor({ state: 'visible', timeout: Math.min(3000, Math.max(1, deadline - Date.now())) });
-        await row.click();
-        await this.quickInput.waitFor({ state: 'hidden' });
-        return;
+        break;
       } catch (e) {
+        const listed = await this.page.locator('.quick-input-widget .monaco-list-row').allInnerTexts().catch(() => []);
         await this.page.keyboard.press('Escape');
         if (Date.now() >= deadline) {
-          const listed = await this.page.locator('.quick-input-widget .monaco-list-row').allInnerTexts().catch(() => []);
           throw new E2EError(`command "${title}" not found in the palette`, `listed: ${listed.join(' | ')}\n${String(e)}`);
         }
       }
     }
+    await row.click();
+    // Done when the palette is gone or reused by the command itself (Go to File, input boxes).
+    await this.page.waitForFunction(() => {
+      const input = document.querySelector<HTMLInputElement>('.quick-input-widget .quick-input-box input');
+      return input === null || input.offsetParent === null || !input.value.startsWith('>');
+    });
+  }
+
+  /** Opens a workspace file through Quick Open ("Go to File..."), as a user would. */
+  async openFile(relativePath: string): Promise<void> {
+    await this.runCommand('Go to File...');
+    await this.quickInput.fill(relativePath);
+    const name = path.basename(relativePath);
+    await this.page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor();
+    await this.quickInput.press('Enter');
+    await this.page.locator('.tabs-container .tab.active', { hasText: name }).waitFor();
+  }
+
+  /** Moves the cursor of the active editor to line:column (1-based). */
+  async goToLine(line: number, column = 1): Promise<void> {
+    await this.runCommand('Go to Line/Column...');
+    await this.quickInput.fill(`:${line}:${column}`);
+    await this.quickInput.press('Enter');
+    await this.quickInput.waitFor({ state: 'hidden' });
   }
 
   /** Answers an open input box / quick pick with `text` and Enter. */

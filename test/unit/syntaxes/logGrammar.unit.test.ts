@@ -75,7 +75,7 @@ describe('syntaxes: ralph-log grammar', () => {
     await assertScope(text, 'patch.promoted', 'keyword.other.event.ralph-log');
     await assertScope(text, 'patch_W2-014_20261129T173114', 'variable.other.constant.patch-id.ralph-log');
     await assertScope(text, 'W2-014', 'variable.other.constant.task-id.ralph-log', 1);
-    await assertScope(text, '3f2a9c1e', 'constant.other.hash.ralph-log');
+    await assertScope(text, '3f2a9c1e', 'constant.language.hash.ralph-log');
   });
 
   it('given a judge verdict, then approve, reject and modify are coloured apart', async () => {
