@@ -1,0 +1,185 @@
+// Composition root for a loop run, shared by the CLI (`ralph start [--once]`) and the VS Code
+// extension: loads ralph.config.json, opens the store as the writer, builds the backends the
+// config names, and returns the Loop plus a close(). Also the one-line renderings of loop
+// events and the summary that the CLI prints, and the stop/pause/resume requests another
+// process sends through the control plane's inbox.
+import { join } from 'node:path';
+import { createClaudeBackend } from '../agents/claudeBackend';
+import { createCodexBackend } from '../agents/codexBackend';
+import { createScriptedBackend } from '../agents/scriptedBackend';
+import type { AgentBackend, PermissionMode } from '../agents/types';
+import { submitToInbox } from '../control/inbox';
+import { CONTROL_PROJECTIONS } from '../control/views';
+import { requireConfig } from '../project/config';
+import type { BackendKind, RalphConfig } from '../project/config';
+import { changedSpecs, discoverSpecs, recordEvolveRun, specFingerprint } from '../project/specs';
+import { openStore } from '../store/sqlJsStore';
+import type { EventStore } from '../store/types';
+import { ControlAdapter } from './controlAdapter';
+import type { LoopEvent, LoopSummary } from './events';
+import { Loop } from './loop';
+import { JsonlMetrics } from './metricsFile';
+import type { SpecWatch } from './ports';
+import { settingsFromConfig } from './settings';
+import type { LoopSettings } from './settings';
+
+export interface LoopHostOptions {
+  readonly projectDir: string;
+  readonly once?: boolean;
+  /** Overrides of the configured settings (e.g. `--workers 2`). */
+  readonly settings?: Partial<LoopSettings>;
+  /** Backends to use instead of the configured ones (tests, the extension's in-process LM). */
+  readonly backends?: Partial<Record<'primary' | 'worker' | 'judge', AgentBackend>>;
+  readonly agentEnv?: Readonly<Record<string, string>>;
+}
+
+export interface LoopHost {
+  readonly loop: Loop;
+  readonly store: EventStore;
+  readonly config: RalphConfig;
+  readonly settings: LoopSettings;
+  /** Stops the loop if it runs, then checkpoints and closes the store (releases the lock). */
+  close(): Promise<void>;
+}
+
+export class UnsupportedBackendError extends Error {
+  override readonly name = 'UnsupportedBackendError';
+  constructor(
+    readonly role: string,
+    readonly kind: string,
+  ) {
+    super(`backend '${kind}' for the ${role} cannot run outside VS Code; choose claude, codex or scripted in ralph.config.json backends.${role}`);
+  }
+}
+
+/** The backend a config names for a role. `vscode-lm` exists only inside the extension. */
+export function backendFromConfig(config: RalphConfig, role: 'primary' | 'worker' | 'judge', projectDir: string): AgentBackend {
+  const kind: BackendKind = config.backends[role];
+  const b = config.backends;
+  switch (kind) {
+    case 'claude':
+      return createClaudeBackend({
+        command: b.claude.binary,
+        permissionMode: b.claude.permission_mode as PermissionMode,
+        extraArgs: b.claude.extra_args,
+        baseEnv: { ...process.env, ...b.claude.env },
+      });
+    case 'codex':
+      return createCodexBackend({ command: b.codex.binary, sandbox: b.codex.sandbox, extraArgs: b.codex.extra_args, baseEnv: { ...process.env, ...b.codex.env } });
+    case 'scripted': {
+      const scenario = b.scripted.scenario;
+      if (scenario === undefined) throw new Error('ralph.config.json backends.scripted.scenario: the scripted backend needs a scenario file');
+      return createScriptedBackend({ scenario: join(projectDir, scenario), ...(b.scripted.binary ? { scriptPath: b.scripted.binary } : {}) });
+    }
+    default:
+      throw new UnsupportedBackendError(role, kind);
+  }
+}
+
+/** Spec discovery as the loop needs it: changed specs, and marking them evolved. */
+export function specWatch(projectDir: string, ralphDir: string): SpecWatch {
+  return {
+    changed: async () => (await changedSpecs(projectDir, ralphDir)).map((s) => s.path),
+    markEvolved: async (files) => {
+      const specs = await discoverSpecs(projectDir);
+      await recordEvolveRun(projectDir, { fingerprint: specFingerprint(specs), specsRead: [...files] }, ralphDir);
+    },
+  };
+}
+
+/** Builds everything a loop run needs; the caller runs `host.loop` and closes the host. */
+export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
+  const config = requireConfig(o.projectDir);
+  const settings: LoopSettings = { ...settingsFromConfig(config), ...o.settings };
+  const ralphDir = join(o.projectDir, '.ralph');
+  const backends = {
+    primary: o.backends?.primary ?? backendFromConfig(config, 'primary', o.projectDir),
+    worker: o.backends?.worker ?? backendFromConfig(config, 'worker', o.projectDir),
+    judge: o.backends?.judge ?? backendFromConfig(config, 'judge', o.projectDir),
+  };
+  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  try {
+    const loop = new Loop({
+      projectDir: o.projectDir,
+      ralphDir,
+      settings,
+      control: new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns }),
+      backends,
+      metrics: new JsonlMetrics(join(ralphDir, 'logs')),
+      specs: specWatch(o.projectDir, ralphDir),
+      ...(o.once !== undefined ? { once: o.once } : {}),
+      ...(o.agentEnv ? { agentEnv: o.agentEnv } : {}),
+    });
+    return {
+      loop,
+      store,
+      config,
+      settings,
+      close: async () => {
+        if (loop.state !== 'idle' && loop.state !== 'stopped') await loop.stop('host closing').catch(() => undefined);
+        await store.close();
+      },
+    };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+/** `ralph stop|pause|resume` beside a running loop: a command file in the inbox. */
+export function requestLoopCommand(projectDir: string, command: 'stop' | 'pause' | 'resume', actor = 'cli', reason?: string): string {
+  return submitToInbox(join(projectDir, '.ralph'), { command, actor, ...(reason !== undefined ? { reason } : {}) });
+}
+
+const short = (s: string, n = 120): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** One line per event worth printing (gate progress and agent starts are left to verbose hosts). */
+export function formatLoopEvent(e: LoopEvent): string | null {
+  switch (e.type) {
+    case 'loop.state':
+      return `loop ${e.state}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'phase.changed':
+      return `${e.agent} ${e.from} → ${e.to}${e.taskId ? ` [${e.taskId}]` : ''} (${e.reason})`;
+    case 'agent.finished':
+      return `${e.agent} ${e.phase}${e.taskId ? ` [${e.taskId}]` : ''}: ${e.status}, ${e.turns} turns, $${e.costUsd.toFixed(4)}, ${(e.durationMs / 1000).toFixed(1)} s`;
+    case 'gate.finished':
+      return e.status === 'skipped' ? null : `${e.agent} gate ${e.gate}${e.taskId ? ` [${e.taskId}]` : ''}: ${e.status} (${(e.durationMs / 1000).toFixed(1)} s)`;
+    case 'patch.queued':
+      return `patch ${e.patchId} queued for ${e.taskId}: tier ${e.tier}, ${e.files.length} file(s)`;
+    case 'patch.promoted':
+      return `PROMOTED ${e.patchId} → ${e.taskId} done (commit ${e.commit.slice(0, 8)})`;
+    case 'patch.deferred':
+      return `${e.taskId} deferred to the judge: ${e.reason}`;
+    case 'patch.waiting':
+      return `${e.taskId} waiting: ${short(e.reason, 200)}`;
+    case 'patch.discarded':
+      return `patch ${e.patchId} of ${e.taskId} discarded: ${short(e.reason)}`;
+    case 'task.released':
+      return `${e.taskId} released: ${short(e.reason)}`;
+    case 'task.blocked':
+      return `${e.taskId} BLOCKED: ${short(e.reason)}`;
+    case 'task.decomposed':
+      return `${e.taskId} decomposed (${e.accepted} proposal(s) accepted)`;
+    case 'verdict':
+      return `${e.by} ${e.verdict}s ${e.taskId}: ${short(e.rationale)}`;
+    case 'budget':
+      return `budget: ${e.message}`;
+    case 'log':
+      return e.level === 'info' ? null : `${e.level}: ${e.agent}: ${e.message}`;
+    case 'summary':
+      return formatSummary(e.summary);
+    default:
+      return null;
+  }
+}
+
+export function formatSummary(s: LoopSummary): string {
+  const overhead = s.wallMs > 0 ? Math.max(0, s.wallMs - s.modelMs - s.gateMs) : 0;
+  return [
+    `=== Ralph loop summary ===`,
+    `Stopped: ${s.stopReason}`,
+    `Promoted: ${s.promoted} | Deferred: ${s.deferred} | Blocked: ${s.blocked} | Released: ${s.released}`,
+    `Iterations: ${s.iterations} | Invocations: ${s.invocations} | Cost: $${s.costUsd.toFixed(4)}`,
+    `Wall: ${(s.wallMs / 1000).toFixed(1)} s | agents ${(s.modelMs / 1000).toFixed(1)} s | gates ${(s.gateMs / 1000).toFixed(1)} s | harness ≥ ${(overhead / 1000).toFixed(1)} s`,
+  ].join('\n');
+}
