@@ -48,6 +48,7 @@ export async function startModelServer(scenarioInput: unknown): Promise<ModelSer
   const requests: LoggedRequest[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const sockets = new Set<Socket>();
+  const errorCounts = new Map<string, number>();
 
   const log = (entry: LoggedRequest): void => {
     requests.push(entry);
@@ -73,8 +74,8 @@ export async function startModelServer(scenarioInput: unknown): Promise<ModelSer
         log({ ...base, api: 'anthropic', prompt: '', turn: -1, script: '', answer: 'json' });
         return sendJson(res, 200, { input_tokens: 100 });
       }
-      if (req.method === 'POST' && /\/v1\/messages$/.test(path)) return answerAnthropic(scenario, body, base, res, log);
-      if (req.method === 'POST' && /\/v1\/responses$/.test(path)) return answerOpenAi(scenario, body, base, res, log);
+      if (req.method === 'POST' && /\/v1\/messages$/.test(path)) return answerAnthropic(errorCounts, scenario, body, base, res, log);
+      if (req.method === 'POST' && /\/v1\/responses$/.test(path)) return answerOpenAi(errorCounts, scenario, body, base, res, log);
       log({ ...base, api: 'other', prompt: '', turn: -1, script: '', answer: 'error 404' });
       return sendJson(res, 404, { error: { type: 'not_found_error', message: `no route ${path}` } });
     });
@@ -92,6 +93,7 @@ export async function startModelServer(scenarioInput: unknown): Promise<ModelSer
     requests,
     setScenario(next: unknown): void {
       scenario = parseScenario(next, 'model server scenario');
+      errorCounts.clear();
     },
     waitForRequests(count: number): Promise<void> {
       if (requests.length >= count) return Promise.resolve();
@@ -146,6 +148,7 @@ function textOf(content: unknown): string {
 
 /** Plays the common parts of a turn: no script, errors, hangs, delays. Returns false when handled. */
 async function preamble(
+  errorCounts: Map<string, number>,
   api: ApiKind,
   script: Script | undefined,
   turnIndex: number,
@@ -160,7 +163,11 @@ async function preamble(
     return undefined;
   }
   const turn = turnAt(script, turnIndex);
-  if (turn.error !== undefined) {
+  // `times`: the only state the server keeps — how often this turn already failed.
+  const key = `${api}#${script.name}#${turnIndex}`;
+  const failedBefore = errorCounts.get(key) ?? 0;
+  if (turn.error !== undefined && (turn.error.times === undefined || failedBefore < turn.error.times)) {
+    errorCounts.set(key, failedBefore + 1);
     log({ ...base, api, prompt, turn: turnIndex, script: script.name, answer: `error ${turn.error.status}` });
     const type = turn.error.status === 529 ? 'overloaded_error' : turn.error.status === 429 ? 'rate_limit_error' : 'api_error';
     sendJson(res, turn.error.status, api === 'openai' ? { error: { type, message: turn.error.message, code: type } } : { type: 'error', error: { type, message: turn.error.message } });
@@ -176,14 +183,14 @@ async function preamble(
 
 // ---------------------------------------------------------------- Anthropic Messages API
 
-async function answerAnthropic(scenario: Scenario, bodyValue: unknown, base: Base, res: ServerResponse, log: Log): Promise<void> {
+async function answerAnthropic(errorCounts: Map<string, number>, scenario: Scenario, bodyValue: unknown, base: Base, res: ServerResponse, log: Log): Promise<void> {
   const body = asRecord(bodyValue);
   const messages = asArray(body.messages).map(asRecord);
   const turnIndex = messages.filter((m) => m.role === 'assistant').length;
   const firstUser = messages.find((m) => m.role === 'user');
   const prompt = textOf(firstUser?.content);
   const script = selectScript(scenario, prompt, 'claude');
-  const turn = await preamble('anthropic', script, turnIndex, prompt, base, res, log);
+  const turn = await preamble(errorCounts, 'anthropic', script, turnIndex, prompt, base, res, log);
   if (turn === undefined || script === undefined) return;
 
   const cwd = /Primary working directory: (.+)/.exec(JSON.stringify(body.system ?? '') + '\n' + prompt)?.[1]?.replace(/\\n.*$/, '').trim() ?? process.cwd();
@@ -246,7 +253,7 @@ function claudeTool(call: ToolCall, cwd: string): { name: string; input: Record<
 
 // ---------------------------------------------------------------- OpenAI Responses API
 
-async function answerOpenAi(scenario: Scenario, bodyValue: unknown, base: Base, res: ServerResponse, log: Log): Promise<void> {
+async function answerOpenAi(errorCounts: Map<string, number>, scenario: Scenario, bodyValue: unknown, base: Base, res: ServerResponse, log: Log): Promise<void> {
   const body = asRecord(bodyValue);
   const input = asArray(body.input).map(asRecord);
   // Our call ids carry their turn (`call_t<N>_...`): the turn is one past the highest seen.
@@ -260,7 +267,7 @@ async function answerOpenAi(scenario: Scenario, bodyValue: unknown, base: Base, 
     .map((i) => textOf(i.content))
     .join('\n');
   const script = selectScript(scenario, prompt, 'codex');
-  const turn = await preamble('openai', script, turnIndex, prompt, base, res, log);
+  const turn = await preamble(errorCounts, 'openai', script, turnIndex, prompt, base, res, log);
   if (turn === undefined || script === undefined) return;
 
   const tools = asArray(body.tools).map(asRecord);

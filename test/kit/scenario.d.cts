@@ -18,7 +18,7 @@ export interface Turn {
   tools: ToolCall[];
   structured?: unknown;
   usage?: Usage;
-  error?: { status: number; message: string };
+  error?: { status: number; message: string; times?: number };
   hang: boolean;
   delayMs: number;
 }

@@ -19,6 +19,7 @@ export class ScriptedModelError extends Error {
 export function scenarioChatModel(scenarioInput: unknown, id = 'copilot-gpt-test'): ChatModelPort & { readonly calls: ChatMessage[][] } {
   const scenario = parseScenario(scenarioInput, 'chat model scenario');
   const calls: ChatMessage[][] = [];
+  const failures = new Map<number, number>();
   return {
     id,
     calls,
@@ -34,7 +35,11 @@ export function scenarioChatModel(scenarioInput: unknown, id = 'copilot-gpt-test
       const index = messages.filter((m) => m.role === 'assistant').length;
       const turn = turnAt(script, index);
       if (turn.hang) await new Promise<never>(() => undefined);
-      if (turn.error !== undefined) throw new ScriptedModelError(turn.error.status, turn.error.message);
+      const failed = failures.get(index) ?? 0;
+      if (turn.error !== undefined && (turn.error.times === undefined || failed < turn.error.times)) {
+        failures.set(index, failed + 1);
+        throw new ScriptedModelError(turn.error.status, turn.error.message);
+      }
       if (turn.text !== undefined) yield { type: 'text', text: turn.text };
       let i = 0;
       for (const call of turn.tools) {

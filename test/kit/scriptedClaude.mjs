@@ -145,7 +145,12 @@ async function main() {
       // "Never answer": wait until the harness stops us.
       await new Promise(() => setInterval(() => {}, 1 << 30));
     }
-    if (turn.error !== undefined) {
+    if (turn.error !== undefined && turn.error.times !== undefined) {
+      // A transient error: the real CLI retries and says so in api_retry lines.
+      for (let attempt = 1; attempt <= turn.error.times; attempt++) {
+        out({ type: 'system', subtype: 'api_retry', attempt, max_retries: turn.error.times, retry_delay_ms: 0, error_status: turn.error.status, error: turn.error.message, session_id: sessionId, uuid: randomUUID() });
+      }
+    } else if (turn.error !== undefined) {
       finish({ subtype: 'success', is_error: true, result: `API Error: ${turn.error.status} ${turn.error.message}`, terminal_reason: 'api_error', stop_reason: null }, 1);
       return;
     }

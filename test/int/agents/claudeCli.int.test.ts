@@ -147,6 +147,14 @@ describe('agents/claude backend with the real claude CLI', function () {
     assert.ok(server.requests.length >= 1);
   });
 
+  it('given a transient overload, then the CLI retries (api_retry lines, ignored by the parser) and succeeds', async () => {
+    const { server, env } = await setUp({ turns: [{ error: { status: 529, message: 'overloaded', times: 1 }, text: 'Recovered.' }] });
+    const result = await createClaudeBackend({ command: claudeBin, baseEnv: {} }).run(request(env));
+    assert.equal(result.status, 'success', JSON.stringify(result));
+    assert.equal(result.text, 'Recovered.');
+    assert.deepEqual(server.requests.map((r) => r.answer), ['error 529', 'stream']);
+  });
+
   it('given a server that never answers, when the timeout fires, then cancelled and no process is left', async () => {
     const { server, env } = await setUp({ turns: [{ hang: true }] });
     const run = createClaudeBackend({ command: claudeBin, baseEnv: {}, graceMs: 2000 }).run(request(env, { timeoutMs: 8000 }));

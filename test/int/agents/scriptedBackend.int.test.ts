@@ -54,6 +54,12 @@ describe('agents/scripted backend (scriptedClaude.mjs)', function () {
     assert.equal(error.exitCode, 1);
   });
 
+  it('given a transient error, then api_retry lines are ignored and the turn plays', async () => {
+    const r = await backend({ turns: [{ error: { status: 529, message: 'overloaded', times: 2 }, text: 'ok' }] }).run(request());
+    assert.equal(r.status, 'success');
+    assert.equal(r.text, 'ok');
+  });
+
   it('given an agent that started a grandchild sleep and hangs, when aborted, then cancelled and the sleep is gone', async () => {
     const controller = new AbortController();
     let started = false;
