@@ -182,12 +182,28 @@ async function treeWithPatch(top: string, base: string, patchFile: string, three
   }
 }
 
-/** Compare-and-swap of the branch ref; false when it no longer points at `old`. */
-async function casBranch(repo: string, branch: string, next: string, old: string, reason: string): Promise<boolean> {
+type CasOutcome = { ok: true } | { ok: false; why: 'moved' | 'locked'; detail: string };
+
+/** Compare-and-swap of the branch ref: fails when it no longer points at `old` or is locked. */
+async function casBranch(repo: string, branch: string, next: string, old: string, reason: string): Promise<CasOutcome> {
   const r = await runGit(repo, ['update-ref', '-m', reason, `refs/heads/${branch}`, next, old], { allowExitCodes: [1, 128] });
-  if (r.exitCode === 0) return true;
-  if ((await branchTip(repo, branch)) !== old) return false;
+  if (r.exitCode === 0) return { ok: true };
+  if ((await branchTip(repo, branch)) !== old) {
+    return { ok: false, why: 'moved', detail: `${branch} moved away from ${old} during promotion` };
+  }
+  if (/cannot lock ref|Unable to create .*\.lock/.test(r.stderr)) {
+    return { ok: false, why: 'locked', detail: r.stderr.trim() };
+  }
   throw new GitError(['update-ref', `refs/heads/${branch}`, next, old], repo, r.exitCode, r.stdout, r.stderr);
+}
+
+function refLocked(branch: string, detail: string, worktree: string): PromoteResult {
+  return {
+    status: 'waiting',
+    reason: `another process holds the lock of refs/heads/${branch}: ${detail}`,
+    worktree,
+    files: [{ path: `refs/heads/${branch}.lock`, why: 'locked' }],
+  };
 }
 
 function isUnder(p: string, root: string): boolean {
@@ -269,9 +285,9 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
 
   const checkout = holders[0];
   if (checkout === undefined) {
-    if (!(await casBranch(top, branch, commit, old, reflog))) {
-      return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} during promotion` };
-    }
+    const cas = await casBranch(top, branch, commit, old, reflog);
+    if (!cas.ok && cas.why === 'locked') return refLocked(branch, cas.detail, top);
+    if (!cas.ok) return { status: 'conflict', reason: 'branch-moved', detail: cas.detail };
     return { status: 'promoted', commit, parent: old, alreadyPromoted: false, checkout: null };
   }
   const synced = await promoteIntoCheckout(checkout.path, branch, old, commit, reflog, options.lockWaitMs ?? 2000);
@@ -346,6 +362,9 @@ export async function promoteIntoCheckout(
     const blocking = await filesBlockingCheckout(worktree, old, next);
     if (blocking.length > 0) return waitingFor(worktree, blocking);
 
+    // A crash inside read-tree can leave its own lock on the temp index behind; we hold
+    // index.lock, so no other promotion is using it.
+    await rm(`${tempIndex}.lock`, { force: true });
     await rm(tempIndex, { force: true });
     await copyIndexFile(join(gd, 'index'), tempIndex).catch(async () => {
       await runGit(worktree, ['read-tree', old], { env: { GIT_INDEX_FILE: tempIndex } });
@@ -361,10 +380,12 @@ export async function promoteIntoCheckout(
         files: pathsFromReadTreeError(merged.stderr).map((path) => ({ path, why: 'refused' as const })),
       };
     }
-    if (!(await casBranch(worktree, branch, next, old, reflog))) {
+    const cas = await casBranch(worktree, branch, next, old, reflog);
+    if (!cas.ok) {
       await runGit(worktree, ['read-tree', '-m', '-u', next, old], { env });
       await rm(tempIndex, { force: true });
-      return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} during promotion` };
+      if (cas.why === 'locked') return refLocked(branch, cas.detail, worktree);
+      return { status: 'conflict', reason: 'branch-moved', detail: cas.detail };
     }
     await rename(tempIndex, join(gd, 'index'));
     await rm(lockPath, { force: true });
@@ -467,7 +488,14 @@ export async function filesBlockingCheckout(worktree: string, old: string, next:
 }
 
 export type RecoveryOutcome =
-  | { readonly worktree: string; readonly action: 'completed' | 'rolled-back'; readonly branch: string }
+  | { readonly worktree: string; readonly action: 'completed'; readonly branch: string }
+  | {
+      readonly worktree: string;
+      readonly action: 'rolled-back';
+      readonly branch: string;
+      /** Changed files whose content was neither old's nor next's: left as found. */
+      readonly keptUserFiles: readonly string[];
+    }
   | { readonly worktree: string; readonly action: 'skipped'; readonly reason: string };
 
 function pidAlive(pid: number): boolean {
@@ -503,6 +531,17 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
       outcomes.push({ worktree: wt.path, action: 'skipped', reason: `promotion by live process ${marker.pid}` });
       continue;
     }
+    await rm(`${marker.tempIndex}.lock`, { force: true });
+    // A killed `update-ref` leaves the ref's lock. While our marker held the checkout's index
+    // lock, nothing else could update this checked-out branch, so a lock that is empty or
+    // holds our new commit is ours.
+    const refLock = join(await gitCommonDir(wt.path), 'refs', 'heads', `${marker.branch}.lock`);
+    try {
+      const content = (await readFile(refLock, 'utf8')).trim();
+      if (content === '' || content === marker.next) await rm(refLock, { force: true });
+    } catch {
+      // no ref lock
+    }
     const tip = await branchTip(wt.path, marker.branch);
     if (tip === marker.next) {
       // The ref moved; the temp index (complete before the ref moved) becomes the index.
@@ -511,36 +550,51 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
       outcomes.push({ worktree: wt.path, action: 'completed', branch: marker.branch });
       continue;
     }
-    await restoreFilesAtNext(wt.path, gd, marker);
+    const kept = await restoreFilesAtNext(wt.path, gd, marker);
     await rm(marker.tempIndex, { force: true });
     await rm(lockPath, { force: true });
-    outcomes.push({ worktree: wt.path, action: 'rolled-back', branch: marker.branch });
+    outcomes.push({ worktree: wt.path, action: 'rolled-back', branch: marker.branch, keptUserFiles: kept });
   }
   return outcomes;
 }
 
-/** Puts back old's version of each changed file whose content is exactly next's. */
-async function restoreFilesAtNext(worktree: string, gd: string, marker: PromotionMarker): Promise<void> {
+/**
+ * Puts back old's version of each file the interrupted checkout update had reached: content
+ * equal to next's, a prefix of it (a write cut short), or missing. Anything else can only be
+ * an edit the user made after the crash (the files were unmodified when the lock was
+ * taken): it is kept and returned.
+ */
+async function restoreFilesAtNext(worktree: string, gd: string, marker: PromotionMarker): Promise<string[]> {
   const diff = await runGit(worktree, ['diff-tree', '-r', '-z', '--no-renames', marker.old, marker.next]);
   // raw format: ":<oldmode> <newmode> <oldsha> <newsha> <status>\0<path>\0"
   const parts = splitNul(diff.stdout);
   const restore: string[] = [];
   const remove: string[] = [];
+  const kept: string[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const meta = (parts[i] as string).split(' ');
     const path = parts[i + 1] as string;
+    const oldSha = meta[2] as string;
     const newSha = meta[3] as string;
     const status = meta[4] as string;
     const file = join(worktree, path);
-    const onDisk = await existsOnDisk(file);
-    if (status === 'D') {
-      if (!onDisk) restore.push(path);
+    if (!(await existsOnDisk(file))) {
+      // git unlinks a file before writing its new version: missing means reached.
+      if (status !== 'A') restore.push(path);
       continue;
     }
-    if (!onDisk) continue;
+    if (status === 'D') continue; // not reached yet: still old's content
     const h = await runGit(worktree, ['hash-object', '--', path], { allowExitCodes: [128] });
-    if (h.exitCode !== 0 || h.stdout.trim() !== newSha) continue; // the user's content: keep
-    if (status === 'A') remove.push(path);
+    const sha = h.stdout.trim();
+    if (h.exitCode === 0 && sha === oldSha) continue;
+    let reached = h.exitCode === 0 && sha === newSha;
+    if (!reached) {
+      const want = await runGit(worktree, ['cat-file', '--filters', `--path=${path}`, newSha], { allowExitCodes: [128] });
+      const have = await readFile(file).catch(() => null);
+      reached = want.exitCode === 0 && have !== null && want.stdoutBuffer.subarray(0, have.length).equals(have);
+    }
+    if (!reached) kept.push(path);
+    else if (status === 'A') remove.push(path);
     else restore.push(path);
   }
   for (const p of remove) await rm(join(worktree, p), { force: true });
@@ -561,4 +615,5 @@ async function restoreFilesAtNext(worktree: string, gd: string, marker: Promotio
       await rm(dir, { recursive: true, force: true });
     }
   }
+  return kept;
 }

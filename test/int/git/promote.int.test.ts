@@ -415,11 +415,33 @@ describe('git/promote (real git)', () => {
       writeIn(repo.dir, 'notes.txt', 'user\n');
       const { old } = await crashState('after-read-tree');
       const outcomes = await recoverInterruptedPromotion(repo.dir);
-      assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main' }]);
+      assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: [] }]);
       assert.equal(repo.git('rev-parse', 'main'), old);
       assert.equal(repo.read('src/a.ts'), 'export const a = 1;\n');
       assert.equal(existsSync(join(repo.dir, 'src/added.ts')), false);
       assert.equal(repo.git('status', '--porcelain'), '?? notes.txt');
+    });
+
+    it('treats a missing or cut-short file as reached, and keeps content only a user could have written', async () => {
+      await crashState('after-read-tree');
+      unlinkSync(join(repo.dir, 'src/a.ts'));
+      writeIn(repo.dir, 'src/added.ts', 'ag'); // a prefix of "agent\n": a write cut short
+      let outcomes = await recoverInterruptedPromotion(repo.dir);
+      assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: [] }]);
+      assert.equal(repo.read('src/a.ts'), 'export const a = 1;\n');
+      assert.equal(existsSync(join(repo.dir, 'src/added.ts')), false);
+      assert.equal(repo.git('status', '--porcelain'), '');
+
+      repo.git('reset', '-q', '--hard');
+      repo.git('worktree', 'remove', '--force', join(repo.dir, '.git/ralph/worktrees/w1'));
+      repo.git('branch', '-q', '-D', 'ralph/w1');
+      await crashState('after-read-tree');
+      writeIn(repo.dir, 'src/a.ts', 'the user typed this after the crash\n');
+      outcomes = await recoverInterruptedPromotion(repo.dir);
+      assert.deepEqual(outcomes, [
+        { worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: ['src/a.ts'] },
+      ]);
+      assert.equal(repo.read('src/a.ts'), 'the user typed this after the crash\n');
     });
 
     it('completes the index when the ref had moved', async () => {
