@@ -2,7 +2,7 @@
 // webview panel depends only on this; `createStoreDataSource` adapts an EventStore.
 import type { Disposable, EventStore } from '../store/types';
 import type { LogLine, MonitorSnapshot, RunningAgent } from '../protocol/monitor';
-import { buildMonitorSnapshot } from './snapshot';
+import { buildMonitorSnapshot, createSnapshotCache } from './snapshot';
 
 export interface MonitorDataSource {
   /** The current snapshot (rebuilt on each call; the panel batches calls). */
@@ -32,11 +32,13 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
     for (const l of [...listeners]) l();
   };
   const sub = o.store.onDidAppend(fire);
+  const cache = createSnapshotCache();
   return {
     snapshot: () =>
       buildMonitorSnapshot(o.store, o.logsDir, o.now?.() ?? new Date(), {
         agents: o.agents?.() ?? [],
         logLines: o.logLines?.() ?? [],
+        cache,
       }),
     onDidChange(listener: () => void): Disposable {
       listeners.add(listener);

@@ -38,6 +38,69 @@ export interface SnapshotInput {
   readonly maxBuckets?: number;
   /** Default 200. */
   readonly maxLogLines?: number;
+  /**
+   * Keeps the task history between builds so each build reads only the new task events
+   * (the first build of a 100k-event log reads them all; see scripts/bench/monitor.ts).
+   */
+  readonly cache?: SnapshotCache;
+}
+
+/** The task events already read, in time order; opaque to callers. */
+export interface SnapshotCache {
+  rows: TaskEventRow[];
+  lastEventId: string | null;
+}
+
+export function createSnapshotCache(): SnapshotCache {
+  return { rows: [], lastEventId: null };
+}
+
+interface TaskEventDbRow {
+  event_id: string;
+  ts: string;
+  entity_id: string;
+  event_type: string;
+  payload: string | null;
+}
+
+// Transition events name their status; only other task events need their payload parsed.
+// The full read uses the entity index. The incremental read must walk the primary key from
+// `event_id > ?`: the unary `+`s keep SQLite (which has no statistics here) from choosing
+// the entity or ts index and scanning the whole log.
+const TASK_EVENTS_SQL = `SELECT event_id, ts, entity_id, event_type,
+  CASE WHEN substr(event_type, 6) IN ('pending','claimed','proposed','done','deferred','blocked','dropped','completed')
+       THEN NULL ELSE payload END AS payload
+  FROM events`;
+const FULL_SQL = `${TASK_EVENTS_SQL} WHERE entity_type = 'task' ORDER BY ts, event_id`;
+const DELTA_SQL = `${TASK_EVENTS_SQL} WHERE +entity_type = 'task' AND event_id > ? ORDER BY +ts, event_id`;
+
+function toTaskRow(r: TaskEventDbRow): TaskEventRow {
+  return { tsMs: Date.parse(r.ts), taskId: r.entity_id, status: statusAfterEvent(r.event_type, () => parsePayload(r.payload)) };
+}
+
+/** Every task event in time order, read incrementally through `cache` when given. */
+function taskHistory(db: SqlReader, cache: SnapshotCache | undefined): TaskEventRow[] {
+  if (!cache) {
+    return db.all<TaskEventDbRow>(FULL_SQL).map(toTaskRow).filter((r) => !Number.isNaN(r.tsMs));
+  }
+  const fresh = cache.lastEventId === null ? db.all<TaskEventDbRow>(FULL_SQL) : db.all<TaskEventDbRow>(DELTA_SQL, [cache.lastEventId]);
+  const count = db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE entity_type = 'task'")?.n ?? 0;
+  if (cache.rows.length + fresh.length !== count && cache.lastEventId !== null) {
+    // The log was rebuilt or replaced under us: start over.
+    cache.rows = [];
+    cache.lastEventId = null;
+    return taskHistory(db, cache);
+  }
+  let maxId = cache.lastEventId;
+  const rows = fresh.map(toTaskRow);
+  for (const r of fresh) if (maxId === null || r.event_id > maxId) maxId = r.event_id;
+  cache.lastEventId = maxId;
+  const lastTs = cache.rows[cache.rows.length - 1]?.tsMs ?? Number.NEGATIVE_INFINITY;
+  cache.rows.push(...rows);
+  // Append order and time order agree unless a writer stamped an older time: re-sort then.
+  if ((rows[0]?.tsMs ?? lastTs) < lastTs) cache.rows.sort((a, b) => a.tsMs - b.tsMs);
+  // Counted rows include unparseable times; keep them in the cache, skip them in the flow.
+  return cache.rows.filter((r) => !Number.isNaN(r.tsMs));
 }
 
 const MAX_WARNINGS = 20;
@@ -210,12 +273,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
       last10Min: countSince(nowMs - 600_000),
       recent,
     };
-    flowRows = db
-      .all<{ ts: string; entity_id: string; event_type: string; payload: string }>(
-        "SELECT ts, entity_id, event_type, payload FROM events WHERE entity_type = 'task' ORDER BY ts, event_id",
-      )
-      .map((r) => ({ tsMs: Date.parse(r.ts), taskId: r.entity_id, status: statusAfterEvent(r.event_type, () => parsePayload(r.payload)) }))
-      .filter((r) => !Number.isNaN(r.tsMs));
+    flowRows = taskHistory(db, input.cache);
   }
 
   // Deferred items, with the judge's latest word on each
@@ -233,14 +291,17 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     );
     const verdicts = new Map<string, DeferredItem['verdict']>();
     if (hasEvents && rows.length > 0) {
-      const ids = new Set(rows.flatMap((r) => [r.task_id, r.patch_id ?? '']).filter(Boolean));
+      // Verdicts are events on the task or its patch; the (entity_type, entity_id) index finds them.
+      const ids = [...new Set(rows.flatMap((r) => [r.task_id, r.patch_id ?? '']).filter(Boolean))];
       const judged = db.all<{ ts: string; entity_id: string; event_type: string; payload: string }>(
-        "SELECT ts, entity_id, event_type, payload FROM events WHERE actor = 'judge' ORDER BY ts DESC, event_id DESC LIMIT 1000",
+        `SELECT ts, entity_id, event_type, payload FROM events
+          WHERE entity_type IN ('task', 'patch') AND entity_id IN (${ids.map(() => '?').join(', ')}) AND actor = 'judge'
+          ORDER BY ts DESC, event_id DESC`,
+        ids,
       );
       for (const j of judged) {
         const p = parsePayload(j.payload);
-        const taskId = ids.has(j.entity_id) ? j.entity_id : str(p['task_id']);
-        const key = rows.find((r) => r.task_id === taskId || r.patch_id === taskId)?.task_id;
+        const key = rows.find((r) => r.task_id === j.entity_id || r.patch_id === j.entity_id)?.task_id;
         if (!key || verdicts.has(key)) continue;
         verdicts.set(key, {
           decision: str(p['verdict']) || str(p['decision']) || j.event_type.split('.').pop() || j.event_type,

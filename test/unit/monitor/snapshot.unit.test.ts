@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'sql.js';
-import { buildMonitorSnapshot } from '../../../src/monitor/snapshot';
+import { buildMonitorSnapshot, createSnapshotCache } from '../../../src/monitor/snapshot';
 import { monitorSnapshotSchema } from '../../../src/protocol/monitor';
 import { REFERENCE_DDL, insertEvents, openSqlJs, readerOf } from './sqlFixture';
 
@@ -242,5 +242,30 @@ describe('buildMonitorSnapshot', () => {
       assert.equal(s.logLines[199]?.text, 'line 249');
       monitorSnapshotSchema.parse(s);
     });
+  });
+
+  it('given a cache, when events are appended between builds, then the flow equals a full read', () => {
+    db.exec(REFERENCE_DDL);
+    insertEvents(db, [
+      { ts: ago(50 * MIN), entity_id: 'T-1', event_type: 'task.migrated' },
+      { ts: ago(40 * MIN), entity_id: 'T-2', event_type: 'task.created', payload: { status: 'pending' } },
+    ]);
+    const cache = createSnapshotCache();
+    const first = buildMonitorSnapshot(readerOf(db), logs, NOW, { cache });
+    assert.equal(first.series.flow[first.series.flow.length - 1]?.counts.pending, 2);
+    insertEvents(db, [
+      { ts: ago(30 * MIN), entity_id: 'T-1', event_type: 'task.claimed', payload: { new_status: 'claimed' } },
+      { ts: ago(20 * MIN), entity_id: 'T-1', event_type: 'task.done', payload: { new_status: 'done' } },
+    ]);
+    const cached = buildMonitorSnapshot(readerOf(db), logs, NOW, { cache });
+    assert.deepEqual(cached.series, buildMonitorSnapshot(readerOf(db), logs, NOW).series);
+    assert.equal(cache.rows.length, 4);
+
+    // The log is replaced by a shorter one (a rebuild from another file): the cache starts over.
+    db.exec('DELETE FROM events');
+    insertEvents(db, [{ ts: ago(10 * MIN), entity_id: 'T-9', event_type: 'task.migrated' }]);
+    const reset = buildMonitorSnapshot(readerOf(db), logs, NOW, { cache });
+    assert.deepEqual(reset.series, buildMonitorSnapshot(readerOf(db), logs, NOW).series);
+    assert.equal(cache.rows.length, 1);
   });
 });
