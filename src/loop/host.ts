@@ -36,6 +36,7 @@ export interface LoopHostOptions {
 export interface LoopHost {
   readonly loop: Loop;
   readonly store: EventStore;
+  readonly control: ControlAdapter;
   readonly config: RalphConfig;
   readonly settings: LoopSettings;
   /** Stops the loop if it runs, then checkpoints and closes the store (releases the lock). */
@@ -99,11 +100,12 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
   };
   const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
   try {
+    const control = new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns });
     const loop = new Loop({
       projectDir: o.projectDir,
       ralphDir,
       settings,
-      control: new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns }),
+      control,
       backends,
       metrics: new JsonlMetrics(join(ralphDir, 'logs')),
       specs: specWatch(o.projectDir, ralphDir),
@@ -113,6 +115,7 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
     return {
       loop,
       store,
+      control,
       config,
       settings,
       close: async () => {

@@ -1,0 +1,212 @@
+// The demo (`ralph demo`, the README's main job): a sample project with a spec is generated
+// in a temp folder, `ralph init` sets it up, and the loop runs it to completion with the
+// scripted model — tasks extracted from the spec by evolve_goals, a worker finishing a task
+// in parallel with the primary, a task failing its tests once and fixed on retry, a tier-2
+// patch judged and promoted — then prints the final status and where to look.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { statusText } from '../control/derived';
+import { CONTROL_PROJECTIONS } from '../control/views';
+import { initProject } from '../project/init';
+import { openStore } from '../store/sqlJsStore';
+import { formatLoopEvent, openLoopHost } from './host';
+import type { LoopSummary } from './events';
+
+const FILES: Record<string, string> = {
+  'scripts/build.js': `// Build gate: every module under src/ must load.
+const fs = require('fs'); const path = require('path');
+function walk(d) { if (!fs.existsSync(d)) return []; return fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]); }
+for (const f of walk('src').filter((f) => f.endsWith('.js'))) require(path.resolve(f));
+console.log('build ok');
+`,
+  'scripts/test.js': `// Test gate: runs every test/*.test.js.
+const fs = require('fs'); const path = require('path');
+let n = 0;
+for (const f of fs.readdirSync('test').filter((f) => f.endsWith('.test.js')).sort()) { require(path.resolve('test', f)); n++; }
+console.log(n + ' test files passed');
+`,
+  'src/index.js': "module.exports = { name: 'calculator' };\n",
+  'test/index.test.js': "require('assert').equal(require('../src/index.js').name, 'calculator');\n",
+  'README.md': '# Calculator (Ralph Loop demo)\n',
+  'specs/calculator.md': `# Calculator specification
+
+## CALC-1 Addition
+\`add(a, b)\` returns the sum, with a unit test.
+
+## CALC-2 Multiplication
+\`mul(a, b)\` returns the product, with a unit test.
+
+## CALC-3 Subtraction
+\`sub(a, b)\` returns a minus b, with a unit test.
+
+## CALC-4 API token check
+\`src/auth/token.js\` exports \`valid(token)\`: true for strings of at least 16 characters.
+`,
+};
+
+type Tool = { tool: 'write'; path: string; content: string };
+const say = (key: string, tools: Tool[], answer: unknown): Record<string, unknown> => ({
+  name: key,
+  match: `RALPH-KEY: ${key}`,
+  turns: [...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []), { text: typeof answer === 'string' ? answer : JSON.stringify(answer) }],
+});
+const w = (path: string, content: string): Tool => ({ tool: 'write', path, content });
+const plan = (id: string, steps: { d: string; files: string[] }[]): Record<string, unknown> => ({
+  task_id: id,
+  summary: `Plan for ${id}`,
+  steps: steps.map((s, i) => ({ id: i + 1, description: s.d, files: s.files, acceptance: 'the build and the tests pass' })),
+  files: [...new Set(steps.flatMap((s) => s.files))],
+});
+const task = (id: string, title: string, effort: string, source: string): Record<string, unknown> => ({
+  proposal_type: 'new_task',
+  confidence: 0.9,
+  task: { id, title, source, effort, wave: 0, deps: '-' },
+  rationale: `Required by ${source} in specs/calculator.md`,
+});
+
+/** The scripted model's answers, keyed by the harness's RALPH-KEY prompt markers. */
+export function demoScenario(): Record<string, unknown> {
+  return {
+    scripts: [
+      say('evolve_goals/', [], {
+        specs_read: ['specs/calculator.md'],
+        summary: 'Four requirements, four tasks.',
+        proposals: [
+          task('CALC-1', 'Addition', 'M', 'CALC-1'),
+          task('CALC-2', 'Multiplication', 'S', 'CALC-2'),
+          task('CALC-3', 'Subtraction', 'M', 'CALC-3'),
+          task('CALC-4', 'API token check', 'M', 'CALC-4'),
+        ],
+      }),
+      say('plan/CALC-1/', [], plan('CALC-1', [
+        { d: 'Write add()', files: ['src/add.js'] },
+        { d: 'Test add()', files: ['test/add.test.js'] },
+      ])),
+      say('implement/CALC-1/step-1/', [w('src/add.js', 'module.exports = (a, b) => a + b;\n')], 'add() written'),
+      say('implement/CALC-1/step-2/', [w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n")], 'test written'),
+      say('worker/CALC-2/', [
+        w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
+        w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
+      ], 'mul() done'),
+      say('plan/CALC-2/', [], plan('CALC-2', [{ d: 'Write mul() and its test', files: ['src/mul.js', 'test/mul.test.js'] }])),
+      say('implement/CALC-2/step-1/', [
+        w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
+        w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
+      ], 'mul() done'),
+      say('plan/CALC-3/', [], plan('CALC-3', [{ d: 'Write sub() and its test', files: ['src/sub.js', 'test/sub.test.js'] }])),
+      // First attempt: a bug the test catches.
+      say('implement/CALC-3/step-1/', [
+        w('src/sub.js', 'module.exports = (a, b) => b - a;\n'),
+        w('test/sub.test.js', "require('assert').equal(require('../src/sub.js')(5, 3), 2);\n"),
+      ], 'sub() written'),
+      say('reflect/CALC-3/', [], {
+        class: 'recoverable',
+        diagnosis: 'sub() subtracts in the wrong order: 3 - 5 instead of 5 - 3.',
+        lesson: 'Check argument order against the test before finishing.',
+        decision: 'retry',
+        guardrail: { trigger: 'non-commutative arithmetic', instruction: 'run the unit test for argument order before finishing' },
+      }),
+      say('implement/CALC-3/fix-1/', [w('src/sub.js', 'module.exports = (a, b) => a - b;\n')], 'order fixed'),
+      say('plan/CALC-4/', [], plan('CALC-4', [{ d: 'Token check with its test', files: ['src/auth/token.js', 'test/token.test.js'] }])),
+      say('implement/CALC-4/step-1/', [
+        w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
+        w('test/token.test.js', "const { valid } = require('../src/auth/token.js');\nrequire('assert').equal(valid('x'.repeat(16)), true);\nrequire('assert').equal(valid('short'), false);\n"),
+      ], 'token check written'),
+      say('review_deferred/CALC-4/', [], {
+        task_id: 'CALC-4',
+        verdict: 'approve',
+        rationale: 'A pure length check with tests; no secrets, no I/O.',
+        confidence: 0.86,
+      }),
+      { name: 'anything else', turns: [{ text: 'Nothing to change.' }] },
+    ],
+  };
+}
+
+function git(dir: string, ...args: string[]): void {
+  execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
+}
+
+/** Generates the sample project (a git repo with a spec) and runs `ralph init` on it. */
+export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-demo-'))): Promise<string> {
+  for (const [rel, text] of Object.entries(FILES)) {
+    mkdirSync(join(dir, rel, '..'), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Demo User');
+  git(dir, 'config', 'user.email', 'demo@example.com');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'Calculator skeleton and spec');
+  await initProject({
+    dir,
+    lang: 'generic',
+    name: 'calculator',
+    model: 'claude-sonnet-4-5-20250929',
+    createDatabase: async (ralphDir) => {
+      const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+      await s.close();
+    },
+  });
+  const config = {
+    name: 'calculator',
+    lang: 'generic',
+    build: 'node scripts/build.js',
+    test: 'node scripts/test.js',
+    lint: '',
+    fmt: '',
+    forbidden_patterns: ['eval(', 'console.debug('],
+    forbidden_exclude: ['test/**', 'scripts/**'],
+    model: 'claude-sonnet-4-5-20250929',
+    backends: { primary: 'scripted', worker: 'scripted', judge: 'scripted', scripted: { scenario: '.ralph/demo-scenario.json' } },
+    workers: { count: 1 },
+    intervals: { primary: 1, worker: 1 },
+  };
+  writeFileSync(join(dir, 'ralph.config.json'), `${JSON.stringify(config, null, 2)}\n`);
+  writeFileSync(join(dir, '.ralph', 'demo-scenario.json'), `${JSON.stringify(demoScenario(), null, 2)}\n`);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'ralph init');
+  return dir;
+}
+
+export interface DemoResult {
+  readonly dir: string;
+  readonly summary: LoopSummary;
+  readonly testsPass: boolean;
+}
+
+/** Runs the demo end to end, printing progress through `print`. */
+export async function runDemo(print: (line: string) => void, dir?: string): Promise<DemoResult> {
+  const projectDir = await createDemoProject(dir);
+  print(`Sample project: ${projectDir}`);
+  const host = await openLoopHost({ projectDir, once: true });
+  host.loop.events.on((e) => {
+    const line = formatLoopEvent(e);
+    if (line !== null && e.type !== 'summary') print(line);
+  });
+  let summary: LoopSummary;
+  try {
+    summary = await host.loop.run();
+    print('');
+    print(statusText(host.control.ctx).trimEnd());
+  } finally {
+    await host.close();
+  }
+  let testsPass = true;
+  try {
+    execFileSync(process.execPath, ['scripts/test.js'], { cwd: projectDir, stdio: 'pipe' });
+  } catch {
+    testsPass = false;
+  }
+  print('');
+  print(formatLoopEventSummary(summary));
+  print(`The sample's own tests on the branch tip: ${testsPass ? 'pass' : 'FAIL'}`);
+  print(`Inspect: ${projectDir} (.ralph/ralph.db, .ralph/BACKLOG.md, git log)`);
+  return { dir: projectDir, summary, testsPass };
+}
+
+function formatLoopEventSummary(s: LoopSummary): string {
+  return formatLoopEvent({ type: 'summary', summary: s }) ?? '';
+}
