@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { domainEvent, formatZodIssues } from '../domain/events';
-import { proposedTaskSchema } from '../domain/proposals';
+import { proposalSchemas } from '../domain/proposals';
 import { ralphPaths, type ControlContext } from './context';
 import { decideAndAppend, emitEvent, transitionTask } from './tasks';
 import { discardPatch } from './patches';
@@ -15,24 +15,35 @@ import { resolveDeferred } from './deferred';
 import { getTask } from './views';
 import { InvalidStateError } from '../domain/errors';
 
-const actor = z.string().min(1);
-const payload = z.record(z.string(), z.unknown()).optional();
+function buildSchema() {
+  const actor = z.string().min(1);
+  const payload = z.record(z.string(), z.unknown()).optional();
 
-export const inboxCommandSchema = z.discriminatedUnion('command', [
-  z.object({ command: z.literal('transition-task'), task_id: z.string().min(1), status: z.string().min(1), actor, payload }),
-  z.object({ command: z.literal('resolve-deferred'), task_id: z.string().min(1), decision: z.enum(['approve', 'reject', 'modify']), actor, rationale: z.string().min(1) }),
-  z.object({ command: z.literal('emit-event'), entity_type: z.string().min(1), entity_id: z.string().min(1), event_type: z.string().min(1), actor, payload }),
-  z.object({ command: z.literal('discard-patch'), patch_id: z.string().min(1), reason: z.string().min(1), actor: actor.optional() }),
-  z.object({ command: z.literal('add-task'), task: proposedTaskSchema, actor }),
-  // Commands for the host (the loop), not the control plane: handed to `onHostCommand`.
-  z.object({ command: z.enum(['stop', 'pause', 'resume']), actor, reason: z.string().optional() }),
-]);
-export type InboxCommand = z.infer<typeof inboxCommandSchema>;
+  return z.discriminatedUnion('command', [
+    z.object({ command: z.literal('transition-task'), task_id: z.string().min(1), status: z.string().min(1), actor, payload }),
+    z.object({ command: z.literal('resolve-deferred'), task_id: z.string().min(1), decision: z.enum(['approve', 'reject', 'modify']), actor, rationale: z.string().min(1) }),
+    z.object({ command: z.literal('emit-event'), entity_type: z.string().min(1), entity_id: z.string().min(1), event_type: z.string().min(1), actor, payload }),
+    z.object({ command: z.literal('discard-patch'), patch_id: z.string().min(1), reason: z.string().min(1), actor: actor.optional() }),
+    z.object({ command: z.literal('add-task'), task: proposalSchemas().proposedTask, actor }),
+    // Commands for the host (the loop), not the control plane: handed to `onHostCommand`.
+    z.object({ command: z.enum(['stop', 'pause', 'resume']), actor, reason: z.string().optional() }),
+  ]);
+}
+
+type InboxSchema = ReturnType<typeof buildSchema>;
+let schema: InboxSchema | undefined;
+
+/** The inbox command file schema (built on first use). */
+export function inboxCommandSchema(): InboxSchema {
+  return (schema ??= buildSchema());
+}
+
+export type InboxCommand = z.infer<InboxSchema>;
 export type HostCommand = Extract<InboxCommand, { command: 'stop' | 'pause' | 'resume' }>;
 
 /** Writes a command file atomically; returns its path. Validates before writing. */
 export function submitToInbox(ralphDir: string, cmd: InboxCommand, now: Date = new Date()): string {
-  const parsed = inboxCommandSchema.parse(cmd);
+  const parsed = inboxCommandSchema().parse(cmd);
   const dir = ralphPaths(ralphDir).inbox;
   fs.mkdirSync(dir, { recursive: true });
   const name = `cmd_${now.toISOString().replace(/[-:.]/g, '')}_${process.pid}_${randomBytes(3).toString('hex')}.json`;
@@ -93,7 +104,7 @@ export async function drainInbox(ctx: ControlContext, opts: { onHostCommand?: (c
     let command: string | undefined;
     try {
       const json: unknown = JSON.parse(fs.readFileSync(full, 'utf8'));
-      const parsed = inboxCommandSchema.safeParse(json);
+      const parsed = inboxCommandSchema().safeParse(json);
       if (!parsed.success) throw new Error(`inbox/${file}: ${formatZodIssues(parsed.error)}`);
       command = parsed.data.command;
       await runCommand(ctx, parsed.data, opts.onHostCommand);

@@ -7,10 +7,16 @@ import { DEFAULT_RISK_PATTERNS, type RiskPatterns } from '../domain/risk';
 import { formatZodIssues } from '../domain/events';
 import { ControlError } from '../domain/errors';
 
-const globs = z.array(z.string().min(1));
-export const riskPatternsSchema = z
-  .object({ tier3: globs, tier2: globs, tier2_sources: globs, tier0: globs })
-  .partial();
+function buildSchema() {
+  const globs = z.array(z.string().min(1));
+  return z.object({ tier3: globs, tier2: globs, tier2_sources: globs, tier0: globs }).partial();
+}
+let schema: ReturnType<typeof buildSchema> | undefined;
+
+/** `risk_patterns` in ralph.config.json: each tier optional (built on first use). */
+export function riskPatternsSchema(): ReturnType<typeof buildSchema> {
+  return (schema ??= buildSchema());
+}
 
 export class ConfigError extends ControlError {
   override readonly name = 'ConfigError';
@@ -39,7 +45,7 @@ export function loadRiskPatterns(projectDir: string): RiskPatterns {
   }
   const rp = (json as { risk_patterns?: unknown } | null)?.risk_patterns;
   if (rp === undefined) return DEFAULT_RISK_PATTERNS;
-  const parsed = riskPatternsSchema.safeParse(rp);
+  const parsed = riskPatternsSchema().safeParse(rp);
   if (!parsed.success) throw new ConfigError(file, `risk_patterns: ${formatZodIssues(parsed.error)}`);
   return { ...DEFAULT_RISK_PATTERNS, ...parsed.data };
 }

@@ -6,93 +6,110 @@ import { z } from 'zod';
 import type { NewEvent, StoredEvent } from '../store/types';
 import { EFFORTS, TASK_STATUSES } from './model';
 
-const taskStatus = z.enum(TASK_STATUSES);
-const tier = z.number().int().min(0).max(3);
-const optStr = z.string().nullish();
+// Schemas are built on first use: constructing them costs CLI start-up time that
+// commands which never validate an event should not pay.
+function buildSchemas() {
+  const taskStatus = z.enum(TASK_STATUSES);
+  const tier = z.number().int().min(0).max(3);
+  const optStr = z.string().nullish();
 
-/** Descriptive fields a task may be created from. */
-const taskFields = {
-  title: optStr,
-  source: optStr,
-  effort: optStr,
-  deps: optStr,
-  wave: z.number().int().min(0).nullish(),
-};
+  /** Descriptive fields a task may be created from. */
+  const taskFields = {
+    title: optStr,
+    source: optStr,
+    effort: optStr,
+    deps: optStr,
+    wave: z.number().int().min(0).nullish(),
+  };
 
-/** `task.<status>`: `{old_status, new_status, ...extra}` as the reference writes it. */
-const transitionSchema = z.looseObject({
-  old_status: taskStatus.nullable(),
-  new_status: taskStatus,
-  claimed_by: optStr,
-  patch_id: optStr,
-  risk_tier: tier.nullish(),
-  reason: optStr,
-  ...taskFields,
-});
-
-export const EVENT_SCHEMAS = {
-  'task.migrated': z.looseObject({
-    title: z.string(),
-    source: z.string(),
-    effort: z.string(),
-    deps: z.string(),
-    wave: z.number().int().min(0),
-    status: taskStatus,
-    backlog_status: z.string().optional(),
-  }),
-  'task.created': z.looseObject({
-    title: z.string(),
-    source: z.string(),
-    effort: z.enum(EFFORTS),
-    deps: z.string(),
-    wave: z.number().int().min(0),
-    provenance: z.enum(['spec', 'auto']),
-    confidence: z.number().nullish(),
-    rationale: optStr,
-    parent_task: optStr,
-  }),
-  'task.pending': transitionSchema,
-  'task.claimed': transitionSchema,
-  'task.proposed': transitionSchema,
-  'task.done': transitionSchema,
-  'task.deferred': transitionSchema,
-  'task.blocked': transitionSchema,
-  'task.dropped': transitionSchema,
-  'task.completed': z.looseObject({ patch_id: z.string(), commit_hash: z.string() }),
-  'task.deferral_resolved': z.looseObject({
-    decision: z.enum(['approve', 'reject', 'modify']),
-    rationale: z.string(),
-    old_status: taskStatus,
+  /** `task.<status>`: `{old_status, new_status, ...extra}` as the reference writes it. */
+  const transitionSchema = z.looseObject({
+    old_status: taskStatus.nullable(),
     new_status: taskStatus,
-    modification: optStr,
+    claimed_by: optStr,
     patch_id: optStr,
-  }),
-  'task.deferral_expired': z.looseObject({
-    old_status: taskStatus,
-    new_status: taskStatus,
-    old_tier: tier,
-    new_tier: tier,
-    commits_since: z.number().int().min(0),
-  }),
-  'task.risk_classified': z.looseObject({
-    old_tier: tier,
-    risk_tier: tier,
-    files: z.array(z.string()),
-    patch_id: optStr,
-  }),
-  'task.reprioritized': z.looseObject({ old_wave: z.number().int().min(0), new_wave: z.number().int().min(0) }),
-  'patch.queued': z.looseObject({ task_id: z.string(), patch_path: z.string(), created_by: z.string() }),
-  'patch.applied': z.looseObject({ task_id: z.string() }),
-  'patch.verified': z.looseObject({ task_id: z.string() }),
-  'patch.promoted': z.looseObject({ task_id: z.string(), commit_hash: z.string() }),
-  'patch.discarded': z.looseObject({ task_id: z.string(), reason: z.string() }),
-  'proposal.accepted': z.looseObject({ file: z.string(), proposal_type: z.string(), tasks: z.array(z.string()) }),
-  'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
-  'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
-  'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
-} as const;
+    risk_tier: tier.nullish(),
+    reason: optStr,
+    ...taskFields,
+  });
 
-export type EventSchemas = typeof EVENT_SCHEMAS;
+  return {
+    'task.migrated': z.looseObject({
+      title: z.string(),
+      source: z.string(),
+      effort: z.string(),
+      deps: z.string(),
+      wave: z.number().int().min(0),
+      status: taskStatus,
+      backlog_status: z.string().optional(),
+    }),
+    'task.created': z.looseObject({
+      title: z.string(),
+      source: z.string(),
+      effort: z.enum(EFFORTS),
+      deps: z.string(),
+      wave: z.number().int().min(0),
+      provenance: z.enum(['spec', 'auto']),
+      confidence: z.number().nullish(),
+      rationale: optStr,
+      parent_task: optStr,
+    }),
+    'task.pending': transitionSchema,
+    'task.claimed': transitionSchema,
+    'task.proposed': transitionSchema,
+    'task.done': transitionSchema,
+    'task.deferred': transitionSchema,
+    'task.blocked': transitionSchema,
+    'task.dropped': transitionSchema,
+    'task.completed': z.looseObject({ patch_id: z.string(), commit_hash: z.string() }),
+    'task.deferral_resolved': z.looseObject({
+      decision: z.enum(['approve', 'reject', 'modify']),
+      rationale: z.string(),
+      old_status: taskStatus,
+      new_status: taskStatus,
+      modification: optStr,
+      patch_id: optStr,
+    }),
+    'task.deferral_expired': z.looseObject({
+      old_status: taskStatus,
+      new_status: taskStatus,
+      old_tier: tier,
+      new_tier: tier,
+      commits_since: z.number().int().min(0),
+    }),
+    'task.risk_classified': z.looseObject({
+      old_tier: tier,
+      risk_tier: tier,
+      files: z.array(z.string()),
+      patch_id: optStr,
+    }),
+    'task.reprioritized': z.looseObject({ old_wave: z.number().int().min(0), new_wave: z.number().int().min(0) }),
+    'patch.queued': z.looseObject({ task_id: z.string(), patch_path: z.string(), created_by: z.string() }),
+    'patch.applied': z.looseObject({ task_id: z.string() }),
+    'patch.verified': z.looseObject({ task_id: z.string() }),
+    'patch.promoted': z.looseObject({ task_id: z.string(), commit_hash: z.string() }),
+    'patch.discarded': z.looseObject({ task_id: z.string(), reason: z.string() }),
+    'proposal.accepted': z.looseObject({ file: z.string(), proposal_type: z.string(), tasks: z.array(z.string()) }),
+    'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
+    'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
+    'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
+  } as const;
+}
+
+export type EventSchemas = ReturnType<typeof buildSchemas>;
+let schemas: EventSchemas | undefined;
+
+/** One zod schema per domain event type. */
+export function eventSchemas(): EventSchemas {
+  return (schemas ??= buildSchemas());
+}
+
+const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'task.migrated', 'task.created', 'task.pending', 'task.claimed', 'task.proposed', 'task.done', 'task.deferred', 'task.blocked', 'task.dropped',
+  'task.completed', 'task.deferral_resolved', 'task.deferral_expired', 'task.risk_classified', 'task.reprioritized',
+  'patch.queued', 'patch.applied', 'patch.verified', 'patch.promoted', 'patch.discarded',
+  'proposal.accepted', 'proposal.deferred', 'proposal.rejected', 'inbox.failed',
+] satisfies DomainEventType[]);
 export type DomainEventType = keyof EventSchemas;
 export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;
 
@@ -105,10 +122,10 @@ export type DomainEvent = {
 export type RecordedEvent = DomainEvent & { readonly event_id: string; readonly ts: string; readonly run_id: string };
 
 export type TransitionEventType = `task.${(typeof TASK_STATUSES)[number]}`;
-export type TransitionData = z.infer<typeof transitionSchema>;
+export type TransitionData = EventData<'task.pending'>;
 
 export function isDomainEventType(t: string): t is DomainEventType {
-  return Object.prototype.hasOwnProperty.call(EVENT_SCHEMAS, t);
+  return DOMAIN_EVENT_TYPES.has(t);
 }
 
 export function isTransitionType(t: string): t is TransitionEventType {
@@ -133,7 +150,7 @@ export function formatZodIssues(err: z.ZodError): string {
 
 /** Builds a domain event, validating its data (a bug in a decider fails loudly here). */
 export function domainEvent<K extends DomainEventType>(type: K, entityId: string, actor: string, data: EventData<K>): DomainEvent {
-  const parsed = EVENT_SCHEMAS[type].safeParse(data);
+  const parsed = eventSchemas()[type].safeParse(data);
   if (!parsed.success) throw new InvalidEventError('(new)', type, formatZodIssues(parsed.error));
   return { type, entity_id: entityId, actor, data: parsed.data } as DomainEvent;
 }
@@ -157,7 +174,7 @@ export function toNewEvent(e: DomainEvent): NewEvent {
 /** Validates a stored event: a RecordedEvent for known types, null for other types. */
 export function readEvent(e: StoredEvent): RecordedEvent | null {
   if (!isDomainEventType(e.event_type)) return null;
-  const parsed = EVENT_SCHEMAS[e.event_type].safeParse(e.payload);
+  const parsed = eventSchemas()[e.event_type].safeParse(e.payload);
   if (!parsed.success) throw new InvalidEventError(e.event_id, e.event_type, formatZodIssues(parsed.error));
   return {
     type: e.event_type,

@@ -10,44 +10,58 @@ export const MAX_BACKLOG = 300;
 export const MAX_PENDING_PER_WAVE = 50;
 
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const deps = z.union([z.string(), z.array(z.string())]).transform((d) => formatDeps(d));
 
-export const proposedTaskSchema = z.object({
-  id: z.string().regex(TASK_ID, 'task id: letters, digits, ".", "_" or "-", e.g. W3-035'),
-  title: z.string().trim().min(1).refine((t) => !/[\r\n]/.test(t), 'title must be one line'),
-  source: z.string().trim().min(1).default('-'),
-  effort: z.enum(EFFORTS),
-  wave: z.number().int().min(0),
-  deps: deps.default('-'),
-});
-export type ProposedTask = z.infer<typeof proposedTaskSchema>;
+// Built on first use (see events.ts: schema construction costs start-up time).
+function buildSchemas() {
+  const deps = z.union([z.string(), z.array(z.string())]).transform((d) => formatDeps(d));
 
-const confidence = z.number().min(0).max(1);
-const rationale = z.string().default('');
-const taskRef = z.object({ task_id: z.string().optional(), task: z.object({ id: z.string() }).passthrough().optional() });
+  const proposedTaskSchema = z.object({
+    id: z.string().regex(TASK_ID, 'task id: letters, digits, ".", "_" or "-", e.g. W3-035'),
+    title: z.string().trim().min(1).refine((t) => !/[\r\n]/.test(t), 'title must be one line'),
+    source: z.string().trim().min(1).default('-'),
+    effort: z.enum(EFFORTS),
+    wave: z.number().int().min(0),
+    deps: deps.default('-'),
+  });
 
-export const proposalSchema = z.discriminatedUnion('proposal_type', [
-  z.object({ proposal_type: z.literal('new_task'), confidence, task: proposedTaskSchema, rationale }),
-  z.object({
-    proposal_type: z.literal('decompose'),
-    confidence: confidence.default(1),
-    parent_task: z.string().min(1),
-    sub_tasks: z.array(proposedTaskSchema.extend({ wave: z.number().int().min(0).optional() })).min(1),
-    rationale,
-  }),
-  z.object({ proposal_type: z.literal('drop_task'), confidence: confidence.default(1), rationale, ...taskRef.shape }).refine((p) => p.task_id ?? p.task?.id, 'drop_task needs task_id (or task.id)'),
-  z
-    .object({
-      proposal_type: z.literal('reprioritize'),
+  const confidence = z.number().min(0).max(1);
+  const rationale = z.string().default('');
+  const taskRef = z.object({ task_id: z.string().optional(), task: z.object({ id: z.string() }).passthrough().optional() });
+
+  const proposalSchema = z.discriminatedUnion('proposal_type', [
+    z.object({ proposal_type: z.literal('new_task'), confidence, task: proposedTaskSchema, rationale }),
+    z.object({
+      proposal_type: z.literal('decompose'),
       confidence: confidence.default(1),
+      parent_task: z.string().min(1),
+      sub_tasks: z.array(proposedTaskSchema.extend({ wave: z.number().int().min(0).optional() })).min(1),
       rationale,
-      old_wave: z.number().int().min(0).optional(),
-      new_wave: z.number().int().min(0),
-      ...taskRef.shape,
-    })
-    .refine((p) => p.task_id ?? p.task?.id, 'reprioritize needs task_id (or task.id)'),
-]);
-export type Proposal = z.infer<typeof proposalSchema>;
+    }),
+    z.object({ proposal_type: z.literal('drop_task'), confidence: confidence.default(1), rationale, ...taskRef.shape }).refine((p) => p.task_id ?? p.task?.id, 'drop_task needs task_id (or task.id)'),
+    z
+      .object({
+        proposal_type: z.literal('reprioritize'),
+        confidence: confidence.default(1),
+        rationale,
+        old_wave: z.number().int().min(0).optional(),
+        new_wave: z.number().int().min(0),
+        ...taskRef.shape,
+      })
+      .refine((p) => p.task_id ?? p.task?.id, 'reprioritize needs task_id (or task.id)'),
+  ]);
+  return { proposedTask: proposedTaskSchema, proposal: proposalSchema };
+}
+
+type Schemas = ReturnType<typeof buildSchemas>;
+let schemas: Schemas | undefined;
+
+/** The proposal file schema and the proposed-task schema (also used by the inbox). */
+export function proposalSchemas(): Schemas {
+  return (schemas ??= buildSchemas());
+}
+
+export type ProposedTask = z.infer<Schemas['proposedTask']>;
+export type Proposal = z.infer<Schemas['proposal']>;
 
 export type ParsedProposal = { ok: true; proposal: Proposal } | { ok: false; error: string };
 
@@ -59,7 +73,7 @@ export function parseProposal(text: string, file: string): ParsedProposal {
   } catch (e) {
     return { ok: false, error: `${file}: not valid JSON: ${(e as Error).message}` };
   }
-  const r = proposalSchema.safeParse(json);
+  const r = proposalSchemas().proposal.safeParse(json);
   if (!r.success) return { ok: false, error: `${file}: ${formatZodIssues(r.error)}` };
   return { ok: true, proposal: r.data };
 }

@@ -1,6 +1,6 @@
 // Events are validated when read: known types against their schema, others pass through.
 import assert from 'node:assert/strict';
-import { domainEvent, readEvent, toNewEvent } from '../../../src/domain/events';
+import { domainEvent, eventSchemas, isDomainEventType, readEvent, toNewEvent } from '../../../src/domain/events';
 
 const base = { event_id: 'evt_1', ts: '2026-11-29T10:00:00.000Z', run_id: 'r', actor: 'a' };
 
@@ -15,6 +15,10 @@ describe('domain/events', () => {
       () => readEvent({ ...base, entity_type: 'patch', entity_id: 'p', event_type: 'patch.promoted', payload: { task_id: 'W1' } }),
       (e: Error) => e.name === 'InvalidEventError' && /evt_1 \(patch\.promoted\).*commit_hash/.test(e.message),
     );
+  });
+  it('knows exactly the event types it has schemas for', () => {
+    for (const t of Object.keys(eventSchemas())) assert.ok(isDomainEventType(t), t);
+    assert.equal(isDomainEventType('run.started'), false);
   });
   it('passes unknown event types through as null', () => {
     assert.equal(readEvent({ ...base, entity_type: 'run', entity_id: 'r', event_type: 'run.started', payload: {} }), null);
