@@ -24,7 +24,7 @@ import type {
   StoreStats,
   StoredEvent,
 } from './types';
-import { WriterLock, type Takeover } from './writerLock';
+import { LOCK_FILE, WriterLock, type Takeover } from './writerLock';
 
 export const DB_FILE = 'ralph.db';
 export const LOCKS_DIR = 'locks';
@@ -692,11 +692,16 @@ class SqlJsEventStore implements EventStore {
   }
 }
 
+/** Removes what a writer killed mid-write leaves: atomic-write temps and heartbeat temps. */
 function cleanTempFiles(ralphDir: string): void {
   for (const name of fs.readdirSync(ralphDir)) {
     if (isAtomicTempOf(path.join(ralphDir, DB_FILE), name) || isAtomicTempOf(path.join(ralphDir, JOURNAL_FILE), name)) {
       fs.rmSync(path.join(ralphDir, name), { force: true });
     }
+  }
+  const locks = path.join(ralphDir, LOCKS_DIR);
+  for (const name of fs.existsSync(locks) ? fs.readdirSync(locks) : []) {
+    if (name.startsWith(`${LOCK_FILE}.beat-`)) fs.rmSync(path.join(locks, name), { force: true });
   }
 }
 

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StoreLockedError, type LockHolder } from '../../../src/store/errors';
+import { encodeRecord } from '../../../src/store/journal';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent, StoredEvent } from '../../../src/store/types';
 import { counterProjection, counterRows } from './counterProjection';
@@ -172,3 +173,32 @@ async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 5000): 
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+describe('store observer and a record still being written', () => {
+  it('given half a record at the journal tail, then the observer ignores it until the rest arrives', async () => {
+    const dir = tmpRalph();
+    const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [], checkpointDebounceMs: 3_600_000 });
+    const [a] = await w.append([ev('A')]);
+    await w.close(); // ralph.db now holds A; the journal only its header
+    const b: StoredEvent = { ...(a as StoredEvent), event_id: 'evt_29991231235959999_000000', entity_id: 'B' };
+    const rec = encodeRecord([b]);
+    const jp = path.join(dir, 'ralph.events.journal');
+    fs.appendFileSync(jp, rec.subarray(0, 25));
+    const o = await openStore({ ralphDir: dir, mode: 'observer', projections: [] });
+    try {
+      assert.deepEqual(
+        o.events().map((e) => e.entity_id),
+        ['A'],
+      );
+      assert.equal(await o.refresh(), false);
+      fs.appendFileSync(jp, rec.subarray(25));
+      assert.equal(await o.refresh(), true);
+      assert.deepEqual(
+        o.events().map((e) => e.entity_id),
+        ['A', 'B'],
+      );
+    } finally {
+      await o.close();
+    }
+  });
+});
