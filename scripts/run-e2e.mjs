@@ -2,7 +2,7 @@
 // Runs the end-to-end tests (test/e2e/**/*.e2e.test.ts) in a real VS Code 1.100.3: ensures
 // code-server, builds and packages the extension to dist/ralph-loop.vsix, then runs mocha
 // serially. Screenshots stay in .artifacts/screenshots/. Prints wall time and the peak
-// resident memory of the whole test process tree (code-server, extension hosts, chromium).
+// memory (PSS) of the whole test process tree (code-server, extension hosts, chromium).
 // Usage: node scripts/run-e2e.mjs [--no-package] [extra mocha args, e.g. --grep smoke]
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,34 +23,30 @@ function step(label, fn) {
   return r;
 }
 
-/** Sum of RSS (bytes) over `pid` and all its descendants, from /proc. */
-function treeRss(pid) {
-  let children;
-  const rssOf = new Map();
-  try {
-    children = new Map();
-    for (const name of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-        // Fields after the ")" of the command name: state ppid ... rss is field 24.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const ppid = Number(fields[1]);
-        rssOf.set(Number(name), Number(fields[21]) * 4096);
-        if (!children.has(ppid)) children.set(ppid, []);
-        children.get(ppid).push(Number(name));
-      } catch {
-        // process ended while reading
-      }
+/** Proportional set size (bytes) of `pid` and all its descendants: shared pages counted once. */
+function treePss(pid) {
+  const children = new Map();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(name));
+    } catch {
+      // the process ended while we looked
     }
-  } catch {
-    return 0;
   }
   let total = 0;
   const stack = [pid];
   while (stack.length > 0) {
     const p = stack.pop();
-    total += rssOf.get(p) ?? 0;
+    try {
+      const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'));
+      total += m ? Number(m[1]) * 1024 : 0;
+    } catch {
+      // gone, or not readable
+    }
     stack.push(...(children.get(p) ?? []));
   }
   return total;
@@ -60,8 +56,8 @@ async function main() {
   const started = Date.now();
   step('ensure code-server', () => ensureCodeServer());
   if (!skipPackage) {
-    step('npm run build:prod', () => execFileSync('npm', ['run', 'build:prod', '--silent'], { cwd: root, stdio: 'inherit' }));
-    step('vsce package', () =>
+    // vsce runs the manifest's vscode:prepublish (npm run build:prod) before packaging.
+    step('vsce package (builds with build:prod first)', () =>
       execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--out', 'dist/ralph-loop.vsix'], {
         cwd: root,
         stdio: 'inherit',
@@ -83,7 +79,7 @@ async function main() {
   const child = spawn(mocha, mochaArgs, { cwd: root, stdio: 'inherit' });
   let peak = 0;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, treeRss(child.pid));
+    peak = Math.max(peak, treePss(child.pid));
   }, 500);
   const code = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
   clearInterval(sampler);
@@ -91,8 +87,8 @@ async function main() {
   const count = fs.existsSync(shots) ? fs.readdirSync(shots).filter((f) => f.endsWith('.png')).length : 0;
   console.log(
     `[e2e] mocha exit ${code}; tests ${((Date.now() - testsStarted) / 1000).toFixed(1)} s, ` +
-      `total ${((Date.now() - started) / 1000).toFixed(1)} s; peak RSS of the test process tree ` +
-      `${(peak / 2 ** 30).toFixed(2)} GiB; ${count} screenshot(s) in ${path.relative(root, shots)}/`,
+      `total ${((Date.now() - started) / 1000).toFixed(1)} s; peak memory of the test process tree ` +
+      `${(peak / 2 ** 30).toFixed(2)} GiB (PSS); ${count} screenshot(s) in ${path.relative(root, shots)}/`,
   );
   return code;
 }

@@ -110,6 +110,18 @@ export async function makeGitRepo(files: Readonly<Record<string, string>> = { 'R
   return dir;
 }
 
+/** Process groups still running; killed if the test process exits without teardown (Ctrl-C). */
+const liveGroups = new Set<number>();
+process.once('exit', () => {
+  for (const pid of liveGroups) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
 /** One code-server process with its own user-data, extensions, XDG and TMPDIR folders. */
 export class CodeServer {
   private exited = false;
@@ -122,6 +134,7 @@ export class CodeServer {
     private readonly proc: ChildProcess,
     private readonly logFile: string,
   ) {
+    if (proc.pid !== undefined) liveGroups.add(proc.pid);
     proc.once('exit', () => (this.exited = true));
   }
 
@@ -229,8 +242,7 @@ export class CodeServer {
   /** Kills the whole process group (server, extension hosts, ptys) and removes the run folder. */
   async stop(options: { keepFiles?: boolean } = {}): Promise<void> {
     const pid = this.proc.pid;
-    if (pid !== undefined && !this.exited) {
-      const exited = new Promise<void>((r) => this.proc.once('exit', () => r()));
+    if (pid !== undefined) {
       const kill = (sig: NodeJS.Signals): void => {
         try {
           process.kill(-pid, sig);
@@ -238,11 +250,15 @@ export class CodeServer {
           // group already gone
         }
       };
-      kill('SIGTERM');
-      const timer = setTimeout(() => kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-      kill('SIGKILL'); // stragglers left in the group after the leader exited
+      if (!this.exited) {
+        const exited = new Promise<void>((r) => this.proc.once('exit', () => r()));
+        kill('SIGTERM');
+        const timer = setTimeout(() => kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      kill('SIGKILL'); // stragglers (extension hosts, ptys) left in the group by the leader
+      liveGroups.delete(pid);
     }
     if (!options.keepFiles) fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
