@@ -238,6 +238,55 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     await assertInvariants(p, store);
   });
 
+  it('given an uncommitted user edit to a file the task changes, then the promotion waits with the reason and goes through once the user commits', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-6', title: 'Readme section', effort: 'S', wave: 0 }]);
+    writeScenario(p, [script('worker/T-6/attempt-1/', [{ tool: 'write', path: 'README.md', content: '# Sample\n\n## Usage\nrun it\n' }])]);
+    writeFileSync(join(p.dir, 'README.md'), '# Sample\nmy local notes\n');
+    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    await loop.start();
+    const waiting = await loop.events.next((e) => e.type === 'patch.waiting');
+    assert.ok(waiting.type === 'patch.waiting' && /README\.md \(modified\)/.test(waiting.reason), JSON.stringify(waiting));
+    assert.equal(readFileSync(join(p.dir, 'README.md'), 'utf8'), '# Sample\nmy local notes\n', 'the user edit is untouched');
+    // The user resolves it by committing their edit; the patch then applies 3-way or conflicts visibly.
+    git(p.dir, 'commit', '-q', '-am', 'user notes');
+    loop.wakeAll();
+    const settled = await loop.events.next((e) => (e.type === 'patch.promoted' || e.type === 'task.released') && e.taskId === 'T-6');
+    await loop.stop();
+    assert.ok(events.some((e) => e.type === 'patch.waiting'));
+    if (settled.type === 'patch.promoted') {
+      assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), '');
+      assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-6'")?.status, 'done');
+    } else {
+      assert.match(settled.type === 'task.released' ? settled.reason : '', /promotion failed after waiting|apply/);
+      assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-6'")?.status, 'pending');
+    }
+    await assertInvariants(p, store);
+  });
+
+  it('given the branch moved under a patch in a conflicting way, then the worktree is rebased, and when that conflicts the task is released with the reason (never a silent discard)', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-7', title: 'Rename sample', effort: 'S', wave: 0 }]);
+    writeScenario(p, [
+      {
+        name: 'slow edit',
+        match: 'RALPH-KEY: worker/T-7/attempt-1/',
+        turns: [{ tools: [{ tool: 'write', path: 'README.md', content: '# Sample, as the agent wants it\n' }] }, { text: 'done', delayMs: 1500 }],
+      },
+    ]);
+    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    await loop.start();
+    await loop.events.next((e) => e.type === 'agent.started' && e.taskId === 'T-7');
+    // Meanwhile the user commits a conflicting change of the same line on main.
+    writeFileSync(join(p.dir, 'README.md'), '# Sample, as the user wants it\n');
+    git(p.dir, 'commit', '-q', '-am', 'user: version 2');
+    const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-7');
+    await loop.stop();
+    assert.ok(released.type === 'task.released');
+    assert.match(released.reason, /rebase onto [0-9a-f]{8} conflicts in README\.md/);
+    assert.ok(events.some((e) => e.type === 'patch.discarded' && e.taskId === 'T-7'));
+    assert.match(git(p.dir, 'log', '-1', '--format=%s', 'main'), /user: version 2/);
+    await assertInvariants(p, store);
+  });
+
   it('given a paused loop, then no agent starts until it is resumed', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-2', title: 'Quick', effort: 'S', wave: 0 }]);
     writeScenario(p, [script('worker/T-2/attempt-1/', [{ tool: 'write', path: 'src/q.js', content: 'module.exports = 1;\n' }])]);
