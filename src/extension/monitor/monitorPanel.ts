@@ -3,12 +3,12 @@
 // updates; it validates every message from the page and answers each request by id.
 import * as vscode from 'vscode';
 import type { MonitorDataSource } from '../../monitor/dataSource';
-import { createUpdateBatcher } from '../../monitor/batcher';
-import type { UpdateBatcher } from '../../monitor/batcher';
-import { diffSnapshot } from '../../monitor/snapshotDiff';
-import type { MonitorSnapshot, WebviewRequest } from '../../protocol/monitor';
-import { ReplyMessage, SnapshotMessage, UpdateMessage, parseWebviewToHost } from '../../protocol/monitor';
+import { MonitorSession } from '../../monitor/session';
+import type { MonitorActions } from '../../monitor/session';
 import { createNonce, renderMonitorHtml } from './monitorHtml';
+
+export type { MonitorActions } from '../../monitor/session';
+export type { MonitorDataSource } from '../../monitor/dataSource';
 
 /** Command and setting ids the monitor uses (the composition root registers the commands). */
 export const MonitorIds = {
@@ -20,14 +20,6 @@ export const MonitorIds = {
   rejectDeferred: 'ralph.rejectDeferred',
   refreshSetting: 'ralph.monitor.refreshIntervalMs',
 } as const;
-
-/** What the page's buttons do; rejections are reported back to the page. */
-export interface MonitorActions {
-  openTask(taskId: string): Thenable<unknown> | Promise<unknown> | void;
-  showDiff(taskId: string, patchId: string | null): Thenable<unknown> | Promise<unknown> | void;
-  resolveDeferred(taskId: string, decision: 'approve' | 'reject'): Thenable<unknown> | Promise<unknown> | void;
-  openSettings(): Thenable<unknown> | Promise<unknown> | void;
-}
 
 export interface MonitorDeps {
   readonly source: MonitorDataSource;
@@ -54,10 +46,7 @@ export class MonitorPanel {
   public static currentPanel: MonitorPanel | undefined;
 
   private readonly _disposables: vscode.Disposable[] = [];
-  private readonly batcher: UpdateBatcher<true>;
-  private ready = false;
-  private lastSent: MonitorSnapshot | undefined;
-  private seq = 0;
+  private readonly session: MonitorSession;
   private disposed = false;
 
   /** Shows the monitor, creating it beside the active editor when there is none. */
@@ -87,21 +76,26 @@ export class MonitorPanel {
     panel.webview.options = webviewOptions(extensionUri);
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'ralph.svg');
     panel.webview.html = this.html();
-    this.batcher = createUpdateBatcher<true>(() => void this.pushUpdate(), deps.refreshMs ?? 250);
+    this.session = new MonitorSession({
+      port: panel.webview,
+      source: deps.source,
+      actions: deps.actions,
+      log: deps.log,
+      ...(deps.refreshMs === undefined ? {} : { refreshMs: deps.refreshMs }),
+    });
+    this._disposables.push(this.session);
 
     panel.onDidDispose(() => this.dispose(), null, this._disposables);
-    panel.webview.onDidReceiveMessage((m: unknown) => void this.onMessage(m), null, this._disposables);
-    // A hidden webview without retainContextWhenHidden is torn down; when shown again the
-    // page reloads and says `ready`, which resends the full snapshot.
+    panel.webview.onDidReceiveMessage((m: unknown) => void this.session.receive(m), null, this._disposables);
+    // Without retainContextWhenHidden a hidden webview is torn down; when shown again the
+    // page reloads, restores its state and says `ready`, which resends the full snapshot.
     panel.onDidChangeViewState(
       (e) => {
-        if (!e.webviewPanel.visible) this.ready = false;
+        if (!e.webviewPanel.visible) this.session.pageGone();
       },
       null,
       this._disposables,
     );
-    this._disposables.push(deps.source.onDidChange(() => this.batcher.push(true)));
-    this._disposables.push({ dispose: () => this.batcher.dispose() });
   }
 
   public dispose(): void {
@@ -128,81 +122,6 @@ export class MonitorPanel {
       styleUri: asset('monitor.css'),
       codiconUri: asset('codicon.css'),
     });
-  }
-
-  private async snapshot(): Promise<MonitorSnapshot | undefined> {
-    try {
-      return await this.deps.source.snapshot();
-    } catch (e) {
-      this.deps.log.error(`monitor: snapshot failed: ${(e as Error).stack ?? String(e)}`);
-      return undefined;
-    }
-  }
-
-  private async sendSnapshot(): Promise<void> {
-    const snap = await this.snapshot();
-    if (!snap || this.disposed) return;
-    this.lastSent = snap;
-    await this.panel.webview.postMessage(SnapshotMessage.create({ snapshot: snap }));
-  }
-
-  private async pushUpdate(): Promise<void> {
-    if (!this.ready || this.disposed) return;
-    const snap = await this.snapshot();
-    if (!snap || this.disposed) return;
-    if (!this.lastSent) return this.sendSnapshot();
-    const patch = diffSnapshot(this.lastSent, snap);
-    if (Object.keys(patch).length === 0) return;
-    this.lastSent = snap;
-    await this.panel.webview.postMessage(UpdateMessage.create({ seq: ++this.seq, patch }));
-  }
-
-  private async onMessage(raw: unknown): Promise<void> {
-    const r = parseWebviewToHost(raw);
-    if (!r.ok) {
-      this.deps.log.warn(`monitor: dropped a message from the page: ${r.reason}`);
-      return;
-    }
-    const m = r.message;
-    switch (m.method) {
-      case 'ready':
-        this.ready = true;
-        this.seq = 0;
-        await this.sendSnapshot();
-        return;
-      case 'log':
-        this.deps.log[m.params.level](`monitor page: ${m.params.text}`);
-        return;
-      default:
-        await this.handleRequest(m);
-    }
-  }
-
-  private async handleRequest(m: WebviewRequest): Promise<void> {
-    const id = m.id ?? 0;
-    try {
-      const a = this.deps.actions;
-      switch (m.method) {
-        case 'openTask':
-          await a.openTask(m.params.taskId);
-          break;
-        case 'showDiff':
-          await a.showDiff(m.params.taskId, m.params.patchId);
-          break;
-        case 'resolveDeferred':
-          await a.resolveDeferred(m.params.taskId, m.params.decision);
-          break;
-        case 'openSettings':
-          await a.openSettings();
-          break;
-      }
-      await this.panel.webview.postMessage(ReplyMessage.create({ requestId: id, ok: true }));
-      this.batcher.push(true); // the action probably changed what is shown
-    } catch (e) {
-      const error = e instanceof Error ? e.message : String(e);
-      this.deps.log.warn(`monitor: ${m.method} failed: ${error}`);
-      await this.panel.webview.postMessage(ReplyMessage.create({ requestId: id, ok: false, error }));
-    }
   }
 }
 
