@@ -172,6 +172,7 @@ class SqlJsEventStore implements EventStore {
   private lastError: string | undefined;
   private lastExportMs = 0;
   private lastCheckpointMs = 0;
+  /** Leading journal bytes already covered by ralph.db (the checkpoint header). */
   private journalHeaderBytes = 0;
 
   constructor(
@@ -294,6 +295,8 @@ class SqlJsEventStore implements EventStore {
     this.ids.observe(this.maxEventId());
     const scan = readJournalSync(this.journalPath);
     this.replayed += this.replayJournal(scan.records);
+    // Journal bytes whose events ralph.db already holds need no checkpoint at close.
+    if (this.replayed === 0) this.journalHeaderBytes = scan.validEnd;
     this.torn += scan.tornBytes;
     if (scan.tornBytes > 0) {
       // Cut the torn tail off so the next append does not land behind garbage.

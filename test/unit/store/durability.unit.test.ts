@@ -144,3 +144,20 @@ async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<boolean> 
   }
   return true;
 }
+
+describe('store durability: read-only sessions', () => {
+  it('given a writer session that appends nothing, then close does not rewrite ralph.db', async () => {
+    const dir = tmpRalph();
+    const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
+    await w.append([ev('A')]);
+    await w.close();
+    const before = fs.statSync(path.join(dir, 'ralph.db'));
+    const r = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
+    assert.equal(r.events().length, 1);
+    await r.close();
+    assert.equal(r.stats().checkpoints, 0);
+    const after = fs.statSync(path.join(dir, 'ralph.db'));
+    assert.equal(after.ino, before.ino);
+    assert.equal(after.mtimeMs, before.mtimeMs);
+  });
+});
