@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { encodeRecord } from '../../src/store/journal';
 import { enableFastWasmStartup, loadSqlJs } from '../../src/store/sqlDb';
 import { openStore } from '../../src/store/sqlJsStore';
 import type { EventStore, NewEvent, Projection, SqlWriter, StoredEvent } from '../../src/store/types';
@@ -172,10 +173,11 @@ async function main(): Promise<void> {
   console.log(
     `checkpoint at ${total} events: ${fmt(cpMs)} total, of which export (blocks the event loop) ${fmt(store.stats().lastExportMs)}; journal before it ${jBytes} bytes`,
   );
+  const sample = store.events({ limit: 1 })[0];
   await store.close();
+  if (sample) console.log(`journal record of a one-event command: ${encodeRecord([sample]).length} bytes`);
   const dbBytes = fs.statSync(path.join(dir, 'ralph.db')).size;
   console.log(`sizes at ${total} events: ralph.db ${(dbBytes / 1e6).toFixed(1)} MB, journal ${fs.statSync(path.join(dir, 'ralph.events.journal')).size} bytes after close`);
-  console.log(`journal bytes per one-event command record: ~${Math.round(jBytes / Math.max(1, 1100 + 1))} (before the checkpoint)`);
 
   t0 = performance.now();
   const warm = await openStore({ ralphDir: dir, mode: 'observer', projections: [taskish] });
@@ -191,12 +193,12 @@ async function main(): Promise<void> {
     { label: 'enableFastWasmStartup()', flags: [], fast: true },
   ];
   for (const v of variants) {
-    const runs = [coldOpen(dir, v.flags, v.fast), coldOpen(dir, v.flags, v.fast), coldOpen(dir, v.flags, v.fast)];
+    const runs = Array.from({ length: 5 }, () => coldOpen(dir, v.flags, v.fast));
     const best = (k: 'openMs' | 'sqlJsMs' | 'wallMs'): number => Math.min(...runs.map((r) => r[k]));
     const med = (k: 'openMs'): number => pct(runs.map((r) => r[k]), 50);
     console.log(
       `cold open, fresh process, ${v.label}, ${total} events: open best ${fmt(best('openMs'))} median ${fmt(med('openMs'))} ` +
-        `(sql.js init ${fmt(best('sqlJsMs'))}); process wall ${fmt(best('wallMs'))} incl. node+tsx start`,
+        `(sql.js init ${fmt(best('sqlJsMs'))}); process wall ${fmt(best('wallMs'))} incl. node+tsx start (5 runs)`,
     );
   }
   fs.rmSync(root, { recursive: true, force: true });
