@@ -109,16 +109,29 @@ export class MonitorCharts {
   private render(): void {
     const s = this.series;
     if (!s) return;
-    this.apply('cost', this.costConfig(s), this.costSummary(s));
-    this.apply('flow', this.flowConfig(s), this.flowSummary(s));
-    this.apply('phases', this.phasesConfig(s), this.phasesSummary(s));
+    this.apply('cost', s.cost.length > 0, () => this.costConfig(s), this.costSummary(s));
+    this.apply('flow', s.flow.length > 0, () => this.flowConfig(s), this.flowSummary(s));
+    this.apply('phases', s.phases.length > 0, () => this.phasesConfig(s), this.phasesSummary(s));
   }
 
-  private apply(kind: Kind, config: ChartConfiguration, summary: string): void {
+  private apply(kind: Kind, hasData: boolean, build: () => ChartConfiguration, summary: string): void {
     const canvas = this.canvases[kind];
     canvas.setAttribute('aria-label', summary);
     canvas.textContent = summary; // fallback content for assistive tech
+    // No data: a sentence instead of empty axes with made-up ticks.
+    const area = canvas.parentElement;
+    area?.classList.toggle('no-data', !hasData);
+    if (area) {
+      const reason = summary.replace(/^[^:]*:\s*/, '');
+      area.dataset['empty'] = reason.charAt(0).toUpperCase() + reason.slice(1);
+    }
+    if (!hasData) {
+      this.charts.get(kind)?.destroy();
+      this.charts.delete(kind);
+      return;
+    }
     if (!this.visible(canvas)) return;
+    const config = build();
     const existing = this.charts.get(kind);
     if (existing) {
       existing.data = config.data;

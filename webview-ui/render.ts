@@ -372,7 +372,7 @@ function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): v
         { label: 'Reason', width: '20%' },
         { label: 'Judge', width: '22%' },
         { label: 'Deferred', width: '84px', num: true },
-        { label: '', width: '272px' },
+        { label: '', width: '284px' },
       ],
       rows.map((d) => {
         const actionsCell = h('div', { className: 'actions', id: `actions-${d.taskId}` });

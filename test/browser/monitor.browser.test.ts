@@ -260,6 +260,19 @@ describe('monitor webview in chromium', function () {
     assert.equal(await page.locator(`vscode-button[aria-label="Reject ${item.taskId}"]`).getAttribute('disabled'), null);
   });
 
+  it('lists today\'s cost by agent and the recent log lines', async () => {
+    await selectTab('cost');
+    const rows = page.locator('#cost-by-agent tbody tr');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), snap.cost.byAgent.length);
+    await shot('monitor-cost.png');
+    await selectTab('log');
+    assert.equal(await page.locator('#log .line').count(), snap.logLines.length);
+    assert.equal(await page.locator('#log .line.l-warn').count(), 1);
+    await shot('monitor-log.png');
+    await selectTab('deferred');
+  });
+
   it('restores the last snapshot and tab after a reload, before the host answers', async () => {
     await collectViolations();
     await page.reload();
@@ -295,6 +308,7 @@ describe('monitor webview in chromium', function () {
     assert.equal(await text('#tasks-total'), '0');
     await selectTab('charts');
     assert.match((await page.locator('#chart-cost').getAttribute('aria-label')) ?? '', /no invocations recorded yet/);
+    assert.equal(await page.locator('.chart-area.no-data').count(), 3);
     await shot('monitor-empty.png');
   });
 
