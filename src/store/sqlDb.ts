@@ -14,7 +14,9 @@ let sqlJsWasm: string | undefined;
 export function defaultWasmPath(): string {
   const bundled = path.join(__dirname, 'sql-wasm.wasm');
   if (fs.existsSync(bundled)) return bundled;
-  return require.resolve('sql.js/dist/sql-wasm.wasm');
+  // Not a literal: the bundler must not try to resolve it (the bundle uses the copy above).
+  const spec = ['sql.js', 'dist', 'sql-wasm.wasm'].join('/');
+  return require.resolve(spec);
 }
 
 /**
