@@ -1,10 +1,11 @@
 // The harness helpers against real contributions (the probe extension loaded from its folder):
 // palette, notification buttons, activity-bar containers, tree rows with inline actions, and
 // webview content with a round trip to the extension host.
+import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Session } from './harness';
-import { makeGitRepo, startSession } from './harness';
+import { CSP_VIOLATION, makeGitRepo, startSession } from './harness';
 
 const probe = path.join(__dirname, 'fixtures', 'harness-probe');
 
@@ -51,5 +52,14 @@ describe('e2e: harness helpers on a probe extension', function () {
     await frame.locator('#ping').click();
     await wb.waitForNotification('webview pinged the host');
     await wb.screenshot('harness-webview');
+    assert.deepEqual(wb.cspViolations(), []);
+  });
+
+  it('given a webview with an inline script without nonce, then the CSP violation is reported', async () => {
+    const wb = session!.workbench;
+    await wb.runCommand('Probe: Open Webview With CSP Violation');
+    const violation = await wb.waitForConsole(CSP_VIOLATION);
+    assert.match(violation, /script/i);
+    assert.ok(wb.cspViolations().length > 0, 'expected a CSP violation to be reported');
   });
 });

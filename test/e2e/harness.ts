@@ -282,6 +282,8 @@ export class Workbench {
     readonly browser: Browser,
     readonly page: Page,
     readonly server: CodeServer,
+    /** Every console message of the page and its frames (webviews included), in order. */
+    readonly consoleMessages: ReadonlyArray<{ readonly type: string; readonly text: string }>,
   ) {}
 
   static async open(server: CodeServer, folder: string, options: OpenOptions = {}): Promise<Workbench> {
@@ -304,11 +306,13 @@ export class Workbench {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const page = await context.newPage();
       page.setDefaultTimeout(DEFAULT_TIMEOUT);
+      const consoleMessages: Array<{ type: string; text: string }> = [];
+      page.on('console', (m) => consoleMessages.push({ type: m.type(), text: m.text() }));
       await options.beforeLoad?.(page);
       const payload = typeof options.payload === 'function' ? options.payload(server) : options.payload;
       await page.goto(server.workbenchUrl(folder, payload));
       await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 2 * DEFAULT_TIMEOUT });
-      return new Workbench(browser, page, server);
+      return new Workbench(browser, page, server, consoleMessages);
     } catch (e) {
       await browser.close();
       throw e;
@@ -484,6 +488,24 @@ export class Workbench {
     return lines;
   }
 
+  /**
+   * Content-Security-Policy violations reported so far. Chromium attributes webview messages
+   * to VS Code's pre/index.html, so they are recognised by their text, not their URL.
+   */
+  cspViolations(): string[] {
+    return this.consoleMessages
+      .map((m) => m.text)
+      .filter((t) => CSP_VIOLATION.test(t));
+  }
+
+  /** The first console message matching `pattern`, already seen or still to come. */
+  async waitForConsole(pattern: RegExp, timeoutMs = DEFAULT_TIMEOUT): Promise<string> {
+    const seen = this.consoleMessages.find((m) => pattern.test(m.text));
+    if (seen) return seen.text;
+    const message = await this.page.waitForEvent('console', { predicate: (m) => pattern.test(m.text()), timeout: timeoutMs });
+    return message.text();
+  }
+
   /** A PNG in .artifacts/screenshots/ (git-ignored; CI keeps it as an artifact). */
   async screenshot(name: string): Promise<string> {
     fs.mkdirSync(screenshotDir, { recursive: true });
@@ -492,6 +514,9 @@ export class Workbench {
     return file;
   }
 }
+
+/** How chromium words a Content-Security-Policy violation in the console. */
+export const CSP_VIOLATION = /Content Security Policy|Refused to (execute|load|apply|connect|frame)/i;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
