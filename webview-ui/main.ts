@@ -67,6 +67,7 @@ function restore(): void {
 function status(text: string, kind: 'info' | 'error' = 'info'): void {
   const el = byId('status');
   fill(el, text);
+  el.title = text; // the bar truncates it in narrow columns
   el.className = `status ${kind}`;
 }
 

@@ -71,7 +71,6 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   const top = h('header', { className: 'topbar' },
     h('div', { className: 'brand' }, h('vscode-icon', { name: 'pulse', 'aria-hidden': 'true' }), h('h1', {}, 'Ralph Loop')),
     header,
-    h('div', { className: 'spacer' }),
     h('span', { className: 'status', id: 'status', role: 'status', 'aria-live': 'polite' }),
     settings,
   );

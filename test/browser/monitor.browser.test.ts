@@ -273,6 +273,16 @@ describe('monitor webview in chromium', function () {
     await selectTab('deferred');
   });
 
+  it('stays readable in a narrow editor column', async () => {
+    await page.setViewportSize({ width: 680, height: 900 });
+    await selectTab('activity');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+    await shot('monitor-narrow.png');
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await selectTab('deferred');
+  });
+
   it('restores the last snapshot and tab after a reload, before the host answers', async () => {
     await collectViolations();
     await page.reload();
