@@ -11,11 +11,10 @@
 // Crash safety outside the checkout step: the commit object is written before the ref
 // moves (a crash leaves at most an unreachable object); once the ref moved, a repeated
 // promotion of the same `patchId` finds the commit by its trailer instead of applying twice.
-import { open, readFile, rename, rm, lstat } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
+import { link, lstat, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { GitError, runGit, splitNul } from './exec';
 import { branchTip, copyIndexFile, gitCommonDir, gitDir, listWorktrees } from './repo';
 import type { WorktreeInfo } from './repo';
@@ -134,9 +133,19 @@ export async function findPromotedCommit(
   return null;
 }
 
+// Whether git can find a committer identity, per repository (it is looked up on every
+// promotion otherwise; configuration rarely changes while the loop runs, and a stale
+// answer only means committing as Ralph or failing once).
+const identityKnown = new Map<string, boolean>();
+
 async function identityEnv(repo: string, author: Identity | undefined): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
-  const committer = await runGit(repo, ['var', 'GIT_COMMITTER_IDENT'], { allowExitCodes: [128] });
+  let known = identityKnown.get(repo);
+  if (known !== true) {
+    known = (await runGit(repo, ['var', 'GIT_COMMITTER_IDENT'], { allowExitCodes: [128] })).exitCode === 0;
+    identityKnown.set(repo, known);
+  }
+  const committer = { exitCode: known ? 0 : 128 };
   if (committer.exitCode !== 0) {
     // No identity configured (a CI box, a fresh container): commit as Ralph rather than fail.
     env['GIT_COMMITTER_NAME'] = RALPH_IDENTITY.name;
@@ -335,12 +344,12 @@ export async function promoteIntoCheckout(
   reflog: string,
   lockWaitMs = 0,
 ): Promise<PromoteResult> {
-  const gd = await gitDir(worktree);
+  const gd = (await worktreeGitDir(worktree)) ?? (await gitDir(worktree));
   const lockPath = join(gd, 'index.lock');
   const tempIndex = join(gd, TEMP_INDEX);
   const marker: PromotionMarker = { ralphPromotion: 1, pid: process.pid, branch, old, next, tempIndex };
-  const lock = await acquireLock(lockPath, lockWaitMs);
-  if (lock === null) {
+  const acquired = await acquireLock(lockPath, `${JSON.stringify(marker)}\n`, lockWaitMs);
+  if (!acquired) {
     return {
       status: 'waiting',
       reason: `another git command holds ${lockPath} in the user's checkout`,
@@ -350,9 +359,6 @@ export async function promoteIntoCheckout(
   }
   let lockHeld = true;
   try {
-    await lock.writeFile(`${JSON.stringify(marker)}\n`);
-    await lock.sync();
-    await lock.close();
 
     // Holding the lock, the user's git cannot commit; a ref moved by anything else is
     // still caught by the compare-and-swap below.
@@ -396,18 +402,38 @@ export async function promoteIntoCheckout(
   }
 }
 
-/** Creates `lockPath` exclusively, retrying with back-off for up to `waitMs`; null if still held. */
-async function acquireLock(lockPath: string, waitMs: number): Promise<FileHandle | null> {
-  const deadline = Date.now() + waitMs;
-  for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
-    try {
-      return await open(lockPath, 'wx');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      if (Date.now() + delay > deadline) return null;
-      // Back-off on a lock held by another process: there is no event to wait on.
-      await new Promise((r) => setTimeout(r, delay));
+const LOCK_STAGING_PREFIX = 'ralph-lock-';
+
+/**
+ * Creates `lockPath` exclusively with `content` already in it (written to a staging file,
+ * then hard-linked into place, which fails if the lock exists), so a crash never leaves a
+ * lock without the marker that lets recovery recognise it. Retries with back-off for up to
+ * `waitMs`; false if the lock is still held.
+ */
+async function acquireLock(lockPath: string, content: string, waitMs: number): Promise<boolean> {
+  const staging = join(dirname(lockPath), `${LOCK_STAGING_PREFIX}${process.pid}`);
+  const fh = await open(staging, 'w');
+  try {
+    await fh.writeFile(content);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+      try {
+        await link(staging, lockPath);
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        if (Date.now() + delay > deadline) return false;
+        // Back-off on a lock held by another process: there is no event to wait on.
+        await new Promise((r) => setTimeout(r, delay));
+      }
     }
+  } finally {
+    await rm(staging, { force: true });
   }
 }
 
@@ -519,6 +545,10 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
     const gd = await gitDir(wt.path).catch(() => null);
     if (gd === null) continue;
     const lockPath = join(gd, 'index.lock');
+    for (const f of await readdir(gd).catch(() => [] as string[])) {
+      const pid = f.startsWith(LOCK_STAGING_PREFIX) ? Number(f.slice(LOCK_STAGING_PREFIX.length)) : NaN;
+      if (Number.isInteger(pid) && pid !== process.pid && !pidAlive(pid)) await rm(join(gd, f), { force: true });
+    }
     let marker: PromotionMarker;
     try {
       const parsed: unknown = JSON.parse(await readFile(lockPath, 'utf8'));

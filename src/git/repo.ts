@@ -54,9 +54,20 @@ export async function commitExists(repo: string, hash: string): Promise<boolean>
   return r.exitCode === 0;
 }
 
-/** Whether the worktree has no staged, unstaged or untracked (non-ignored) changes. */
+/**
+ * Whether the worktree has no staged, unstaged or untracked (non-ignored) changes outside
+ * `.ralph/` (Ralph's own state never counts as a change, as in patches).
+ */
 export async function isClean(worktree: string): Promise<boolean> {
-  const r = await runGit(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  const r = await runGit(worktree, [
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--',
+    ':(top)',
+    RALPH_EXCLUDE_PATHSPEC,
+  ]);
   return r.stdout === '';
 }
 

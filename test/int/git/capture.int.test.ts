@@ -108,7 +108,8 @@ describe('git/capture (real git)', () => {
 
   it('changedFiles and isClean see untracked files and ignore .ralph/ in the list', async () => {
     const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
-    assert.equal(await isClean(wt.path), true);
+    writeIn(wt.path, '.ralph/plan.json', '{}');
+    assert.equal(await isClean(wt.path), true, '.ralph/ does not count');
     writeIn(wt.path, 'docs/x y.md', 'x\n');
     unlinkSync(join(wt.path, 'src/gone.ts'));
     writeIn(wt.path, '.ralph/x', 'x');
