@@ -1,0 +1,70 @@
+// Every id the extension shares with package.json in one place: commands, views, the view
+// container, context keys, settings and URI schemes. package.json must spell them the same
+// (the extension-host tests check that each command here is contributed and registered).
+import { MonitorIds } from './monitor/monitorPanel';
+
+export const Commands = {
+  initialize: 'ralph.initialize',
+  startLoop: 'ralph.startLoop',
+  stopLoop: 'ralph.stopLoop',
+  pauseLoop: 'ralph.pauseLoop',
+  resumeLoop: 'ralph.resumeLoop',
+  showMonitor: MonitorIds.showMonitor,
+  showStatus: 'ralph.showStatus',
+  repair: 'ralph.repair',
+  approveDeferred: MonitorIds.approveDeferred,
+  rejectDeferred: MonitorIds.rejectDeferred,
+  modifyDeferred: 'ralph.modifyDeferred',
+  openPatchDiff: MonitorIds.openPatchDiff,
+  addTask: 'ralph.addTask',
+  dropTask: 'ralph.dropTask',
+  reprioritizeTask: 'ralph.reprioritizeTask',
+  openTaskSource: 'ralph.openTaskSource',
+  revealTask: MonitorIds.revealTask,
+  openEventLog: 'ralph.openEventLog',
+  refresh: 'ralph.refresh',
+  overrideVerdict: 'ralph.overrideVerdict',
+} as const;
+export type CommandId = (typeof Commands)[keyof typeof Commands];
+
+export const ViewContainer = 'ralph';
+
+export const Views = {
+  backlog: 'ralph.backlog',
+  deferred: 'ralph.deferred',
+  agents: 'ralph.agents',
+} as const;
+
+/** Context keys used in `when` clauses. */
+export const ContextKeys = {
+  initialized: 'ralph.initialized',
+  /** running | paused | stopped */
+  loopState: 'ralph.loopState',
+  /** This window runs the loop (holds the writer lock). */
+  isWriter: 'ralph.isWriter',
+  /** Another process holds the writer lock; this window follows it. */
+  isObserver: 'ralph.isObserver',
+  /** At least one task is done (its patch promoted): the walkthrough's last step. */
+  hasPromoted: 'ralph.hasPromoted',
+} as const;
+
+export type LoopStateKey = 'running' | 'paused' | 'stopped';
+
+export const Settings = {
+  section: 'ralph',
+  notificationLevel: 'ralph.notifications.level',
+  monitorRefresh: MonitorIds.refreshSetting,
+  defaultBackend: 'ralph.defaultBackend',
+} as const;
+
+export type NotificationLevel = 'all' | 'verdicts' | 'errors' | 'none';
+
+export const Schemes = {
+  /** Read-only file contents before/after a patch: ralph-patch:/<patchId>/<side>/<path> */
+  patch: 'ralph-patch',
+  /** Read-only rendering of the event log: ralph-events:/<query>.jsonl */
+  events: 'ralph-events',
+} as const;
+
+/** Actor recorded on every command a person issues from VS Code. */
+export const HUMAN_ACTOR = 'human';

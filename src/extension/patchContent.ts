@@ -1,0 +1,95 @@
+// Read-only documents for a patch's before/after sides (scheme `ralph-patch`) and the
+// command that opens them: one file as a diff editor, several as a multi-file diff
+// (`vscode.changes`). Patch files never change once queued, so their sides are cached.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Patch } from '../domain/model';
+import type { Engine } from './engine';
+import { Schemes } from './ids';
+import { Disposable } from './lifecycle';
+import type { FileSides } from './patchFiles';
+import { materializePatch } from './patchFiles';
+
+export class PatchNotFoundError extends Error {
+  override readonly name = 'PatchNotFoundError';
+  constructor(readonly ref: string) {
+    super(`no patch found for ${ref}`);
+  }
+}
+
+export class PatchContentProvider extends Disposable implements vscode.TextDocumentContentProvider {
+  private readonly cache = new Map<string, Promise<FileSides[]>>();
+
+  constructor(private readonly engine: Engine) {
+    super();
+    this._register(vscode.workspace.registerTextDocumentContentProvider(Schemes.patch, this));
+  }
+
+  /** The patch file's text (its path in patch_view is project-relative or absolute). */
+  patchText(patch: Patch): string {
+    if (patch.patch_path === null) throw new PatchNotFoundError(patch.patch_id);
+    const file = path.isAbsolute(patch.patch_path) ? patch.patch_path : path.join(this.engine.projectDir, patch.patch_path);
+    return fs.readFileSync(file, 'utf8');
+  }
+
+  sides(patch: Patch): Promise<FileSides[]> {
+    let p = this.cache.get(patch.patch_id);
+    if (!p) {
+      p = materializePatch(this.engine.projectDir, this.patchText(patch));
+      p.catch(() => this.cache.delete(patch.patch_id));
+      this.cache.set(patch.patch_id, p);
+    }
+    return p;
+  }
+
+  uri(patchId: string, side: 'before' | 'after', file: string): vscode.Uri {
+    return vscode.Uri.from({ scheme: Schemes.patch, path: `/${patchId}/${side}/${file}` });
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const m = /^\/([^/]+)\/(before|after)\/(.+)$/.exec(uri.path);
+    if (!m) return '';
+    const [, patchId, side, file] = m;
+    const patch = this.engine.patch(patchId ?? '');
+    if (!patch) return `(patch ${patchId ?? '?'} is not in the event store)\n`;
+    const entry = (await this.sides(patch)).find((s) => s.entry.path === file);
+    if (!entry) return '';
+    return side === 'before' ? entry.before : entry.after;
+  }
+}
+
+/** Opens a patch (by patch id or task id) as a diff editor or a multi-file diff. */
+export async function openPatchDiff(engine: Engine, provider: PatchContentProvider, ref: string): Promise<void> {
+  await engine.open();
+  const patch = engine.patch(ref) ?? engine.patchOfTask(ref);
+  if (!patch) throw new PatchNotFoundError(ref);
+  let sides: FileSides[];
+  try {
+    sides = await provider.sides(patch);
+  } catch (e) {
+    // A patch that no longer applies to its own base still reads well as a diff file.
+    const doc = await vscode.workspace.openTextDocument({ content: provider.patchText(patch), language: 'diff' });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    void vscode.window.showWarningMessage(`Showing ${patch.patch_id} as raw text: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+    return;
+  }
+  const title = `${patch.task_id} · ${patch.patch_id}`;
+  if (sides.length === 1) {
+    const s = sides[0]!;
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      provider.uri(patch.patch_id, 'before', s.entry.oldPath === s.entry.path ? s.entry.path : s.entry.path),
+      provider.uri(patch.patch_id, 'after', s.entry.path),
+      `${title}: ${s.entry.path}`,
+      { preview: true },
+    );
+    return;
+  }
+  const resources = sides.map((s) => [
+    vscode.Uri.file(path.join(engine.projectDir, s.entry.path)),
+    provider.uri(patch.patch_id, 'before', s.entry.path),
+    provider.uri(patch.patch_id, 'after', s.entry.path),
+  ]);
+  await vscode.commands.executeCommand('vscode.changes', title, resources);
+}
