@@ -1,12 +1,13 @@
-// Entry point of the `ralph` command line. Sets V8 flags before sql.js's wasm is compiled
-// (Liftoff only: no optimizing tier for a short-lived process, about half the start-up),
-// then parses argv and dispatches to the commands.
-import * as v8 from 'node:v8';
+// Entry point of the `ralph` command line. Asks V8 for Liftoff-only wasm compilation
+// before sql.js loads (a short-lived process gains nothing from the optimizing tier; it
+// about halves sql.js start-up), then parses argv and dispatches to the commands.
+import { enableFastWasmStartup } from '../store/sqlDb';
 import type * as Run from './run';
 
-v8.setFlagsFromString('--liftoff-only');
+// RALPH_NO_LIFTOFF=1 keeps V8's defaults (the CLI benchmark measures both).
+if (!process.env['RALPH_NO_LIFTOFF']) enableFastWasmStartup();
 
-// Required after the flag is set so the wasm compile sees it.
+// Required after the flag is set, so nothing compiles wasm before it.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { runCli } = require('./run') as typeof Run;
 
