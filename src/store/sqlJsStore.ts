@@ -3,6 +3,7 @@
 // checkpoint writes .ralph/ralph.db atomically and trims the journal. One writer holds
 // .ralph/locks/writer.lock; observers read ralph.db plus the journal's tail.
 import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
 import { fsyncDirSync, isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from './atomicFile';
@@ -118,8 +119,37 @@ function statOrUndefined(file: string): FileStamp | undefined {
   }
 }
 
+interface FileRead {
+  readonly data: Uint8Array;
+  readonly stamp: FileStamp;
+}
+
+/** readWithStamp on the thread pool, so reading a big ralph.db overlaps sql.js's wasm compile. */
+async function readWithStampAsync(file: string): Promise<FileRead | undefined> {
+  let h: fsp.FileHandle;
+  try {
+    h = await fsp.open(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const st = await h.stat();
+    const data = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < st.size) {
+      const { bytesRead } = await h.read(data, got, st.size - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { data: data.subarray(0, got), stamp: stampOf(st) };
+  } finally {
+    await h.close();
+  }
+}
+
 /** Reads a file and its stamp from one open, so the two always describe the same inode. */
-function readWithStamp(file: string): { data: Uint8Array; stamp: FileStamp } | undefined {
+function readWithStamp(file: string): FileRead | undefined {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -193,8 +223,12 @@ class SqlJsEventStore implements EventStore {
   // ---- open ---------------------------------------------------------------------------
 
   /** Loads ralph.db (or an empty database), migrates it and brings the projections in step. */
-  static loadDatabase(SQL: SqlJsStatic, dbPath: string, projections: readonly Projection[]): { db: SqlDb; stamp: FileStamp | undefined; bytes: number; changed: boolean } {
-    const file = readWithStamp(dbPath);
+  static loadDatabase(
+    SQL: SqlJsStatic,
+    dbPath: string,
+    projections: readonly Projection[],
+    file: FileRead | undefined = readWithStamp(dbPath),
+  ): { db: SqlDb; stamp: FileStamp | undefined; bytes: number; changed: boolean } {
     let raw;
     try {
       raw = file && file.data.length > 0 ? new SQL.Database(file.data) : new SQL.Database();
@@ -714,7 +748,7 @@ function cleanTempFiles(ralphDir: string): void {
  * of a dead holder's lock as a `lock.taken_over` event. Observers read without the lock.
  */
 export async function openStore(options: OpenStoreOptions): Promise<EventStore> {
-  const SQL = await loadSqlJs(options.wasmPath);
+  const sqlJs = loadSqlJs(options.wasmPath);
   const clock = options.clock ?? Date.now;
   const runId = options.runId ?? defaultRunId(clock(), process.pid);
   const dbPath = path.join(options.ralphDir, DB_FILE);
@@ -736,8 +770,11 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
   }
   try {
     if (lock) cleanTempFiles(options.ralphDir);
-    const dbExisted = fs.existsSync(dbPath);
-    const loaded = SqlJsEventStore.loadDatabase(SQL, dbPath, options.projections);
+    // Read ralph.db only now: a writer must hold the lock first, or a writer closing in
+    // between could checkpoint (and trim the journal) after our read.
+    const [SQL, file] = await Promise.all([sqlJs, readWithStampAsync(dbPath)]);
+    const dbExisted = file !== undefined;
+    const loaded = SqlJsEventStore.loadDatabase(SQL, dbPath, options.projections, file);
     store = new SqlJsEventStore(
       SQL,
       loaded.db,
