@@ -18,6 +18,12 @@ export interface StoreDataSourceOptions {
   readonly agents?: () => readonly RunningAgent[];
   readonly logLines?: () => readonly LogLine[];
   readonly now?: () => Date;
+  /**
+   * Also fire this often (default 5000 ms, the seed monitor's refresh; 0 = never), so time
+   * windows ("last 10 min"), elapsed times and metrics files that no event announces stay
+   * current. The panel still batches and sends only what changed.
+   */
+  readonly pollMs?: number;
 }
 
 export interface StoreDataSource extends MonitorDataSource, Disposable {
@@ -32,6 +38,9 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
     for (const l of [...listeners]) l();
   };
   const sub = o.store.onDidAppend(fire);
+  const pollMs = o.pollMs ?? 5000;
+  const timer = pollMs > 0 ? setInterval(() => listeners.size > 0 && fire(), pollMs) : undefined;
+  timer?.unref();
   const cache = createSnapshotCache();
   return {
     snapshot: () =>
@@ -46,6 +55,7 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
     },
     notify: fire,
     dispose(): void {
+      if (timer) clearInterval(timer);
       sub.dispose();
       listeners.clear();
     },

@@ -26,7 +26,7 @@ describe('monitor data source over the real store', () => {
 
   it('given control-plane commands, then the snapshot counts their tasks and events and the source fires per append', async () => {
     const ctx = controlContext(store, { ralphDir: join(dir, '.ralph') });
-    const source = createStoreDataSource({ store, logsDir: join(dir, '.ralph', 'logs') });
+    const source = createStoreDataSource({ store, logsDir: join(dir, '.ralph', 'logs'), pollMs: 0 });
     let changes = 0;
     const sub = source.onDidChange(() => changes++);
 
@@ -57,6 +57,17 @@ describe('monitor data source over the real store', () => {
     assert.equal(flowNow?.claimed, 1);
     assert.equal(flowNow?.deferred, 1);
     sub.dispose();
+    source.dispose();
+  });
+
+  it('given a poll interval, then it fires without appends while someone listens', async () => {
+    const source = createStoreDataSource({ store, logsDir: join(dir, '.ralph', 'logs'), pollMs: 20 });
+    await new Promise<void>((resolve) => {
+      const sub = source.onDidChange(() => {
+        sub.dispose();
+        resolve();
+      });
+    });
     source.dispose();
   });
 });
