@@ -27,7 +27,9 @@ import {
   renderState,
   resolveDeferred,
   shouldReviewDeferred,
+  statusFacts,
   statusText,
+  releaseClaims,
   syncBacklog,
   transitionTask,
 } from '../control/index';
@@ -375,12 +377,16 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   {
     name: 'status',
     arity: [0, 0],
-    usage: 'status',
+    usage: 'status [--json]',
     summary: 'summary of phase, tasks, patches, events and deferrals',
     store: 'observer',
+    switches: J,
     async run(ctx, a, io) {
       noMore(a, 0, this.usage);
-      io.out(statusText(ctx));
+      if (json(a)) {
+        const f = statusFacts(ctx);
+        io.out(`${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts) })}\n`);
+      } else io.out(statusText(ctx));
       return 0;
     },
   },
@@ -394,6 +400,26 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       noMore(a, 0, this.usage);
       const n = await rebuildViews(ctx);
       io.out(`Rebuilt task_view and patch_view from ${n} events\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'release-claims',
+    arity: [0, 0],
+    usage: 'release-claims [--owner name] [--except id] [--reason text] [--actor name]',
+    summary: 'return claimed tasks to pending, with an event each (repair)',
+    store: 'writer',
+    values: ['owner', 'except', 'reason', 'actor'],
+    switches: J,
+    async run(ctx, a, io) {
+      const owner = opt(a, 'owner');
+      const ids = await releaseClaims(ctx, {
+        ...(owner ? { owner } : {}),
+        except: a.options.get('except') ?? [],
+        actor: opt(a, 'actor') ?? 'control_plane',
+        reason: opt(a, 'reason') ?? 'released by release-claims',
+      });
+      io.out(json(a) ? `${JSON.stringify({ released: ids })}\n` : `Released ${ids.length} claimed tasks${ids.length ? `: ${ids.join(', ')}` : ''}\n`);
       return 0;
     },
   },

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { BacklogParseError, importStatus, parseBacklog, renderBacklog, skeletonBacklog, type BacklogRow } from '../domain/backlog';
 import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
-import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition } from '../domain/views';
+import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
 import type { Task } from '../domain/model';
 import { CONTROL_ACTOR, ralphPaths, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
@@ -76,7 +76,8 @@ export function formatMigrated(n: number): string {
 
 /** render-backlog: BACKLOG.md from task_view. */
 export function renderBacklogFile(ctx: ControlContext): string {
-  const text = renderBacklog(allTasks(ctx.store), allTasks(ctx.store).length === 0 ? [0, 1, 2] : []);
+  const tasks = allTasks(ctx.store);
+  const text = renderBacklog(tasks, tasks.length === 0 ? [0, 1, 2] : []);
   writeFileAtomic(ralphPaths(ctx.ralphDir).backlog, text);
   return text;
 }
@@ -152,15 +153,15 @@ export function renderState(ctx: ControlContext, loop?: Partial<LoopPosition>): 
   return text;
 }
 
-/** status: the reference's summary. */
-export function statusText(ctx: ControlContext): string {
+/** The facts `status` prints (also `status --json`). */
+export function statusFacts(ctx: ControlContext): StatusFacts {
   const db = ctx.store;
   const tasks = allTasks(db);
   const pos = loopPositionFrom(readStateJson(ctx));
   const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
   // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (defect 7).
   const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(ctx.now())])?.n ?? 0;
-  return renderStatus({
+  return {
     phase: pos.phase,
     iteration: pos.iteration,
     commits: promotedSince(db, undefined),
@@ -171,7 +172,12 @@ export function statusText(ctx: ControlContext): string {
     eventsTotal: total,
     eventsLastHour: lastHour,
     deferred: tasks.filter((t) => t.status === 'deferred').length,
-  });
+  };
+}
+
+/** status: the reference's summary. */
+export function statusText(ctx: ControlContext): string {
+  return renderStatus(statusFacts(ctx));
 }
 
 /** rebuild: replays every event into fresh views; returns the event count. */

@@ -2,7 +2,7 @@
 // EventStore, the projections they need, and the inbox.
 export { CONTROL_PROJECTIONS, taskViewProjection, patchViewProjection, getTask, getPatch, patchesOf, allTasks } from './views';
 export { controlContext, CONTROL_ACTOR, ralphPaths, type ControlContext, type GitPort } from './context';
-export { emitEvent, transitionTask, pickReadyTask, claimReadyTask, parseRole, decideAndAppend, type TransitionResult } from './tasks';
+export { emitEvent, transitionTask, pickReadyTask, claimReadyTask, releaseClaims, parseRole, decideAndAppend, type TransitionResult } from './tasks';
 export {
   queuePatch,
   promotePatch,
@@ -20,6 +20,6 @@ export {
 } from './patches';
 export { getDeferredQueue, deferredTasks, shouldReviewDeferred, resolveDeferred, expireStaleDeferrals, parseDecision, type ResolveResult, type ReviewDue } from './deferred';
 export { processProposals, listProposalFiles, type ProposalCounts, type ProposalReport } from './proposals';
-export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
+export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, statusFacts, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
 export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';

@@ -83,3 +83,20 @@ export async function claimReadyTask(ctx: ControlContext, role: PickRole, owner:
   });
   return result === undefined ? undefined : getTask(ctx.store, result);
 }
+
+/**
+ * Returns claimed tasks to pending, each with a `task.pending` event (repair and the
+ * loop's crash recovery use it; the reference reset claims by direct SQL, defect 9).
+ * `owner` limits it to one owner's claims; `except` keeps the named tasks.
+ */
+export async function releaseClaims(ctx: ControlContext, opts: { owner?: string; except?: readonly string[]; actor: string; reason: string }): Promise<string[]> {
+  const { result } = await decideAndAppend(ctx, (db) => {
+    const claimed = db.all<Task>("SELECT * FROM task_view WHERE status = 'claimed' ORDER BY task_id");
+    const release = claimed.filter((t) => (opts.owner === undefined || t.claimed_by === opts.owner) && !(opts.except ?? []).includes(t.task_id));
+    const events = release.flatMap((t) =>
+      decideTransition({ task: t, patches: [] }, { taskId: t.task_id, to: 'pending', actor: opts.actor, payload: { reason: opts.reason, released_owner: t.claimed_by } }),
+    );
+    return { events, result: release.map((t) => t.task_id) };
+  });
+  return result;
+}

@@ -17,6 +17,10 @@ import {
   pickReadyTask,
   policyCheck,
   processProposals,
+  releaseClaims,
+  loadRiskPatterns,
+  controlContext,
+  statusFacts,
   promotePatch,
   queuePatch,
   rebuildViews,
@@ -128,6 +132,23 @@ describe('control commands', function () {
     });
   });
 
+  describe('release-claims (defect 9: claims reset with events, not by direct SQL)', () => {
+    it('returns the claims of one owner to pending with a task.pending event each', async () => {
+      await imported();
+      await claimReadyTask(h.ctx, 'worker', 'worker-a');
+      await claimReadyTask(h.ctx, 'worker', 'worker-b');
+      await claimReadyTask(h.ctx, 'primary', 'primary');
+      const released = await releaseClaims(h.ctx, { owner: 'worker-a', actor: 'repair', reason: 'worker died' });
+      assert.deepEqual(released, ['W0-001']);
+      const t = getTask(h.store, 'W0-001');
+      assert.deepEqual([t?.status, t?.claimed_by], ['pending', null]);
+      const ev = h.store.events({ entityId: 'W0-001' }).at(-1);
+      assert.deepEqual([ev?.event_type, ev?.actor, ev?.payload['released_owner']], ['task.pending', 'repair', 'worker-a']);
+      assert.equal((await releaseClaims(h.ctx, { actor: 'repair', reason: 'all', except: ['W1-001'] })).length, 1);
+      assert.equal(getTask(h.store, 'W1-001')?.status, 'claimed');
+    });
+  });
+
   describe('patches', () => {
     it('queue -> proposed; promote -> promoted + done + task.completed; the commit must exist', async () => {
       await imported();
@@ -184,6 +205,19 @@ describe('control commands', function () {
       assert.match(t?.deferred_reason ?? '', /judge/);
       h.commits.add('aaaa1111');
       await assert.rejects(promotePatch(h.ctx, { patchId: p, commitHash: 'aaaa1111' }), { name: 'InvalidStateError' });
+    });
+
+    it('risk patterns come from ralph.config.json risk_patterns (globs, each tier optional)', async () => {
+      await imported();
+      fs.writeFileSync(path.join(h.dir, 'ralph.config.json'), JSON.stringify({ name: 'x', risk_patterns: { tier2: ['**/billing/**'] } }));
+      const patterns = loadRiskPatterns(h.dir);
+      assert.deepEqual(patterns.tier2, ['**/billing/**']);
+      const ctx = controlContext(h.store, { ralphDir: h.ralphDir, projectDir: h.dir, riskPatterns: patterns });
+      await queued('W0-001', ['src/billing/invoice.ts']);
+      assert.equal((await classifyTaskRisk(ctx, 'W0-001', { record: false })).tier, 2);
+      assert.equal((await classifyTaskRisk(h.ctx, 'W0-001', { record: false })).tier, 1);
+      fs.writeFileSync(path.join(h.dir, 'ralph.config.json'), JSON.stringify({ risk_patterns: { tier3: 'not-a-list' } }));
+      assert.throws(() => loadRiskPatterns(h.dir), (e: Error) => e.name === 'ConfigError' && /ralph\.config\.json: risk_patterns: tier3/.test(e.message));
     });
 
     it('a missing patch file is a clear error naming it', async () => {
@@ -370,6 +404,7 @@ describe('control commands', function () {
       assert.equal(lines[5], `Events: ${total} total, ${recent} last hour`);
       assert.ok(recent < total);
       assert.equal(lines[6], 'Deferred: 0 | Review needed: no');
+      assert.equal(statusFacts(h.ctx).eventsLastHour, recent);
     });
 
     it('rebuild replays every event into identical views', async () => {
