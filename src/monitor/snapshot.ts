@@ -137,7 +137,7 @@ export function summarizePayload(payload: Record<string, unknown>): string {
   const from = str(payload['old_status']);
   const to = str(payload['new_status']);
   if (from || to) parts.push(`${from || '∅'} → ${to || '∅'}`);
-  for (const k of ['reason', 'rationale', 'decision', 'verdict', 'commit_hash', 'title']) {
+  for (const k of ['reason', 'rationale', 'decision', 'verdict', 'commit_hash', 'title', 'task_id']) {
     const v = str(payload[k]);
     if (v) {
       parts.push(k === 'commit_hash' ? v.slice(0, 8) : v);
@@ -252,8 +252,13 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   // Events
   let flowRows: TaskEventRow[] = [];
   if (hasEvents) {
+    // The ts index narrows to a bound one second early; julianday() then decides exactly, so
+    // a stamp without milliseconds ('…:07Z', sorting after '…:07.500Z') is not miscounted.
     const countSince = (ms: number): number =>
-      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ?', [new Date(ms).toISOString()])?.n ?? 0;
+      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ? AND julianday(ts) >= julianday(?)', [
+        new Date(ms - 1000).toISOString(),
+        new Date(ms).toISOString(),
+      ])?.n ?? 0;
     const recent: EventRow[] = db
       .all<{ event_id: string; ts: string; entity_type: string; entity_id: string; event_type: string; actor: string; payload: string }>(
         'SELECT event_id, ts, entity_type, entity_id, event_type, actor, payload FROM events ORDER BY ts DESC, event_id DESC LIMIT 10',

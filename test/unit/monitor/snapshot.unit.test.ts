@@ -268,4 +268,16 @@ describe('buildMonitorSnapshot', () => {
     assert.deepEqual(reset.series, buildMonitorSnapshot(readerOf(db), logs, NOW).series);
     assert.equal(cache.rows.length, 1);
   });
+
+  it('counts a time window exactly when some stamps have no milliseconds', () => {
+    db.exec(REFERENCE_DDL);
+    // The bound is 11:00:00.500; '11:00:00Z' is before it although it sorts after as a string.
+    const now = new Date('2026-11-29T12:00:00.500Z');
+    insertEvents(db, [
+      { ts: '2026-11-29T11:00:00Z', entity_type: 'run', entity_id: 'r', event_type: 'run.a' },
+      { ts: '2026-11-29T11:00:00.500Z', entity_type: 'run', entity_id: 'r', event_type: 'run.b' },
+      { ts: '2026-11-29T11:00:01Z', entity_type: 'run', entity_id: 'r', event_type: 'run.c' },
+    ]);
+    assert.equal(buildMonitorSnapshot(readerOf(db), logs, now).events.lastHour, 2);
+  });
 });
