@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { capturePatch } from '../../src/git/capture';
+import { gitCallCount } from '../../src/git/exec';
 import { promotePatch } from '../../src/git/promote';
 import { ensureWorktree } from '../../src/git/worktrees';
 
@@ -44,6 +45,8 @@ async function run(checkedOut: boolean): Promise<void> {
     if (!checkedOut) git(repo, 'switch', '-q', '-c', 'elsewhere');
     const capture: number[] = [];
     const promote: number[] = [];
+    let spawnsCapture = 0;
+    let spawnsPromote = 0;
     for (let r = 0; r < ROUNDS; r++) {
       const wt = await ensureWorktree(repo, { name: 'bench', branch: 'main' });
       for (let k = 0; k < CHANGED; k++) {
@@ -51,11 +54,15 @@ async function run(checkedOut: boolean): Promise<void> {
         if (k < 8) write(wt.path, `src/m${i % 40}/file${i}.ts`, `export const v${i} = ${i + r + 1};\n`.repeat(20));
         else write(wt.path, `src/new/r${r}_${k}.ts`, `export const n = ${k};\n`);
       }
+      const c0 = gitCallCount();
       const t0 = performance.now();
       const cap = await capturePatch(wt.path, wt.base, join(root, `p${r}.patch`));
       const t1 = performance.now();
+      const c1 = gitCallCount();
       const res = await promotePatch(repo, { branch: 'main', patchFile: cap.path, message: `ralph(B-${r}): bench` });
       const t2 = performance.now();
+      spawnsCapture = c1 - c0;
+      spawnsPromote = gitCallCount() - c1;
       if (res.status !== 'promoted') throw new Error(`round ${r}: ${JSON.stringify(res)}`);
       capture.push(t1 - t0);
       promote.push(t2 - t1);
@@ -64,7 +71,8 @@ async function run(checkedOut: boolean): Promise<void> {
     console.log(
       `git capture+promote, ${FILES} files, ${CHANGED}-file patch, ${label}: ` +
         `capture median ${median(capture).toFixed(1)} ms, promote median ${median(promote).toFixed(1)} ms, ` +
-        `total median ${median(capture.map((c, i) => c + (promote[i] ?? 0))).toFixed(1)} ms (${ROUNDS} rounds)`,
+        `total median ${median(capture.map((c, i) => c + (promote[i] ?? 0))).toFixed(1)} ms (${ROUNDS} rounds); ` +
+        `git processes: capture ${spawnsCapture}, promote ${spawnsPromote}`,
     );
   } finally {
     rmSync(root, { recursive: true, force: true });

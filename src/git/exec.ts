@@ -71,8 +71,16 @@ function gitEnv(extra: GitRunOptions['env']): NodeJS.ProcessEnv {
   return env;
 }
 
+let calls = 0;
+
+/** How many git processes this process has started (for benchmarks). */
+export function gitCallCount(): number {
+  return calls;
+}
+
 /** Runs `git <args>` in `cwd`; throws GitError unless the exit code is 0 or allowed. */
 export function runGit(cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
+  calls++;
   const started = trace ? performance.now() : 0;
   return new Promise<GitResult>((resolve, reject) => {
     const child = spawn('git', args, {
