@@ -53,6 +53,10 @@ export class ControlAdapter implements LoopControl {
     return (await claimReadyTask(this.ctx, role, owner, opts.exclude)) ?? null;
   }
 
+  async claimTask(taskId: string, owner: string): Promise<void> {
+    await transitionTask(this.ctx, { taskId, status: 'claimed', actor: owner, payload: { claimed_by: owner } });
+  }
+
   async releaseTask(taskId: string, actor: string, reason: string): Promise<void> {
     await transitionTask(this.ctx, { taskId, status: 'pending', actor, payload: { reason } });
   }

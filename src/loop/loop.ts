@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
 import { ensureWorktree, findOrphanedWorktrees, removeWorktree } from '../git/worktrees';
 import type { RalphWorktree } from '../git/worktrees';
-import { currentBranch } from '../git/repo';
+import { currentBranch, isClean } from '../git/repo';
 import { recoverInterruptedPromotion } from '../git/promote';
 import type { CapturedPatch } from '../git/capture';
 import { LoopEmitter } from './events';
@@ -367,8 +367,21 @@ export class Loop {
     const p = new PrimaryWork(this, s);
     let idleRounds = 0;
     while (await this.proceed()) {
+      if (s.phase === 'assess') {
+        // Commits by workers and the judge count too (the seed's counters are per project).
+        const total = this.o.control.commitsTotal();
+        if (total !== s.counters.commitsTotal) s = { ...s, counters: { ...s.counters, commitsTotal: total } };
+      }
       const ran = s.phase;
-      const fact = await p.run(s);
+      let fact: PhaseFact;
+      try {
+        fact = await p.run(s);
+      } catch (e) {
+        // A harness step that throws (git, store, file system) fails the step, not the loop.
+        const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+        this.harness.log('primary', 'error', `${ran} failed: ${msg}`);
+        fact = ran === 'assess' ? { kind: 'no_work' } : { kind: 'agent_failed', error: `harness error: ${msg}` };
+      }
       if (this.signal.aborted) break;
       const t = transition(s, fact);
       const failed = fact.kind === 'agent_failed' || t.state.phase === 'reflect';
@@ -444,6 +457,12 @@ export class Loop {
       try {
         const ok = await this.workerCycle(name, task);
         this.countOutcome(!ok);
+      } catch (e) {
+        const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+        this.harness.log(name, 'error', `${task.task_id} failed in the harness: ${msg}`);
+        const now = control.task(task.task_id);
+        if (now?.status === 'claimed') await control.releaseTask(task.task_id, name, `harness error: ${msg}`).catch(() => undefined);
+        this.countOutcome(true);
       } finally {
         this.current.delete(name);
         this.progress();
@@ -757,16 +776,49 @@ class PrimaryWork {
       } else {
         await this.i.specs.markEvolved(changed);
       }
-    } else if (phase === 'test_integration') {
-      // The harness runs the suite itself; an agent is only paid for when it fails.
-      const [r] = await harness.gates('primary', null, [settings.integrationGate], wt.path, signal);
-      if (r && !r.ok) harness.log('primary', 'warn', `test_integration failed on ${this.i.branch}: ${r.outputTail.slice(-300)}`);
     } else {
-      const prompt = periodicPrompt(harness.promptContext, phase, `Recent work is on ${this.i.branch}.`);
-      await harness.invoke({ agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration }, signal);
-      // Maintenance changes are not promoted yet (they need a task of their own): logged, discarded on the next reset.
+      let extra = `Recent work is on ${this.i.branch}.`;
+      let run = true;
+      if (phase === 'test_integration') {
+        // The harness runs the suite itself; an agent is only paid for when it fails.
+        const [r] = await harness.gates('primary', null, [settings.integrationGate], wt.path, signal);
+        run = r !== undefined && !r.ok;
+        if (r && !r.ok) extra = `The full test suite fails on ${this.i.branch}. Fix it.\nOutput (tail):\n\`\`\`\n${r.outputTail.slice(-2500)}\n\`\`\``;
+      }
+      if (run && !signal.aborted) {
+        const prompt = periodicPrompt(harness.promptContext, phase, extra);
+        const out = await harness.invoke({ agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration }, signal);
+        if (out.kind === 'ran' && out.result.status === 'success' && !signal.aborted) await this.maintenance(phase, wt, out.result.text);
+      }
     }
     await control.note('run', 'loop', 'loop.periodic_done', 'primary', { phase, at: s.counters.commitsTotal });
     return { kind: 'periodic_done', phase };
   }
+
+  /**
+   * A periodic phase that changed files (refactor_dry, a test fix) gets a task of its own,
+   * so its change goes through the same gates and the same risk-tiered promotion.
+   */
+  private async maintenance(phase: PeriodicPhase, wt: RalphWorktree, text: string): Promise<void> {
+    const { harness, options, signal } = this.i;
+    const { control } = options;
+    const summary = (text.split('\n').find((l) => l.trim().length > 0) ?? phase).replace(/[`{}"]/g, '').slice(0, 80);
+    const id = `MAINT-${new Date(this.i.clock.now()).toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
+    const probe: LoopTask = { task_id: id, status: 'claimed', title: `${phase}: ${summary}`, source: 'harness', effort: 'S', deps: '-', wave: 0, risk_tier: 1, claimed_by: 'primary', patch_id: null, deferred_reason: null, deferred_at: null };
+    if (await isClean(wt.path)) return;
+    const v = await harness.verify('primary', probe, wt.path, wt.base, signal);
+    if (v.patch?.isEmpty === true) return;
+    await control.createTask({ id, title: probe.title ?? phase, source: 'harness', effort: 'S', wave: 0 }, 'primary');
+    await control.claimTask(id, 'primary');
+    const failed = v.gates.find((g) => !g.ok);
+    if (failed || v.patch === null) {
+      const why = `${phase} change fails the ${failed?.gate ?? 'verify'} gate; left for a later attempt`;
+      await control.releaseTask(id, 'primary', why);
+      harness.log('primary', 'warn', `${id}: ${why}`);
+      return;
+    }
+    const task = control.task(id) ?? probe;
+    await harness.promote({ agent: 'primary', task, worktree: wt.path, base: wt.base, patch: v.patch, gates: v.gates }, signal);
+  }
+
 }

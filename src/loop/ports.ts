@@ -76,6 +76,8 @@ export interface LoopControl {
   patches(taskId?: string): LoopPatch[];
   /** Atomically claims the next ready task for `owner`; null when none is ready. */
   claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[]; efforts?: readonly string[] }): Promise<LoopTask | null>;
+  /** Claims one named pending task (the harness's own maintenance tasks). */
+  claimTask(taskId: string, owner: string): Promise<void>;
   /** Back to pending with the reason in the event (defect 5: never left claimed). */
   releaseTask(taskId: string, actor: string, reason: string): Promise<void>;
   blockTask(taskId: string, actor: string, reason: string): Promise<void>;

@@ -179,6 +179,38 @@ describe('loop/Loop end to end (scripted claude)', function () {
   });
 });
 
+describe('loop/Loop periodic phases (scripted claude)', function () {
+  this.timeout(120_000);
+  let p: SampleProject;
+  let store: EventStore;
+  beforeEach(async () => {
+    p = createSampleProject();
+    store = await openSampleStore(p.ralphDir);
+  });
+  afterEach(async () => {
+    await store.close().catch(() => undefined);
+    rmSync(p.dir, { recursive: true, force: true });
+  });
+
+  it('given refactor_dry due after a commit, then its change becomes a maintenance task that passes the gates and is promoted', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-1', title: 'Add add()', effort: 'S', wave: 0 }]);
+    writeScenario(p, [
+      script('worker/T-1/attempt-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
+      script('plan/T-1/', [], plan('T-1', [{ description: 'add', files: ['src/add.js'] }])),
+      script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
+      script('refactor_dry/-/', [{ tool: 'write', path: 'src/add.js', content: '// Adds two numbers.\nmodule.exports = (a, b) => a + b;\n' }], 'Documented add()'),
+    ]);
+    const { loop, events } = makeLoop(p, store, { periodic: { refactor_every: 1, evolve_every: 1000 } });
+    await loop.run();
+    const maint = store.all<{ task_id: string; status: string; title: string }>("SELECT task_id, status, title FROM task_view WHERE task_id LIKE 'MAINT-%'");
+    assert.equal(maint.length, 1, JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.') || e.type === 'phase.changed'), null, 1));
+    assert.equal(maint[0]?.status, 'done');
+    assert.match(maint[0]?.title ?? '', /^refactor_dry: Documented add\(\)/);
+    assert.equal(readFileSync(join(p.dir, 'src', 'add.js'), 'utf8'), '// Adds two numbers.\nmodule.exports = (a, b) => a + b;\n');
+    await assertInvariants(p, store);
+  });
+});
+
 describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
   this.timeout(60_000);
   let p: SampleProject;

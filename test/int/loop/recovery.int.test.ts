@@ -45,7 +45,7 @@ function runChildUntil(p: SampleProject, killAt: (e: LoopEvent) => boolean): Pro
       seen.push(e);
       if (killAt(e)) child.kill('SIGKILL');
     });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? res(seen) : rej(new Error(`child ended on its own (${code}) before the kill point: ${JSON.stringify(seen.map((x) => x.type))}`))));
+    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? res(seen) : rej(new Error(`child ended on its own (${code}) before the kill point: ${JSON.stringify(seen)}`))));
   });
 }
 
