@@ -3,12 +3,13 @@
 // checkpoint writes .ralph/ralph.db atomically and trims the journal. One writer holds
 // .ralph/locks/writer.lock; observers read ralph.db plus the journal's tail.
 import * as fs from 'node:fs';
-import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
 import { fsyncDirSync, isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from './atomicFile';
 import { ReadOnlyStoreError, StoreClosedError, StoreCorruptError, StoreFailedError } from './errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from './eventIds';
+import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, rowToEvent, type EventRow } from './eventRows';
+import { readWithStamp, readWithStampAsync, sameStamp, statOrUndefined, type FileRead, type FileStamp } from './fileStamp';
 import { JOURNAL_FILE, JournalAppender, encodeRecord, readJournalSync, type JournalRecord } from './journal';
 import { migrate } from './schema';
 import { SqlDb, loadSqlJs } from './sqlDb';
@@ -47,129 +48,6 @@ export interface OpenStoreOptions {
   readonly lockStaleMs?: number;
   /** Heartbeat period of the writer lock (default 5 s). */
   readonly heartbeatMs?: number;
-}
-
-interface EventRow {
-  event_id: string;
-  ts: string;
-  run_id: string;
-  entity_type: string;
-  entity_id: string;
-  event_type: string;
-  actor: string;
-  payload: string;
-}
-
-interface FileStamp {
-  readonly ino: number;
-  readonly size: number;
-  readonly mtimeMs: number;
-}
-
-const INSERT_EVENT =
-  'INSERT INTO events(event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
-const EVENT_COLUMNS = 'event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload';
-
-function rowToEvent(r: EventRow): StoredEvent {
-  let payload: Record<string, unknown>;
-  try {
-    const p: unknown = JSON.parse(r.payload);
-    payload = p !== null && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : { _value: p };
-  } catch {
-    // Rows written by other tools (e.g. `emit-event` with bad JSON) stay visible, not dropped.
-    payload = { _unparsed: r.payload };
-  }
-  return {
-    event_id: r.event_id,
-    ts: r.ts,
-    run_id: r.run_id,
-    entity_type: r.entity_type,
-    entity_id: r.entity_id,
-    event_type: r.event_type,
-    actor: r.actor,
-    payload,
-  };
-}
-
-function checkNewEvent(e: NewEvent, i: number): void {
-  for (const k of ['entity_type', 'entity_id', 'event_type', 'actor'] as const) {
-    if (typeof e[k] !== 'string' || e[k].length === 0) {
-      throw new TypeError(`event ${i} (${String(e.event_type)}): ${k} must be a non-empty string`);
-    }
-  }
-  if (e.payload === null || typeof e.payload !== 'object' || Array.isArray(e.payload)) {
-    throw new TypeError(`event ${i} (${e.event_type}): payload must be a JSON object`);
-  }
-}
-
-function stampOf(st: fs.Stats): FileStamp {
-  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
-}
-
-function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
-  return a?.ino === b?.ino && a?.size === b?.size && a?.mtimeMs === b?.mtimeMs;
-}
-
-function statOrUndefined(file: string): FileStamp | undefined {
-  try {
-    return stampOf(fs.statSync(file));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
-interface FileRead {
-  readonly data: Uint8Array;
-  readonly stamp: FileStamp;
-}
-
-/** readWithStamp on the thread pool, so reading a big ralph.db overlaps sql.js's wasm compile. */
-async function readWithStampAsync(file: string): Promise<FileRead | undefined> {
-  let h: fsp.FileHandle;
-  try {
-    h = await fsp.open(file, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-  try {
-    const st = await h.stat();
-    const data = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < st.size) {
-      const { bytesRead } = await h.read(data, got, st.size - got, got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
-    return { data: data.subarray(0, got), stamp: stampOf(st) };
-  } finally {
-    await h.close();
-  }
-}
-
-/** Reads a file and its stamp from one open, so the two always describe the same inode. */
-function readWithStamp(file: string): FileRead | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    const data = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < st.size) {
-      const n = fs.readSync(fd, data, got, st.size - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return { data: data.subarray(0, got), stamp: stampOf(st) };
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 class SqlJsEventStore implements EventStore {

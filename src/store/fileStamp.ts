@@ -1,0 +1,80 @@
+// Reading a file together with its identity (inode, size, mtime), so an observer can tell
+// that ralph.db was replaced by a checkpoint and what it read belongs to which version.
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+
+export interface FileStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+export function stampOf(st: fs.Stats): FileStamp {
+  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+}
+
+export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
+  return a?.ino === b?.ino && a?.size === b?.size && a?.mtimeMs === b?.mtimeMs;
+}
+
+export function statOrUndefined(file: string): FileStamp | undefined {
+  try {
+    return stampOf(fs.statSync(file));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+export interface FileRead {
+  readonly data: Uint8Array;
+  readonly stamp: FileStamp;
+}
+
+/** readWithStamp on the thread pool, so reading a big ralph.db overlaps sql.js's wasm compile. */
+export async function readWithStampAsync(file: string): Promise<FileRead | undefined> {
+  let h: fsp.FileHandle;
+  try {
+    h = await fsp.open(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const st = await h.stat();
+    const data = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < st.size) {
+      const { bytesRead } = await h.read(data, got, st.size - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { data: data.subarray(0, got), stamp: stampOf(st) };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Reads a file and its stamp from one open, so the two always describe the same inode. */
+export function readWithStamp(file: string): FileRead | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const data = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < st.size) {
+      const n = fs.readSync(fd, data, got, st.size - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return { data: data.subarray(0, got), stamp: stampOf(st) };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
