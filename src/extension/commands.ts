@@ -276,9 +276,12 @@ const initialize: Factory = (c) => async () => {
   for (const w of report.warnings) c.output.warn(`warning: ${w}`);
   c.engine.scheduleRefresh();
   await c.engine.open();
-  const open = await vscode.window.showInformationMessage(`Ralph initialized (${report.lang}): ${report.created.length} file(s) created.`, 'Open Config', 'Start Loop');
-  if (open === 'Open Config') await vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, CONFIG_FILE)));
-  if (open === 'Start Loop') await vscode.commands.executeCommand(Commands.startLoop);
+  // Not awaited: the command is done; the buttons are a shortcut.
+  void vscode.window.showInformationMessage(`Ralph initialized (${report.lang}): ${report.created.length} file(s) created.`, 'Open Config', 'Start Loop').then((open) => {
+    if (open === 'Open Config') return vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, CONFIG_FILE)));
+    if (open === 'Start Loop') return vscode.commands.executeCommand(Commands.startLoop);
+    return undefined;
+  });
 };
 
 const repair: Factory = (c) => async () => {

@@ -1,7 +1,8 @@
 // Every id the extension shares with package.json in one place: commands, views, the view
 // container, context keys, settings and URI schemes. package.json must spell them the same
 // (the extension-host tests check that each command here is contributed and registered).
-import { MonitorIds } from './monitor/monitorPanel';
+// No `vscode` import, so the engine session can use it in plain Node; the monitor's ids
+// (MonitorIds in monitor/monitorPanel.ts) are spelled the same and a test checks that.
 
 export const Commands = {
   initialize: 'ralph.initialize',
@@ -9,18 +10,18 @@ export const Commands = {
   stopLoop: 'ralph.stopLoop',
   pauseLoop: 'ralph.pauseLoop',
   resumeLoop: 'ralph.resumeLoop',
-  showMonitor: MonitorIds.showMonitor,
+  showMonitor: 'ralph.showMonitor',
   showStatus: 'ralph.showStatus',
   repair: 'ralph.repair',
-  approveDeferred: MonitorIds.approveDeferred,
-  rejectDeferred: MonitorIds.rejectDeferred,
+  approveDeferred: 'ralph.approveDeferred',
+  rejectDeferred: 'ralph.rejectDeferred',
   modifyDeferred: 'ralph.modifyDeferred',
-  openPatchDiff: MonitorIds.openPatchDiff,
+  openPatchDiff: 'ralph.openPatchDiff',
   addTask: 'ralph.addTask',
   dropTask: 'ralph.dropTask',
   reprioritizeTask: 'ralph.reprioritizeTask',
   openTaskSource: 'ralph.openTaskSource',
-  revealTask: MonitorIds.revealTask,
+  revealTask: 'ralph.revealTask',
   openEventLog: 'ralph.openEventLog',
   refresh: 'ralph.refresh',
   overrideVerdict: 'ralph.overrideVerdict',
@@ -53,7 +54,7 @@ export type LoopStateKey = 'running' | 'paused' | 'stopped';
 export const Settings = {
   section: 'ralph',
   notificationLevel: 'ralph.notifications.level',
-  monitorRefresh: MonitorIds.refreshSetting,
+  monitorRefresh: 'ralph.monitor.refreshIntervalMs',
   defaultBackend: 'ralph.defaultBackend',
 } as const;
 
