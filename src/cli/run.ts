@@ -3,11 +3,9 @@
 // needs it, and turning errors into clear messages and exit codes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openStore } from '../store/sqlJsStore';
-import type { EventStore, StoreMode } from '../store/types';
-import { CONTROL_PROJECTIONS } from '../control/views';
-import { controlContext } from '../control/context';
-import { loadRiskPatterns } from '../control/riskConfig';
+import type { StoreMode } from '../store/types';
+import type { ControlContext } from '../control/context';
+import { openControl } from '../control/open';
 import { submitToInbox } from '../control/inbox';
 import { cliGitPort } from './gitPort';
 import { parseArgs, UsageError } from './args';
@@ -99,13 +97,14 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
     return EXIT.notInitialized;
   }
-  const riskPatterns = loadRiskPatterns(dir);
-  let store: EventStore;
+  const open = (mode: StoreMode): Promise<ControlContext> =>
+    openControl({ projectDir: dir, mode, git: cliGitPort(dir), ...(options.now ? { now: options.now } : {}) });
+  let ctx: ControlContext;
   try {
-    store = await open(ralphDir, spec.store === 'observer' ? 'observer' : 'writer');
+    ctx = await open(spec.store === 'observer' ? 'observer' : 'writer');
   } catch (e) {
     if (!(e instanceof Error && e.name === 'StoreLockedError')) throw e;
-    if (spec.store === 'prefer-writer') store = await open(ralphDir, 'observer');
+    if (spec.store === 'prefer-writer') ctx = await open('observer');
     else if (spec.toInbox) {
       const file = submitToInbox(ralphDir, spec.toInbox(parsed));
       io.err(`ralph: ${e.message}\n`);
@@ -114,10 +113,9 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     } else throw e;
   }
   try {
-    const ctx = controlContext(store, { ralphDir, projectDir: dir, git: cliGitPort(dir), riskPatterns, ...(options.now ? { now: options.now } : {}) });
     return await spec.run(ctx, parsed, io);
   } finally {
-    await store.close();
+    await ctx.store.close();
   }
 }
 
@@ -127,10 +125,6 @@ function hasJournal(ralphDir: string): boolean {
   } catch {
     return false;
   }
-}
-
-function open(ralphDir: string, mode: StoreMode): Promise<EventStore> {
-  return openStore({ ralphDir, mode, projections: CONTROL_PROJECTIONS });
 }
 
 const DOMAIN_ERRORS = new Set([

@@ -23,3 +23,4 @@ export { processProposals, listProposalFiles, type ProposalCounts, type Proposal
 export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, statusFacts, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
 export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';
+export { openControl, type OpenControlOptions } from './open';
