@@ -1,10 +1,6 @@
-// The project layer's part of `ralph repair`: the checks that need only files and git.
-// The lead's repair command adds the store's checks (integrity, tables, counts in sync,
-// stuck claims, views equal to a rebuild) and applies control-plane fixes through events.
-import { checkLocks, checkQueues, checkRalphTree, checkStateJson } from './fileChecks';
-import type { Finding } from './findings';
-import { checkGit } from './gitChecks';
-
+// `ralph repair`: the checks that need only files and git (projectChecks), those that need
+// the event store (storeChecks), the local fixes (fixes) and the whole command (repair),
+// which applies the store's fixes through the control plane's commands (events only).
 export { applyLocalFixes } from './fixes';
 export type { LocalFixOptions } from './fixes';
 export { formatFindings, hasProblems } from './findings';
@@ -12,19 +8,16 @@ export type { Finding, FindingStatus, FixKind } from './findings';
 export { checkLocks, checkQueues, checkRalphTree, checkStateJson } from './fileChecks';
 export { checkGit } from './gitChecks';
 export type { GitCheckOptions } from './gitChecks';
-
-export interface ProjectCheckOptions {
-  readonly maxRetries?: number;
-  readonly activeWorktrees?: readonly string[];
-}
-
-/** Every filesystem and git check, in the reference's order. */
-export async function runProjectChecks(projectDir: string, options: ProjectCheckOptions = {}): Promise<Finding[]> {
-  return [
-    ...(await checkRalphTree(projectDir)),
-    ...(await checkGit(projectDir, options.activeWorktrees ? { activeWorktrees: options.activeWorktrees } : {})),
-    ...(await checkStateJson(projectDir, options.maxRetries)),
-    ...(await checkLocks(projectDir)),
-    ...(await checkQueues(projectDir)),
-  ];
-}
+export { runProjectChecks } from './projectChecks';
+export type { ProjectCheckOptions } from './projectChecks';
+export {
+  checkStoreFiles,
+  diffViewsAgainstRebuild,
+  inspectWriterLock,
+  runStoreChecks,
+  DEFAULT_CLAIM_STALE_MS,
+  REQUIRED_TABLES,
+  type StoreCheckOptions,
+  type WriterState,
+} from './storeChecks';
+export { checkProject, formatRepairReport, runRepair, REPAIR_ACTOR, type RepairAction, type RepairOptions, type RepairReport } from './repair';
