@@ -253,8 +253,8 @@ export class MonitorCharts {
       data: {
         labels: s.phases.map((p) => p.phase),
         datasets: [
-          { label: 'Average', data: s.phases.map((p) => p.avgSec), backgroundColor: withAlpha(t.blue, 0.75), borderColor: t.blue, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7 },
-          { label: 'Longest', data: s.phases.map((p) => p.maxSec), backgroundColor: withAlpha(t.orange, 0.45), borderColor: t.orange, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7 },
+          { label: 'Average', data: s.phases.map((p) => p.avgSec), backgroundColor: withAlpha(t.blue, 0.75), borderColor: t.blue, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7, maxBarThickness: 12 },
+          { label: 'Longest', data: s.phases.map((p) => p.maxSec), backgroundColor: withAlpha(t.orange, 0.45), borderColor: t.orange, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7, maxBarThickness: 12 },
         ],
       },
       options: {

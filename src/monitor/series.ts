@@ -25,11 +25,14 @@ export function bucketStarts(fromMs: number, toMs: number, bucketSec: number): n
   return out;
 }
 
+/** The shortest span a series covers, so a young project's first minutes read as a timeline. */
+const MIN_SPAN_MS = 3_600_000;
+
 /** Cost and tokens summed per bucket; empty buckets are kept so the line reads as time. */
 export function costSeries(lines: readonly MetricsLine[], nowMs: number, maxBuckets: number): { bucketSec: number; points: CostPoint[] } {
   const firstLine = lines[0];
   if (!firstLine) return { bucketSec: 3600, points: [] };
-  const from = Math.min(firstLine.tsMs, nowMs);
+  const from = Math.min(firstLine.tsMs, nowMs - MIN_SPAN_MS);
   const bucketSec = chooseBucketSec(from, nowMs, maxBuckets);
   const starts = bucketStarts(from, nowMs, bucketSec);
   const w = bucketSec * 1000;
@@ -88,7 +91,7 @@ export function statusAfterEvent(eventType: string, payload: () => Record<string
 export function flowSeries(rows: readonly TaskEventRow[], nowMs: number, maxBuckets: number): { bucketSec: number; points: FlowPoint[] } {
   const firstRow = rows[0];
   if (!firstRow) return { bucketSec: 3600, points: [] };
-  const from = Math.min(firstRow.tsMs, nowMs);
+  const from = Math.min(firstRow.tsMs, nowMs - MIN_SPAN_MS);
   const bucketSec = chooseBucketSec(from, nowMs, maxBuckets);
   const starts = bucketStarts(from, nowMs, bucketSec);
   const w = bucketSec * 1000;
