@@ -464,7 +464,8 @@ async function existsOnDisk(p: string): Promise<boolean> {
   }
 }
 
-const unmergedCodes = new Set(['DD', 'AU', 'UD', 'UA', 'DU', 'AA', 'UU']);
+// Above this many changed paths, one full status is cheaper than a long pathspec list.
+const MAX_STATUS_PATHSPECS = 1000;
 
 /** The user's own changes that a checkout move from `old` to `next` would overwrite. */
 export async function filesBlockingCheckout(worktree: string, old: string, next: string): Promise<WaitingFile[]> {
@@ -473,18 +474,30 @@ export async function filesBlockingCheckout(worktree: string, old: string, next:
   const changed: { status: string; path: string }[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) changed.push({ status: parts[i] as string, path: parts[i + 1] as string });
 
-  const st = await runGit(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
-  const status = new Map<string, string>();
-  const unmerged: WaitingFile[] = [];
-  for (const entry of splitNul(st.stdout)) {
-    const xy = entry.slice(0, 2);
-    const path = entry.slice(3);
-    status.set(path, xy);
-    if (unmergedCodes.has(xy)) unmerged.push({ path, why: 'unmerged' });
-  }
   // read-tree -m refuses an index with unresolved conflicts, whatever the paths.
-  if (unmerged.length > 0) return unmerged;
+  const um = await runGit(worktree, ['ls-files', '--unmerged', '-z']);
+  const unmerged = [...new Set(splitNul(um.stdout).map((e) => e.slice(e.indexOf('\t') + 1)))];
+  if (unmerged.length > 0) return unmerged.map((path) => ({ path, why: 'unmerged' as const }));
 
+  // Status of the changed paths only: on a large checkout a full scan would hold the
+  // user's index lock for seconds. Literal pathspecs, so names with * or : are themselves.
+  const limited = changed.length <= MAX_STATUS_PATHSPECS;
+  const st = await runGit(
+    worktree,
+    [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--no-renames',
+      ...(limited ? ['--', ...changed.map((c) => c.path)] : []),
+    ],
+    { env: { GIT_LITERAL_PATHSPECS: '1' } },
+  );
+  const status = new Map<string, string>();
+  for (const entry of splitNul(st.stdout)) status.set(entry.slice(3), entry.slice(0, 2));
+
+  const removed = new Set(changed.filter((c) => c.status === 'D').map((c) => c.path));
   const out: WaitingFile[] = [];
   for (const { status: s, path } of changed) {
     const xy = status.get(path);
@@ -493,15 +506,16 @@ export async function filesBlockingCheckout(worktree: string, old: string, next:
     else if (xy !== undefined) out.push({ path, why: 'modified' });
     else if (s === 'A' && (await existsOnDisk(join(worktree, path)))) out.push({ path, why: 'ignored' });
     else if (s === 'A') {
-      // A file in the way of a directory the promotion creates.
+      // A file in the way of a directory the promotion creates (unless the promotion
+      // itself removes that file: a tracked file becoming a directory).
       const segs = path.split('/');
       for (let i = 1; i < segs.length; i++) {
         const dir = segs.slice(0, i).join('/');
-        const ds = status.get(dir);
+        if (removed.has(dir)) break;
         try {
           const info = await lstat(join(worktree, dir));
           if (!info.isDirectory()) {
-            out.push({ path: dir, why: ds === '??' ? 'untracked' : ds === undefined ? 'ignored' : 'modified' });
+            out.push({ path: dir, why: 'untracked' });
             break;
           }
         } catch {

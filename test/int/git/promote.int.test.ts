@@ -215,6 +215,37 @@ describe('git/promote (real git)', () => {
     assert.equal(repo.git('status', '--porcelain'), '');
   });
 
+  it('waits for an untracked file in the way of a directory the patch creates', async () => {
+    const patch = await agentPatch('w1', { 'gen/x.ts': 'agent\n' });
+    writeIn(repo.dir, 'gen', 'a user file named gen\n');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'waiting');
+    if (r.status === 'waiting') assert.deepEqual(r.files, [{ path: 'gen', why: 'untracked' }]);
+    assert.equal(repo.read('gen'), 'a user file named gen\n');
+  });
+
+  it('promotes a tracked file turning into a directory', async () => {
+    repo.commit({ lib: 'was a file\n' });
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    unlinkSync(join(wt.path, 'lib'));
+    writeIn(wt.path, 'lib/index.ts', 'now a dir\n');
+    const cap = await capturePatch(wt.path, wt.base, join(out, 'dir.patch'));
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: cap.path, message: msg });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.read('lib/index.ts'), 'now a dir\n');
+    assert.equal(repo.git('status', '--porcelain'), '');
+  });
+
+  it('treats names with pathspec magic characters literally', async () => {
+    repo.commit({ 'src/we*rd:[1].ts': 'v1\n', 'src/weXrd:1.ts': 'other\n' });
+    const patch = await agentPatch('w1', { 'src/we*rd:[1].ts': 'v2\n' });
+    writeIn(repo.dir, 'src/weXrd:1.ts', 'user edit on a name the glob would match\n');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted');
+    assert.equal(repo.read('src/we*rd:[1].ts'), 'v2\n');
+    assert.equal(repo.git('status', '--porcelain'), ' M "src/weXrd:1.ts"'.replace(/"/g, ''));
+  });
+
   it('waits for an ignored file in the way of an added path', async () => {
     repo.commit({ '.gitignore': 'out/\n' });
     // The agent un-ignores out/ and adds a file there; the user has an ignored file at that path.
