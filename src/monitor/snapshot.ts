@@ -10,12 +10,11 @@ import type {
   AgentCost,
   DeferredItem,
   EventRow,
+  EventSummary,
   LogLine,
   LoopState,
   MonitorSnapshot,
-  PatchStatus,
   RunningAgent,
-  TaskStatus,
 } from '../protocol/monitor';
 import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
 import { isFailure, readMetrics } from './metrics';
@@ -206,10 +205,111 @@ function agentCosts(lines: readonly MetricsLine[]): AgentCost[] {
     .sort((a, b) => b.cost - a.cost || a.agent.localeCompare(b.agent));
 }
 
+/** Counts rows of `table` by status, naming statuses outside `known` in a warning. */
+function countByStatus<K extends string>(db: SqlReader, table: 'task_view' | 'patch_view', known: readonly K[], warnings: string[]): Record<K, number> {
+  const counts = zeroCounts<K>(known);
+  for (const r of db.all<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM ${table} GROUP BY status`)) {
+    if (r.status in counts) counts[r.status as K] = r.n;
+    else warnings.push(`${table}: ${r.n} row(s) with unknown status '${r.status}'`);
+  }
+  return counts;
+}
+
+/** Totals, the two time windows and the last ten events. */
+function readEvents(db: SqlReader, nowMs: number): EventSummary {
+  // The ts index narrows to a bound one second early; julianday() then decides exactly, so
+  // a stamp without milliseconds ('…:07Z', sorting after '…:07.500Z') is not miscounted,
+  // and nothing is compared with SQLite's space-separated datetime() (reference defect 7).
+  const countSince = (ms: number): number =>
+    db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ? AND julianday(ts) >= julianday(?)', [
+      new Date(ms - 1000).toISOString(),
+      new Date(ms).toISOString(),
+    ])?.n ?? 0;
+  const recent: EventRow[] = db
+    .all<{ event_id: string; ts: string; entity_type: string; entity_id: string; event_type: string; actor: string; payload: string }>(
+      'SELECT event_id, ts, entity_type, entity_id, event_type, actor, payload FROM events ORDER BY ts DESC, event_id DESC LIMIT 10',
+    )
+    .map((r) => ({
+      eventId: r.event_id,
+      ts: r.ts,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      eventType: r.event_type,
+      actor: r.actor,
+      summary: summarizePayload(parsePayload(r.payload)),
+    }));
+  return {
+    total: db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0,
+    lastHour: countSince(nowMs - 3_600_000),
+    last10Min: countSince(nowMs - 600_000),
+    recent,
+  };
+}
+
+/** Deferred tasks, oldest first, each with the judge's latest verdict on it or its patch. */
+function readDeferred(db: SqlReader, hasEvents: boolean): DeferredItem[] {
+  const rows = db.all<{
+    task_id: string;
+    title: string | null;
+    risk_tier: number | null;
+    deferred_reason: string | null;
+    deferred_at: string | null;
+    source: string | null;
+    patch_id: string | null;
+  }>(
+    "SELECT task_id, title, risk_tier, deferred_reason, deferred_at, source, patch_id FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id",
+  );
+  const verdicts = new Map<string, DeferredItem['verdict']>();
+  if (hasEvents && rows.length > 0) {
+    // Verdicts are events on the task or its patch; the (entity_type, entity_id) index finds them.
+    const ids = [...new Set(rows.flatMap((r) => [r.task_id, r.patch_id ?? '']).filter(Boolean))];
+    const judged = db.all<{ ts: string; entity_id: string; event_type: string; payload: string }>(
+      `SELECT ts, entity_id, event_type, payload FROM events
+        WHERE entity_type IN ('task', 'patch') AND entity_id IN (${ids.map(() => '?').join(', ')}) AND actor = 'judge'
+        ORDER BY ts DESC, event_id DESC`,
+      ids,
+    );
+    for (const j of judged) {
+      const p = parsePayload(j.payload);
+      const key = rows.find((r) => r.task_id === j.entity_id || r.patch_id === j.entity_id)?.task_id;
+      if (!key || verdicts.has(key)) continue;
+      verdicts.set(key, {
+        decision: str(p['verdict']) || str(p['decision']) || j.event_type.split('.').pop() || j.event_type,
+        rationale: str(p['rationale']) || str(p['reason']),
+        ts: j.ts,
+      });
+    }
+  }
+  return rows.map((r) => ({
+    taskId: r.task_id,
+    title: r.title ?? '',
+    riskTier: Math.min(3, Math.max(0, Number(r.risk_tier ?? 1))),
+    reason: r.deferred_reason ?? '',
+    deferredAt: r.deferred_at,
+    source: r.source ?? '',
+    patchId: r.patch_id,
+    verdict: verdicts.get(r.task_id) ?? null,
+  }));
+}
+
+/** Without STATE.json: phase from the last invocation, wave and current task from task_view. */
+function deriveState(db: SqlReader | null, metrics: readonly MetricsLine[], hasEvents: boolean, promoted: number): LoopState {
+  const last = metrics[metrics.length - 1];
+  const wave = db?.get<{ w: number | null }>("SELECT MIN(wave) AS w FROM task_view WHERE status IN ('pending', 'claimed', 'proposed', 'deferred')")?.w ?? 0;
+  const current = db?.get<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'claimed' ORDER BY wave, task_id LIMIT 1")?.task_id ?? null;
+  return {
+    phase: last?.phase_to || (hasEvents ? 'assess' : 'idle'),
+    iteration: metrics.reduce((m, l) => Math.max(m, Math.trunc(l.iter)), 0),
+    wave,
+    commits: promoted,
+    currentTask: current,
+    source: 'derived',
+  };
+}
+
 /**
- * Everything the monitor shows, at `now`. Time windows compare ISO 8601 UTC strings with
- * ISO bounds (`toISOString()`), the format the store writes — never SQLite's
- * space-separated `datetime('now')` (the reference's overcount, defect 7).
+ * Everything the monitor shows, at `now`. Never throws for missing tables or files: what
+ * it could not read is named in `warnings`.
  */
 export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, input: SnapshotInput = {}): MonitorSnapshot {
   const nowMs = now.getTime();
@@ -223,112 +323,24 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   const hasPatches = tableExists(db, 'patch_view');
   if (!hasEvents) warnings.push('ralph.db has no events table yet (run Ralph: Initialize Project)');
 
-  // Tasks
-  const byTask = zeroCounts<TaskStatus>(TASK_STATUSES);
-  if (hasTasks) {
-    for (const r of db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM task_view GROUP BY status')) {
-      if (r.status in byTask) byTask[r.status as TaskStatus] = r.n;
-      else warnings.push(`task_view: ${r.n} task(s) with unknown status '${r.status}'`);
-    }
-  }
+  const byTask = hasTasks ? countByStatus(db, 'task_view', TASK_STATUSES, warnings) : zeroCounts(TASK_STATUSES);
   const total = Object.values(byTask).reduce((a, b) => a + b, 0);
   const live = total - byTask.dropped;
   snap.tasks = { total, byStatus: byTask, progress: live > 0 ? byTask.done / live : 0 };
 
-  // Patches
-  const byPatch = zeroCounts<PatchStatus>(PATCH_STATUSES);
-  if (hasPatches) {
-    for (const r of db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM patch_view GROUP BY status')) {
-      if (r.status in byPatch) byPatch[r.status as PatchStatus] = r.n;
-      else warnings.push(`patch_view: ${r.n} patch(es) with unknown status '${r.status}'`);
-    }
-  }
+  const byPatch = hasPatches ? countByStatus(db, 'patch_view', PATCH_STATUSES, warnings) : zeroCounts(PATCH_STATUSES);
   snap.patches = {
     total: Object.values(byPatch).reduce((a, b) => a + b, 0),
     byStatus: byPatch,
     pendingFiles: listPending(input.pendingDir ?? join(ralphDir, 'commits', 'pending')),
   };
 
-  // Events
-  let flowRows: TaskEventRow[] = [];
-  if (hasEvents) {
-    // The ts index narrows to a bound one second early; julianday() then decides exactly, so
-    // a stamp without milliseconds ('…:07Z', sorting after '…:07.500Z') is not miscounted.
-    const countSince = (ms: number): number =>
-      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ? AND julianday(ts) >= julianday(?)', [
-        new Date(ms - 1000).toISOString(),
-        new Date(ms).toISOString(),
-      ])?.n ?? 0;
-    const recent: EventRow[] = db
-      .all<{ event_id: string; ts: string; entity_type: string; entity_id: string; event_type: string; actor: string; payload: string }>(
-        'SELECT event_id, ts, entity_type, entity_id, event_type, actor, payload FROM events ORDER BY ts DESC, event_id DESC LIMIT 10',
-      )
-      .map((r) => ({
-        eventId: r.event_id,
-        ts: r.ts,
-        entityType: r.entity_type,
-        entityId: r.entity_id,
-        eventType: r.event_type,
-        actor: r.actor,
-        summary: summarizePayload(parsePayload(r.payload)),
-      }));
-    snap.events = {
-      total: db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0,
-      lastHour: countSince(nowMs - 3_600_000),
-      last10Min: countSince(nowMs - 600_000),
-      recent,
-    };
-    flowRows = taskHistory(db, input.cache);
-  }
-
-  // Deferred items, with the judge's latest word on each
-  if (hasTasks) {
-    const rows = db.all<{
-      task_id: string;
-      title: string | null;
-      risk_tier: number | null;
-      deferred_reason: string | null;
-      deferred_at: string | null;
-      source: string | null;
-      patch_id: string | null;
-    }>(
-      "SELECT task_id, title, risk_tier, deferred_reason, deferred_at, source, patch_id FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id",
-    );
-    const verdicts = new Map<string, DeferredItem['verdict']>();
-    if (hasEvents && rows.length > 0) {
-      // Verdicts are events on the task or its patch; the (entity_type, entity_id) index finds them.
-      const ids = [...new Set(rows.flatMap((r) => [r.task_id, r.patch_id ?? '']).filter(Boolean))];
-      const judged = db.all<{ ts: string; entity_id: string; event_type: string; payload: string }>(
-        `SELECT ts, entity_id, event_type, payload FROM events
-          WHERE entity_type IN ('task', 'patch') AND entity_id IN (${ids.map(() => '?').join(', ')}) AND actor = 'judge'
-          ORDER BY ts DESC, event_id DESC`,
-        ids,
-      );
-      for (const j of judged) {
-        const p = parsePayload(j.payload);
-        const key = rows.find((r) => r.task_id === j.entity_id || r.patch_id === j.entity_id)?.task_id;
-        if (!key || verdicts.has(key)) continue;
-        verdicts.set(key, {
-          decision: str(p['verdict']) || str(p['decision']) || j.event_type.split('.').pop() || j.event_type,
-          rationale: str(p['rationale']) || str(p['reason']),
-          ts: j.ts,
-        });
-      }
-    }
-    snap.deferred = rows.map((r) => ({
-      taskId: r.task_id,
-      title: r.title ?? '',
-      riskTier: Math.min(3, Math.max(0, Number(r.risk_tier ?? 1))),
-      reason: r.deferred_reason ?? '',
-      deferredAt: r.deferred_at,
-      source: r.source ?? '',
-      patchId: r.patch_id,
-      verdict: verdicts.get(r.task_id) ?? null,
-    }));
-  }
+  if (hasEvents) snap.events = readEvents(db, nowMs);
+  if (hasTasks) snap.deferred = readDeferred(db, hasEvents);
 
   // Metrics: today's cost, the cost series, per-phase durations
   const metrics = readMetrics(logsDir, now, input.metricsDays ?? 7);
+  warnings.push(...metrics.problems);
   const todayPrefix = now.toISOString().slice(0, 10);
   // "Today" is the UTC day, like the metrics file names; a line's own ts decides, not its file.
   const today = metrics.lines.filter((l) => new Date(l.tsMs).toISOString().startsWith(todayPrefix));
@@ -341,7 +353,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     byAgent,
   };
   const cost = costSeries(metrics.lines, nowMs, maxBuckets);
-  const flow = flowSeries(flowRows, nowMs, maxBuckets);
+  const flow = flowSeries(hasEvents ? taskHistory(db, input.cache) : [], nowMs, maxBuckets);
   snap.series = {
     costBucketSec: cost.bucketSec,
     flowBucketSec: flow.bucketSec,
@@ -349,45 +361,21 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     flow: flow.points,
     phases: phaseDurations(metrics.lines),
   };
-  for (const p of metrics.problems) warnings.push(p);
 
-  // Loop state: STATE.json when there is one, else derived
   const stateFile = readState(input.statePath ?? join(ralphDir, 'STATE.json'), warnings);
-  let state: LoopState;
-  if (stateFile) {
-    state = {
-      phase: stateFile.phase,
-      iteration: stateFile.iteration,
-      wave: stateFile.current_wave,
-      commits: stateFile.commits_total,
-      currentTask: stateFile.current_item,
-      source: 'state',
-    };
-  } else {
-    const last = metrics.lines[metrics.lines.length - 1];
-    const wave = hasTasks
-      ? (db.get<{ w: number | null }>(
-          "SELECT MIN(wave) AS w FROM task_view WHERE status IN ('pending', 'claimed', 'proposed', 'deferred')",
-        )?.w ?? 0)
-      : 0;
-    const current = hasTasks
-      ? (db.get<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'claimed' ORDER BY wave, task_id LIMIT 1")
-          ?.task_id ?? null)
-      : null;
-    state = {
-      phase: last?.phase_to || (hasEvents && snap.events.total > 0 ? 'assess' : 'idle'),
-      iteration: metrics.lines.reduce((m, l) => Math.max(m, Math.trunc(l.iter)), 0),
-      wave,
-      commits: byPatch.promoted,
-      currentTask: current,
-      source: 'derived',
-    };
-  }
-  snap.state = state;
+  snap.state = stateFile
+    ? {
+        phase: stateFile.phase,
+        iteration: stateFile.iteration,
+        wave: stateFile.current_wave,
+        commits: stateFile.commits_total,
+        currentTask: stateFile.current_item,
+        source: 'state',
+      }
+    : deriveState(hasTasks ? db : null, metrics.lines, snap.events.total > 0, byPatch.promoted);
 
   snap.agents = [...(input.agents ?? [])];
-  const maxLog = input.maxLogLines ?? 200;
-  snap.logLines = (input.logLines ?? []).slice(-maxLog);
+  snap.logLines = (input.logLines ?? []).slice(-(input.maxLogLines ?? 200));
   snap.empty = snap.events.total === 0 && total === 0 && metrics.lines.length === 0;
   snap.warnings = warnings.length > MAX_WARNINGS ? [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more`] : warnings;
   return snap;
