@@ -188,7 +188,10 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.equal(await ok('status'), status);
   });
 
-  it('ralph.db answers the README queries in a real SQLite client', () => {
+  it('ralph.db answers the README queries in a real SQLite client', async () => {
+    // After every command exits, ralph.db alone (no journal) holds every event.
+    const facts = JSON.parse(await ok('status', '--json')) as { eventsTotal: number };
+    assert.deepEqual(sqlite('SELECT COUNT(*) FROM events'), [[facts.eventsTotal]]);
     const completed = sqlite("SELECT entity_id, ts FROM events WHERE event_type='task.completed' AND ts > date('now')");
     assert.deepEqual(completed.map((r) => r[0]).sort(), ['W0-001', 'W0-002']);
     assert.deepEqual(sqlite('SELECT status, COUNT(*) FROM patch_view GROUP BY status'), [['promoted', 2], ['queued', 1]]);
