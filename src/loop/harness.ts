@@ -2,7 +2,8 @@
 // invocations under budget guards with metrics, the gates run by the harness, and the
 // promotion pipeline (capture -> patch.queued -> risk from the patch's files -> policy ->
 // tier 0/1 promote via git plumbing | tier 2 defer | tier 3 decompose), plus the judge.
-import { appendFile, copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend, AgentResult } from '../agents/types';
 import { extractJsonAnswer } from '../agents/structured';
@@ -108,6 +109,8 @@ export class Harness {
   private readonly costLines: CostLine[] = [];
   private readonly promotionLock = new Mutex();
   private patchSeq = 0;
+  /** Consecutive successful runs without a change, per task. */
+  private readonly noChange = new Map<string, number>();
   /** Gate results of deferred patches, for the judge (patchId -> results). */
   private readonly gateRecord = new Map<string, readonly GateResult[]>();
   /** Patches whose promotion waits on the user's checkout (patchId -> task). */
@@ -152,7 +155,14 @@ export class Harness {
       return { kind: 'budget', scope: verdict.scope, message: verdict.message };
     }
     const roleCap = req.role === 'judge' ? settings.budgets.perInvocationJudge : req.role === 'primary' ? settings.budgets.perInvocationPrimary : settings.budgets.perInvocationWorker;
-    const budgetUsd = Math.min(roleCap, invocationBudget(spend, settings.budgets, req.role === 'worker' ? 'worker' : 'primary', taskId)) || roleCap;
+    // 0 = no per-invocation cap; otherwise never more than what the day and the task have left.
+    const left = invocationBudget(spend, { ...settings.budgets, perInvocationPrimary: roleCap, perInvocationWorker: roleCap }, 'primary', taskId);
+    const budgetUsd = roleCap > 0 ? Math.min(roleCap, left) : 0;
+    if (roleCap > 0 && budgetUsd <= 0) {
+      const message = `no budget left for ${req.agent} ${req.phase}${taskId ? ` on ${taskId}` : ''}`;
+      this.d.emitter.emit({ type: 'budget', scope: 'invocation', spent: spend.today, limit: roleCap, message });
+      return { kind: 'budget', scope: taskId !== null ? 'task' : 'day', message };
+    }
     const backend = this.d.backends[req.role];
     const promptBytes = Buffer.byteLength(req.prompt);
     this.d.emitter.emit({ type: 'agent.started', agent: req.agent, phase: req.phase, taskId, promptBytes, budgetUsd });
@@ -267,11 +277,22 @@ export class Harness {
     const { control } = this.d;
     const { task, patch, agent } = change;
     if (patch.isEmpty) {
-      await control.releaseTask(task.task_id, agent, 'the run succeeded but changed no files');
-      this.totals.released++;
-      this.d.emitter.emit({ type: 'task.released', taskId: task.task_id, reason: 'the run changed no files' });
+      // Defect 5: never left claimed. Twice in a row is not bad luck: block with the reason.
+      const n = (this.noChange.get(task.task_id) ?? 0) + 1;
+      this.noChange.set(task.task_id, n);
+      if (n >= 2) {
+        const why = `the agent reported success but changed no files (${n} runs in a row); check its permissions and the task`;
+        await control.blockTask(task.task_id, agent, why);
+        this.totals.blocked++;
+        this.d.emitter.emit({ type: 'task.blocked', taskId: task.task_id, reason: why });
+      } else {
+        await control.releaseTask(task.task_id, agent, 'the run succeeded but changed no files');
+        this.totals.released++;
+        this.d.emitter.emit({ type: 'task.released', taskId: task.task_id, reason: 'the run changed no files' });
+      }
       return { kind: 'no_change' };
     }
+    this.noChange.delete(task.task_id);
     const files = touchedPaths(patch.files);
     const patchId = await control.queuePatch(task.task_id, patch.path, agent);
     const tier = classifyRisk(files, { effort: task.effort, source: task.source }, this.d.settings.riskPatterns);
@@ -434,12 +455,12 @@ export class Harness {
     }
     const gates = this.gateRecord.get(patch.patch_id) ?? [];
     const rules = [...this.d.settings.domainConstraints, 'Sensitive paths (auth, migrations, data) need tests and no weakened checks.'];
-    const cwd = join(this.d.ralphDir, 'logs');
-    await mkdir(cwd, { recursive: true });
+    // The judge works in an empty folder: it reviews the diff it is given, nothing else.
+    const cwd = await mkdtemp(join(tmpdir(), 'ralph-judge-'));
     const out = await this.invoke(
       { agent: 'judge', role: 'judge', phase: 'review_deferred', task, prompt: judgePrompt(this.promptContext, task, diff, gates, rules), cwd, iteration: 0 },
       signal,
-    );
+    ).finally(() => rm(cwd, { recursive: true, force: true }));
     if (out.kind !== 'ran' || out.result.status !== 'success') return 'invalid';
     const v = this.structured('review_deferred', out.result);
     if (!v.ok || v.value.task_id !== task.task_id) {

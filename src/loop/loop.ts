@@ -422,6 +422,7 @@ export class Loop {
       }
       case 'release_task': {
         const t = control.task(e.taskId);
+        // The harness may already have released or blocked it (no change, conflict).
         if (t && t.status === 'claimed') {
           await control.releaseTask(e.taskId, 'primary', e.reason);
           this.harness.totals.released++;
@@ -494,7 +495,7 @@ export class Loop {
         const failed = v.gates.find((g) => !g.ok);
         if (!failed && v.patch !== null) {
           const r = await this.harness.promote({ agent: name, task, worktree: wt.path, base: wt.base, patch: v.patch, gates: v.gates }, this.signal);
-          return r.kind !== 'conflict';
+          return r.kind !== 'conflict' && r.kind !== 'no_change';
         }
         failure = { gate: failed?.gate ?? 'verify', output: failed?.outputTail ?? '' };
       }
