@@ -22,11 +22,20 @@ import { formatLoopEvent } from '../loop/host';
 let engine: Engine | undefined;
 let activationMs = 0;
 
-/** What tests read: the session and the activation time. */
+/** What tests read: the session, the tree providers and the activation time. */
 export interface RalphApi {
   readonly engine: Engine | undefined;
+  readonly views: RalphViews | undefined;
   readonly activationMs: number;
 }
+
+export interface RalphViews {
+  readonly backlog: BacklogTreeProvider;
+  readonly deferred: DeferredTreeProvider;
+  readonly agents: AgentsTreeProvider;
+}
+
+let views: RalphViews | undefined;
 
 export function activate(context: vscode.ExtensionContext): RalphApi {
   const started = performance.now();
@@ -38,7 +47,7 @@ export function activate(context: vscode.ExtensionContext): RalphApi {
       for (const id of Object.keys(COMMAND_FACTORIES)) {
         context.subscriptions.push(vscode.commands.registerCommand(id, () => vscode.window.showInformationMessage('Ralph needs an open folder (a git repository).')));
       }
-      return { engine: undefined, activationMs: performance.now() - started };
+      return { engine: undefined, views: undefined, activationMs: performance.now() - started };
     }
     engine = buildEngine(context, folder, output);
     activationMs = performance.now() - started;
@@ -46,6 +55,9 @@ export function activate(context: vscode.ExtensionContext): RalphApi {
     return {
       get engine() {
         return engine;
+      },
+      get views() {
+        return views;
       },
       get activationMs() {
         return activationMs;
@@ -83,6 +95,7 @@ function buildEngine(context: vscode.ExtensionContext, folder: vscode.WorkspaceF
   const agents = new AgentsTreeProvider(eng);
   const agentsView = vscode.window.createTreeView(Views.agents, { treeDataProvider: agents });
   subs.push(backlog, backlogView, deferred, deferredView, agents, agentsView);
+  views = { backlog, deferred, agents };
   const updateBadge = (): void => {
     const n = eng.deferred().length;
     deferredView.badge = n > 0 ? { value: n, tooltip: `${n} patch(es) wait for a decision` } : undefined;
@@ -145,4 +158,5 @@ export async function deactivate(): Promise<void> {
   // A running loop is stopped (agents aborted, claims released) and the store checkpointed.
   await engine?.shutdown();
   engine = undefined;
+  views = undefined;
 }

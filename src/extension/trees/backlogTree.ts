@@ -46,7 +46,8 @@ export class TaskItem extends vscode.TreeItem {
 }
 
 function escapeMd(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+  // Only what changes inline rendering; paths like specs/auth.md:3 stay readable and searchable.
+  return s.replace(/[\\`*_[\]<>|]/g, '\\$&');
 }
 
 export type BacklogNode = WaveItem | TaskItem;

@@ -18,21 +18,29 @@ export interface DeferredProject {
   readonly patchId: string;
 }
 
-/** A git repo with .ralph/ralph.db holding W1-001 (pending), W1-002 (done-less) and W2-001 deferred with a two-file patch. */
+/** A git repo with .ralph/ralph.db holding W1-001, W1-002 (pending) and W2-001 deferred with a two-file patch. */
 export async function makeDeferredProject(): Promise<DeferredProject> {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-ext-')));
   git(dir, 'init', '-q', '-b', 'main');
+  return seedDeferred(dir);
+}
+
+/** Adds the three tasks and the deferred patch to an existing repository (a commit and events). */
+export async function seedDeferred(dir: string): Promise<DeferredProject> {
   fs.mkdirSync(path.join(dir, 'src', 'auth'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'src', 'auth', 'token.js'), 'module.exports = (t) => !!t;\n');
   fs.writeFileSync(path.join(dir, 'README.md'), '# demo\n');
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'initial');
+  git(dir, 'add', 'src', 'README.md');
+  git(dir, 'commit', '-q', '-m', 'token check, before');
   // The patch: one modified, one added file, as the loop captures it (full index).
   fs.writeFileSync(path.join(dir, 'src', 'auth', 'token.js'), 'module.exports = (t) => typeof t === "string" && t.length > 8;\n');
   fs.writeFileSync(path.join(dir, 'src', 'auth', 'token.test.js'), "require('assert').ok(require('./token')('123456789'));\n");
-  git(dir, 'add', '-A');
+  git(dir, 'add', 'src');
   const diff = git(dir, 'diff', '--cached', '--binary', '--full-index', '-M', '--src-prefix=a/', '--dst-prefix=b/');
-  git(dir, 'reset', '-q', '--hard');
+  // Back to the committed state, touching only the files of the patch.
+  git(dir, 'reset', '-q', 'HEAD', '--', 'src');
+  git(dir, 'checkout', '--', 'src/auth/token.js');
+  fs.rmSync(path.join(dir, 'src', 'auth', 'token.test.js'));
   const ralphDir = path.join(dir, '.ralph');
   fs.mkdirSync(path.join(ralphDir, 'commits', 'pending'), { recursive: true });
   const patchRel = path.join('.ralph', 'commits', 'pending', 'W2-001.patch');
