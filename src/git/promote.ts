@@ -14,6 +14,7 @@
 import { link, lstat, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve, sep } from 'node:path';
 import { GitError, runGit, splitNul } from './exec';
 import { branchTip, copyIndexFile, gitCommonDir, gitDir, listWorktrees } from './repo';
@@ -251,6 +252,9 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
   const patch = await readFile(options.patchFile);
   if (patch.length === 0) throw new EmptyPatchError(options.patchFile);
   const top = await topOrRepo(repo);
+  // A promotion interrupted by a crash is finished or undone first, so the checks below see
+  // a consistent checkout (cheap when there is nothing to do: one lock file read per worktree).
+  await recoverInterruptedPromotion(top);
   const old = await branchTip(top, branch);
   if (old === null) throw new BranchNotFoundError(branch);
   if (options.patchId !== undefined) {
@@ -308,6 +312,8 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
 export interface PromotionMarker {
   readonly ralphPromotion: 1;
   readonly pid: number;
+  /** Unique per promotion: tells a marker of this process from one of a dead process that had the same pid. */
+  readonly token?: string;
   readonly branch: string;
   readonly old: string;
   readonly next: string;
@@ -315,6 +321,13 @@ export interface PromotionMarker {
 }
 
 const TEMP_INDEX = 'ralph-promote-index';
+
+// Promotions of this process in progress, by marker token.
+const activeTokens = new Set<string>();
+
+// A promotion holds the checkout's lock for well under a second; a marker lock older than
+// this belongs to a dead process even if its pid has been reused by another.
+const STALE_MARKER_MS = 10 * 60 * 1000;
 
 /**
  * Moves the branch and the user's checkout of it from `old` to `next` together.
@@ -347,8 +360,9 @@ export async function promoteIntoCheckout(
   const gd = (await worktreeGitDir(worktree)) ?? (await gitDir(worktree));
   const lockPath = join(gd, 'index.lock');
   const tempIndex = join(gd, TEMP_INDEX);
-  const marker: PromotionMarker = { ralphPromotion: 1, pid: process.pid, branch, old, next, tempIndex };
+  const marker: PromotionMarker = { ralphPromotion: 1, pid: process.pid, token: randomUUID(), branch, old, next, tempIndex };
   const acquired = await acquireLock(lockPath, `${JSON.stringify(marker)}\n`, lockWaitMs);
+  if (acquired) activeTokens.add(marker.token as string);
   if (!acquired) {
     return {
       status: 'waiting',
@@ -376,6 +390,10 @@ export async function promoteIntoCheckout(
       await runGit(worktree, ['read-tree', old], { env: { GIT_INDEX_FILE: tempIndex } });
     });
     const env = { GIT_INDEX_FILE: tempIndex };
+    // read-tree trusts cached stat data: a file whose timestamp changed but not its content
+    // (touched by a build tool, saved unchanged) would count as "not uptodate". Refresh first,
+    // as `git checkout` does internally; exit 1 only means some files really are modified.
+    await runGit(worktree, ['update-index', '-q', '--refresh'], { env, allowExitCodes: [1] });
     const merged = await runGit(worktree, ['read-tree', '-m', '-u', old, next], { env, allowExitCodes: [128] });
     if (merged.exitCode !== 0) {
       await rm(tempIndex, { force: true });
@@ -399,6 +417,7 @@ export async function promoteIntoCheckout(
     return { status: 'promoted', commit: next, parent: old, alreadyPromoted: false, checkout: worktree };
   } finally {
     if (lockHeld) await rm(lockPath, { force: true });
+    activeTokens.delete(marker.token as string);
   }
 }
 
@@ -538,6 +557,17 @@ export type RecoveryOutcome =
     }
   | { readonly worktree: string; readonly action: 'skipped'; readonly reason: string };
 
+/** Whether the promotion that wrote `marker` may still be running. */
+async function markerInUse(marker: PromotionMarker, lockPath: string): Promise<boolean> {
+  if (marker.pid === process.pid) return marker.token !== undefined && activeTokens.has(marker.token);
+  if (!pidAlive(marker.pid)) return false;
+  try {
+    return Date.now() - (await lstat(lockPath)).mtimeMs < STALE_MARKER_MS;
+  } catch {
+    return false;
+  }
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -556,7 +586,7 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
   const outcomes: RecoveryOutcome[] = [];
   for (const wt of await listWorktrees(repo)) {
     if (wt.bare) continue;
-    const gd = await gitDir(wt.path).catch(() => null);
+    const gd = await worktreeGitDir(wt.path);
     if (gd === null) continue;
     const lockPath = join(gd, 'index.lock');
     for (const f of await readdir(gd).catch(() => [] as string[])) {
@@ -571,8 +601,8 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
     } catch {
       continue; // no lock, or git's own
     }
-    if (marker.pid !== process.pid && pidAlive(marker.pid)) {
-      outcomes.push({ worktree: wt.path, action: 'skipped', reason: `promotion by live process ${marker.pid}` });
+    if (await markerInUse(marker, lockPath)) {
+      outcomes.push({ worktree: wt.path, action: 'skipped', reason: `promotion in progress (process ${marker.pid})` });
       continue;
     }
     await rm(`${marker.tempIndex}.lock`, { force: true });

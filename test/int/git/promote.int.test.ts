@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { capturePatch } from '../../../src/git/capture';
@@ -177,6 +177,16 @@ describe('git/promote (real git)', () => {
     assert.equal(r.status, 'waiting');
     if (r.status === 'waiting') assert.deepEqual(r.files, [{ path: 'src/b.ts', why: 'unmerged' }]);
     assert.match(repo.read('src/b.ts'), /<<<<<<</);
+  });
+
+  it('promotes over a file whose timestamp changed but not its content', async () => {
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const later = new Date(Date.now() + 5000);
+    utimesSync(join(repo.dir, 'src/a.ts'), later, later);
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+    assert.equal(r.status, 'promoted', JSON.stringify(r));
+    assert.equal(repo.read('src/a.ts'), 'export const a = 2;\n');
+    assert.equal(repo.git('status', '--porcelain'), '');
   });
 
   it('waits for a staged user change and for an untracked file where the patch adds one', async () => {
@@ -415,7 +425,10 @@ describe('git/promote (real git)', () => {
   });
 
   describe('recovery after a crash inside the checkout update', () => {
-    async function crashState(stage: 'after-read-tree' | 'after-update-ref'): Promise<{ old: string; next: string }> {
+    async function crashState(
+      stage: 'after-read-tree' | 'after-update-ref',
+      pid = 999999,
+    ): Promise<{ old: string; next: string; patch: string }> {
       const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/added.ts': 'agent\n' });
       // Build the commit without promoting, then replay promoteIntoCheckout's steps by hand.
       repo.git('switch', '-q', '-c', 'tmp');
@@ -428,7 +441,8 @@ describe('git/promote (real git)', () => {
       const gd = join(repo.dir, '.git');
       const marker: PromotionMarker = {
         ralphPromotion: 1,
-        pid: 999999,
+        pid,
+        token: 'a-previous-run',
         branch: 'main',
         old: r.parent,
         next: r.commit,
@@ -439,7 +453,7 @@ describe('git/promote (real git)', () => {
       execFileSync('git', ['read-tree', '-m', '-u', r.parent, r.commit], { cwd: repo.dir, env });
       writeFileSync(join(gd, 'index.lock'), JSON.stringify(marker));
       if (stage === 'after-update-ref') repo.git('update-ref', 'refs/heads/main', r.commit);
-      return { old: r.parent, next: r.commit };
+      return { old: r.parent, next: r.commit, patch };
     }
 
     it('rolls back the files when the ref had not moved yet', async () => {
@@ -480,6 +494,16 @@ describe('git/promote (real git)', () => {
       const outcomes = await recoverInterruptedPromotion(repo.dir);
       assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'completed', branch: 'main' }]);
       assert.equal(repo.git('rev-parse', 'HEAD'), next);
+      assert.equal(repo.git('status', '--porcelain'), '');
+      assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+    });
+
+    it('the next promotion recovers first, even from a marker of a previous process with our pid', async () => {
+      const { old, patch } = await crashState('after-read-tree', process.pid);
+      const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'again' });
+      assert.equal(r.status, 'promoted', JSON.stringify(r));
+      if (r.status === 'promoted') assert.equal(r.parent, old);
+      assert.equal(repo.read('src/a.ts'), 'export const a = 2;\n');
       assert.equal(repo.git('status', '--porcelain'), '');
       assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
     });
