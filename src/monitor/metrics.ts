@@ -1,7 +1,7 @@
 // Reads the per-invocation metrics files `.ralph/logs/par-metrics-YYYYMMDD.jsonl` (one JSON
 // object per line, field names from the seed README). Lines that do not parse are reported
 // by file and line number, never dropped silently.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 
@@ -72,11 +72,15 @@ export function parseMetricsText(text: string, name: string): MetricsRead {
   return { lines, problems };
 }
 
+/** Parsed files by name, reused while their size and mtime are unchanged. */
+export type MetricsFileCache = Map<string, { readonly size: number; readonly mtimeMs: number; readonly read: MetricsRead }>;
+
 /**
  * Reads the metrics files for the `days` UTC days ending with the day of `now`
  * (missing files are simply days without invocations). Lines come back in time order.
+ * With `cache`, only files that changed since the last call are parsed again.
  */
-export function readMetrics(logsDir: string, now: Date, days: number): MetricsRead {
+export function readMetrics(logsDir: string, now: Date, days: number, cache?: MetricsFileCache): MetricsRead {
   let names: string[];
   try {
     names = readdirSync(logsDir);
@@ -88,18 +92,27 @@ export function readMetrics(logsDir: string, now: Date, days: number): MetricsRe
   const maxName = metricsFileName(now);
   const lines: MetricsLine[] = [];
   const problems: string[] = [];
-  for (const name of names.filter((n) => FILE_RE.test(n) && n >= minName && n <= maxName).sort()) {
-    let text: string;
+  const wanted = names.filter((n) => FILE_RE.test(n) && n >= minName && n <= maxName).sort();
+  for (const name of wanted) {
+    const file = join(logsDir, name);
+    let r: MetricsRead;
     try {
-      text = readFileSync(join(logsDir, name), 'utf8');
+      const st = statSync(file);
+      const hit = cache?.get(name);
+      if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) {
+        r = hit.read;
+      } else {
+        r = parseMetricsText(readFileSync(file, 'utf8'), name);
+        cache?.set(name, { size: st.size, mtimeMs: st.mtimeMs, read: r });
+      }
     } catch (e) {
       problems.push(`${name}: unreadable (${(e as Error).message})`);
       continue;
     }
-    const r = parseMetricsText(text, name);
     lines.push(...r.lines);
     problems.push(...r.problems);
   }
+  if (cache) for (const name of cache.keys()) if (!wanted.includes(name)) cache.delete(name);
   lines.sort((a, b) => a.tsMs - b.tsMs);
   return { lines, problems };
 }

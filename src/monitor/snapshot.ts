@@ -18,7 +18,7 @@ import type {
 } from '../protocol/monitor';
 import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
 import { isFailure, readMetrics } from './metrics';
-import type { MetricsLine } from './metrics';
+import type { MetricsFileCache, MetricsLine } from './metrics';
 import { costSeries, flowSeries, phaseDurations, statusAfterEvent } from './series';
 import type { TaskEventRow } from './series';
 
@@ -48,10 +48,11 @@ export interface SnapshotInput {
 export interface SnapshotCache {
   rows: TaskEventRow[];
   lastEventId: string | null;
+  readonly metricsFiles: MetricsFileCache;
 }
 
 export function createSnapshotCache(): SnapshotCache {
-  return { rows: [], lastEventId: null };
+  return { rows: [], lastEventId: null, metricsFiles: new Map() };
 }
 
 interface TaskEventDbRow {
@@ -339,7 +340,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   if (hasTasks) snap.deferred = readDeferred(db, hasEvents);
 
   // Metrics: today's cost, the cost series, per-phase durations
-  const metrics = readMetrics(logsDir, now, input.metricsDays ?? 7);
+  const metrics = readMetrics(logsDir, now, input.metricsDays ?? 7, input.cache?.metricsFiles);
   warnings.push(...metrics.problems);
   const todayPrefix = now.toISOString().slice(0, 10);
   // "Today" is the UTC day, like the metrics file names; a line's own ts decides, not its file.

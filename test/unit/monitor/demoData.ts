@@ -85,7 +85,7 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
         events.push({ ts: iso(t1), entity_id: id, event_type: 'task.proposed', actor, payload: { old_status: 'claimed', new_status: 'proposed', patch_id: patchId } });
         events.push({ ts: iso(t1), entity_type: 'patch', entity_id: patchId, event_type: 'patch.queued', actor });
       }
-      const t2 = t1 + 120_000 + rand() * 600_000;
+      const t2 = Math.min(t1 + 120_000 + rand() * 600_000, end - 60_000);
       if (deferredIdx.has(i)) {
         tier = 2;
         status = 'deferred';

@@ -62,7 +62,8 @@ export function insertEvents(db: Database, events: readonly EventSeed[]): void {
   for (const e of events) {
     seq++;
     stmt.run([
-      `evt_${e.ts}_${String(seq).padStart(8, '0')}`,
+      // Sortable in append order, as the store's ids are (the monitor's cache relies on it).
+      `evt_${String(seq).padStart(10, '0')}_${e.ts}`,
       e.ts,
       'run_test',
       e.entity_type ?? 'task',
