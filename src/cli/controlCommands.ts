@@ -20,6 +20,8 @@ import {
   pickReadyTask,
   policyCheck,
   processProposals,
+  deferredProposals,
+  resolveProposal,
   promotePatch,
   queuePatch,
   rebuildViews,
@@ -332,6 +334,36 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       for (const x of r.reports) if (x.outcome !== 'accepted') io.err(`${x.file}: ${x.outcome}: ${x.detail}\n`);
       io.out(json(a) ? `${JSON.stringify(r)}\n` : `${pyJson({ ...r.counts })}\n`);
       return 0;
+    },
+  },
+  {
+    name: 'get-deferred-proposals',
+    arity: [0, 0],
+    usage: 'get-deferred-proposals [--json]',
+    summary: 'list proposals deferred to the judge',
+    store: 'observer',
+    switches: J,
+    async run(ctx, a, io) {
+      const list = deferredProposals(ctx);
+      if (json(a)) io.out(`${JSON.stringify(list, null, 2)}\n`);
+      else if (list.length === 0) io.out('No deferred proposals.\n');
+      else for (const p of list) io.out(`${p.file}: ${p.proposal_type} (${p.reason})\n`);
+      return 0;
+    },
+  },
+  {
+    name: 'resolve-proposal',
+    arity: [4, Infinity],
+    usage: 'resolve-proposal <file> <approve|reject> <actor> <rationale...>',
+    summary: "the judge's verdict on a deferred proposal",
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      const [file, decision, actor, ...rationale] = a.positionals as [string, string, string, ...string[]];
+      if (decision !== 'approve' && decision !== 'reject') throw new UsageError(`decision must be approve or reject, not '${decision}'`);
+      const r = await resolveProposal(ctx, { file, decision, actor, rationale: rationale.join(' ') });
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : `${r.file}: ${r.outcome}${r.detail ? ` (${r.detail})` : ''}\n`);
+      return r.outcome === 'accepted' || decision === 'reject' ? 0 : 1;
     },
   },
   {

@@ -19,7 +19,7 @@ export {
   type PolicyCheckResult,
 } from './patches';
 export { getDeferredQueue, deferredTasks, shouldReviewDeferred, resolveDeferred, expireStaleDeferrals, parseDecision, type ResolveResult, type ReviewDue } from './deferred';
-export { processProposals, listProposalFiles, type ProposalCounts, type ProposalReport } from './proposals';
+export { processProposals, listProposalFiles, deferredProposals, resolveProposal, type ProposalCounts, type ProposalReport, type DeferredProposal } from './proposals';
 export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, statusFacts, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
 export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';

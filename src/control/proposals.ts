@@ -6,9 +6,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { domainEvent, readEvent, type DomainEvent } from '../domain/events';
-import { evaluateProposal, parseProposal } from '../domain/proposals';
+import { evaluateProposal, parseProposal, proposalSchemas } from '../domain/proposals';
+import { formatZodIssues } from '../domain/events';
+import { InvalidArgumentError, InvalidStateError } from '../domain/errors';
 import type { Task } from '../domain/model';
-import type { StoredEvent } from '../store/types';
+import type { SqlReader, StoredEvent } from '../store/types';
 import { CONTROL_ACTOR, ralphPaths, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
 import { allTasks } from './views';
@@ -101,4 +103,76 @@ export async function processProposals(ctx: ControlContext, actor = CONTROL_ACTO
     reports.push(report);
   }
   return { counts, reports };
+}
+
+const OUTCOMES = ['proposal.accepted', 'proposal.deferred', 'proposal.rejected'];
+
+interface OutcomeRow {
+  entity_id: string;
+  event_type: string;
+  ts: string;
+  payload: string;
+}
+
+/** The latest outcome event of every proposal file, by file name. */
+function latestOutcomes(db: SqlReader): Map<string, OutcomeRow> {
+  const rows = db.all<OutcomeRow>(
+    `SELECT entity_id, event_type, ts, payload FROM events WHERE entity_type = 'proposal' AND event_type IN (${OUTCOMES.map(() => '?').join(', ')}) ORDER BY event_id`,
+    OUTCOMES,
+  );
+  return new Map(rows.map((r) => [r.entity_id, r]));
+}
+
+export interface DeferredProposal {
+  readonly file: string;
+  readonly proposal_type: string;
+  readonly reason: string;
+  readonly deferred_at: string;
+  readonly proposal: unknown;
+}
+
+/** Proposals waiting for the judge: deferred, and not resolved since. */
+export function deferredProposals(ctx: ControlContext): DeferredProposal[] {
+  return [...latestOutcomes(ctx.store).values()]
+    .filter((r) => r.event_type === 'proposal.deferred')
+    .map((r) => {
+      const p = JSON.parse(r.payload) as { proposal_type: string; reason: string; proposal: unknown };
+      return { file: r.entity_id, proposal_type: p.proposal_type, reason: p.reason, deferred_at: r.ts, proposal: p.proposal };
+    });
+}
+
+/**
+ * The judge's verdict on a deferred proposal. approve applies it (the auto-accept
+ * thresholds lifted; validity and limits still checked, else it is rejected with the
+ * reason); reject records the rationale. Returns the outcome.
+ */
+export async function resolveProposal(
+  ctx: ControlContext,
+  cmd: { file: string; decision: 'approve' | 'reject'; actor: string; rationale: string },
+): Promise<ProposalReport> {
+  if (cmd.decision !== 'approve' && cmd.decision !== 'reject') throw new InvalidArgumentError(`decision must be approve or reject, not '${String(cmd.decision)}'`);
+  const { result } = await decideAndAppend(ctx, (db): { events: DomainEvent[]; result: ProposalReport } => {
+    const last = latestOutcomes(db).get(cmd.file);
+    if (last?.event_type !== 'proposal.deferred') {
+      throw new InvalidStateError(cmd.file, last?.event_type ?? 'unknown', `proposal ${cmd.file} is not waiting for the judge${last ? ` (last: ${last.event_type})` : ''}`);
+    }
+    const stored = JSON.parse(last.payload) as { proposal: unknown; proposal_type: string };
+    const base = { file: cmd.file, proposal_type: stored.proposal_type, resolved_by: cmd.actor, rationale: cmd.rationale };
+    const reject = (error: string): { events: DomainEvent[]; result: ProposalReport } => ({
+      events: [domainEvent('proposal.rejected', cmd.file, cmd.actor, { ...base, error })],
+      result: { file: cmd.file, outcome: 'rejected', detail: error, tasks: [] },
+    });
+    if (cmd.decision === 'reject') return reject(`judge rejected: ${cmd.rationale}`);
+    const parsed = proposalSchemas().proposal.safeParse(stored.proposal);
+    if (!parsed.success) return reject(`stored proposal no longer valid: ${formatZodIssues(parsed.error)}`);
+    const tasks = new Map(allTasks(db).map((t): [string, Task] => [t.task_id, t]));
+    const o = evaluateProposal(parsed.data, { tasks }, cmd.actor, { judged: true });
+    if (o.outcome === 'rejected') return reject(o.error);
+    if (o.outcome === 'deferred') return reject(o.reason);
+    return {
+      events: [...o.events, domainEvent('proposal.accepted', cmd.file, cmd.actor, { ...base, tasks: o.tasks })],
+      result: { file: cmd.file, outcome: 'accepted', detail: o.tasks.join(', '), tasks: o.tasks },
+    };
+  });
+  return result;
 }

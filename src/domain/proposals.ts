@@ -109,9 +109,15 @@ function unknownDeps(t: { deps: string }, known: (id: string) => boolean): strin
   return t.deps === '-' ? [] : t.deps.split(',').filter((d) => !known(d));
 }
 
-/** Applies the seed's auto-accept table to one valid proposal. */
-export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'control_plane'): ProposalOutcome {
+/**
+ * Applies the seed's auto-accept table to one valid proposal. With `judged` (the judge
+ * approved a deferred proposal) the "needs the judge" conditions are lifted; validity and
+ * the backlog limits still hold (over a limit, a judged proposal is rejected).
+ */
+export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'control_plane', opts: { judged?: boolean } = {}): ProposalOutcome {
   const { tasks } = facts;
+  const judged = opts.judged === true;
+  const overLimit = (reason: string): ProposalOutcome => (judged ? { outcome: 'rejected', error: reason } : { outcome: 'deferred', reason });
   switch (p.proposal_type) {
     case 'new_task': {
       const t = p.task;
@@ -119,8 +125,8 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
       const missing = unknownDeps(t, (id) => tasks.has(id));
       if (missing.length) return { outcome: 'rejected', error: `task ${t.id} depends on unknown task(s) ${missing.join(', ')}` };
       const limit = limitProblem(tasks, [t]);
-      if (limit) return { outcome: 'deferred', reason: limit };
-      const accept = (t.effort === 'S' && t.deps === '-' && p.confidence >= 0.7) || ((t.effort === 'S' || t.effort === 'M') && p.confidence >= 0.8);
+      if (limit) return overLimit(limit);
+      const accept = judged || (t.effort === 'S' && t.deps === '-' && p.confidence >= 0.7) || ((t.effort === 'S' || t.effort === 'M') && p.confidence >= 0.8);
       if (!accept) return { outcome: 'deferred', reason: `new ${t.effort}-effort task with confidence ${p.confidence}${t.deps === '-' ? '' : ` and deps ${t.deps}`} needs the judge` };
       return {
         outcome: 'accepted',
@@ -143,9 +149,9 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
         if (missing.length) return { outcome: 'rejected', error: `sub-task ${s.id} depends on unknown task(s) ${missing.join(', ')}` };
       }
       const limit = limitProblem(tasks, subs);
-      if (limit) return { outcome: 'deferred', reason: limit };
+      if (limit) return overLimit(limit);
       const notS = subs.filter((s) => s.effort !== 'S');
-      if (notS.length) return { outcome: 'deferred', reason: `decomposition has non-S sub-tasks (${notS.map((s) => s.id).join(', ')}); needs the judge` };
+      if (notS.length && !judged) return { outcome: 'deferred', reason: `decomposition has non-S sub-tasks (${notS.map((s) => s.id).join(', ')}); needs the judge` };
       return {
         outcome: 'accepted',
         tasks: subs.map((s) => s.id),
@@ -157,8 +163,11 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
     }
     case 'drop_task': {
       const id = (p.task_id ?? p.task?.id) as string;
-      if (!tasks.has(id)) return { outcome: 'rejected', error: `task ${id} does not exist` };
-      return { outcome: 'deferred', reason: `dropping ${id} always needs the judge` };
+      const t = tasks.get(id);
+      if (!t) return { outcome: 'rejected', error: `task ${id} does not exist` };
+      if (!judged) return { outcome: 'deferred', reason: `dropping ${id} always needs the judge` };
+      if (t.status === 'done' || t.status === 'dropped') return { outcome: 'rejected', error: `task ${id} is already ${t.status}` };
+      return { outcome: 'accepted', tasks: [id], events: [domainEvent('task.dropped', id, actor, { old_status: t.status, new_status: 'dropped', reason: p.rationale || 'dropped by proposal' })] };
     }
     case 'reprioritize': {
       const id = (p.task_id ?? p.task?.id) as string;
@@ -166,10 +175,10 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
       if (!t) return { outcome: 'rejected', error: `task ${id} does not exist` };
       if (p.old_wave !== undefined && p.old_wave !== t.wave) return { outcome: 'rejected', error: `task ${id} is in wave ${t.wave}, not ${p.old_wave} (stale proposal)` };
       if (p.new_wave === t.wave) return { outcome: 'rejected', error: `task ${id} is already in wave ${t.wave}` };
-      if (Math.abs(p.new_wave - t.wave) > 1) return { outcome: 'deferred', reason: `moving ${id} from wave ${t.wave} to ${p.new_wave} (more than one wave) needs the judge` };
+      if (Math.abs(p.new_wave - t.wave) > 1 && !judged) return { outcome: 'deferred', reason: `moving ${id} from wave ${t.wave} to ${p.new_wave} (more than one wave) needs the judge` };
       if (t.status === 'pending') {
         const limit = limitProblem(new Map([...tasks].filter(([k]) => k !== id)), [{ wave: p.new_wave }]);
-        if (limit) return { outcome: 'deferred', reason: limit };
+        if (limit) return overLimit(limit);
       }
       return { outcome: 'accepted', tasks: [id], events: [domainEvent('task.reprioritized', id, actor, { old_wave: t.wave, new_wave: p.new_wave, rationale: p.rationale })] };
     }

@@ -17,6 +17,8 @@ import {
   pickReadyTask,
   policyCheck,
   processProposals,
+  deferredProposals,
+  resolveProposal,
   releaseClaims,
   loadRiskPatterns,
   controlContext,
@@ -335,6 +337,21 @@ describe('control commands', function () {
       const types = h.store.events({ entityType: 'proposal' }).map((e) => `${e.event_type} ${e.entity_id}`);
       assert.deepEqual(types, ['proposal.accepted prop_001.json', 'proposal.rejected prop_002.json', 'proposal.deferred prop_003.json', 'proposal.rejected prop_004.json']);
       assert.deepEqual((await processProposals(h.ctx)).counts, { accepted: 0, rejected: 0, deferred: 0 });
+    });
+
+    it('deferred proposals wait for the judge: approve applies them (drop_task), reject records why', async () => {
+      await imported();
+      propose('prop_drop.json', { proposal_type: 'drop_task', confidence: 1, task_id: 'W0-002', rationale: 'covered by W0-001' });
+      propose('prop_big.json', { proposal_type: 'new_task', confidence: 0.6, task: { id: 'W2-005', title: 'Big', effort: 'L', wave: 2 }, rationale: 'r' });
+      await processProposals(h.ctx);
+      assert.deepEqual(deferredProposals(h.ctx).map((p) => p.file), ['prop_big.json', 'prop_drop.json']);
+      const a = await resolveProposal(h.ctx, { file: 'prop_drop.json', decision: 'approve', actor: 'judge', rationale: 'agreed' });
+      assert.deepEqual([a.outcome, a.tasks], ['accepted', ['W0-002']]);
+      assert.equal(getTask(h.store, 'W0-002')?.status, 'dropped');
+      const r = await resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'reject', actor: 'judge', rationale: 'too vague' });
+      assert.deepEqual([r.outcome, r.detail], ['rejected', 'judge rejected: too vague']);
+      assert.deepEqual(deferredProposals(h.ctx), []);
+      await assert.rejects(resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'approve', actor: 'judge', rationale: 'again' }), { name: 'InvalidStateError' });
     });
 
     it('a proposal already decided in the log (crash before the move) is only moved', async () => {

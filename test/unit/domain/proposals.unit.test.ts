@@ -45,6 +45,13 @@ describe('domain/proposals', () => {
     assert.equal(one.outcome, 'accepted');
     assert.equal(evaluateProposal(prop({ proposal_type: 'reprioritize', confidence: 0.9, task_id: 'W1-001', old_wave: 1, new_wave: 3 }), backlog(T('W1-001'))).outcome, 'deferred');
   });
+  it('judged (approved by the judge): thresholds lifted, validity and limits kept', () => {
+    assert.equal(evaluateProposal(newTaskProp('L', 0.3), backlog(), 'judge', { judged: true }).outcome, 'accepted');
+    const drop = evaluateProposal(prop({ proposal_type: 'drop_task', task_id: 'W1-001' }), backlog(T('W1-001')), 'judge', { judged: true });
+    assert.equal(drop.outcome, 'accepted');
+    const wave3 = Array.from({ length: MAX_PENDING_PER_WAVE }, (_, i) => T(`W3-${i}`, 3));
+    assert.equal(evaluateProposal(newTaskProp('S', 0.9), backlog(...wave3), 'judge', { judged: true }).outcome, 'rejected');
+  });
   it('limits: a full backlog or wave defers', () => {
     const many = Array.from({ length: MAX_BACKLOG }, (_, i) => T(`T${i}`, 10 + Math.floor(i / 40), 'done'));
     assert.match((evaluateProposal(newTaskProp('S', 0.9), backlog(...many)) as { reason: string }).reason, /backlog limit/);
