@@ -1,6 +1,7 @@
 // What the CLI prints for loop events, and settings derived from a validated config.
 import assert from 'node:assert/strict';
 import { formatLoopEvent, formatSummary } from '../../../src/loop/host';
+import { LoopUsageError, parseStartArgs } from '../../../src/loop/cliCommands';
 import { settingsFromConfig } from '../../../src/loop/settings';
 import { validateConfig } from '../../../src/project/config';
 
@@ -32,5 +33,14 @@ describe('loop/settings from ralph.config.json', () => {
     assert.equal(s.verifyGates[1]?.command, 'pytest');
     assert.equal(s.budgets.perInvocationPrimary, 2.5);
     assert.ok(s.forbiddenPatterns.includes('eval('));
+  });
+});
+
+describe('loop/cliCommands argument parsing', () => {
+  it('given start flags, then once, workers and quiet; bad values are usage errors', () => {
+    assert.deepEqual(parseStartArgs(['--once', '--workers', '2']), { once: true, quiet: false, workers: 2 });
+    assert.deepEqual(parseStartArgs(['--workers=0', '-q']), { once: false, quiet: true, workers: 0 });
+    assert.throws(() => parseStartArgs(['--workers', 'x']), LoopUsageError);
+    assert.throws(() => parseStartArgs(['--forever']), /unknown argument '--forever'/);
   });
 });
