@@ -25,7 +25,7 @@ import { openPatchDiff } from './patchContent';
 import type { BacklogTreeProvider } from './trees/backlogTree';
 import { TaskItem, WaveItem } from './trees/backlogTree';
 import { DeferredItem } from './trees/deferredTree';
-import { verdictWord } from './notifications';
+import { verdictWord } from './notificationRules';
 
 export interface CommandContext {
   readonly extension: vscode.ExtensionContext;
