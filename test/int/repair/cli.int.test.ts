@@ -8,6 +8,7 @@ import { promises as fs } from 'node:fs';
 import * as fsSync from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type * as Esbuild from 'esbuild';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -35,7 +36,7 @@ async function cliPath(tmp: string): Promise<string> {
     if (help.status === 0 && /Usage: ralph repair/.test(help.stdout)) return dist;
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const esbuild = require('esbuild') as typeof import('esbuild');
+  const esbuild = require('esbuild') as typeof Esbuild;
   const entry = path.join(tmp, 'shim.ts');
   await fs.writeFile(entry, SHIM);
   const out = path.join(tmp, 'cli.js');
