@@ -1,6 +1,6 @@
 // The git layer's public surface: worktrees, patch capture and parsing, promotion onto the
 // target branch (keeping the user's checkout consistent), rebase, and repository queries.
-export { GitError, runGit } from './exec';
+export { GitError, gitCallCount, runGit } from './exec';
 export type { GitResult, GitRunOptions } from './exec';
 export { addedLines, filesTouchedByPatch, touchedPaths, PatchParseError } from './patchParse';
 export type { AddedLine, FileAddedLines, PatchFile, PatchFileStatus } from './patchParse';
