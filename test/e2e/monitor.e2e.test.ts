@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTROL_PROJECTIONS, controlContext, transitionTask } from '../../src/control';
 import { openStore } from '../../src/store';
-import { defaultVsix, makeGitRepo, startSession } from '../e2e/harness';
-import type { Session } from '../e2e/harness';
+import { defaultVsix, makeGitRepo, startSession } from './harness';
+import type { Session } from './harness';
 
 const vsix = process.env['RALPH_VSIX'] ?? defaultVsix;
 
