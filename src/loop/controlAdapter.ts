@@ -147,6 +147,20 @@ export class ControlAdapter implements LoopControl {
     return marks;
   }
 
+  gateResults(patchId: string): { gate: string; status: string }[] {
+    const row = this.o.store.get<{ payload: string }>(
+      "SELECT payload FROM events WHERE entity_type = 'patch' AND entity_id = ? AND event_type = 'patch.gates' ORDER BY event_id DESC LIMIT 1",
+      [patchId],
+    );
+    if (!row) return [];
+    try {
+      const p = JSON.parse(row.payload) as { gates?: { gate: string; status: string }[] };
+      return Array.isArray(p.gates) ? p.gates : [];
+    } catch {
+      return [];
+    }
+  }
+
   retryNotes(taskId: string): string[] {
     const rows = this.o.store.all<{ payload: string }>(
       "SELECT payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = 'task.deferral_resolved' ORDER BY event_id DESC LIMIT 3",

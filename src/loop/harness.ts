@@ -299,6 +299,7 @@ export class Harness {
     await control.recordRisk(task.task_id, tier, files, patchId, agent);
     this.d.emitter.emit({ type: 'patch.queued', taskId: task.task_id, patchId, files, tier });
     this.gateRecord.set(patchId, change.gates);
+    await control.note('patch', patchId, 'patch.gates', agent, { task_id: task.task_id, gates: change.gates.map((g) => ({ gate: g.gate, status: g.status })) });
     const policy = decidePolicy(tier);
     if (policy.decision === 'defer') {
       await control.deferTask(task.task_id, agent, policy.reason, tier, patchId);
@@ -453,7 +454,7 @@ export class Harness {
       await control.resolveDeferred(task.task_id, 'reject', 'judge', `the patch file ${patch.patch_path} is missing; redo the task`);
       return 'reject';
     }
-    const gates = this.gateRecord.get(patch.patch_id) ?? [];
+    const gates = this.gateRecord.get(patch.patch_id) ?? control.gateResults(patch.patch_id);
     const rules = [...this.d.settings.domainConstraints, 'Sensitive paths (auth, migrations, data) need tests and no weakened checks.'];
     // The judge works in an empty folder: it reviews the diff it is given, nothing else.
     const cwd = await mkdtemp(join(tmpdir(), 'ralph-judge-'));

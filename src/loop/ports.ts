@@ -97,6 +97,8 @@ export interface LoopControl {
   commitsTotal(): number;
   /** Commit counts at which each periodic phase last ran (from `loop.periodic_done` events). */
   periodicMarks(): { evolve: number; dry: number; integ: number; ui: number };
+  /** Gate results recorded for a queued patch (`patch.gates` events), for the judge after a restart. */
+  gateResults(patchId: string): { gate: string; status: string }[];
   /** Notes for the next attempt of a task: the judge's or a human's rejection rationale. */
   retryNotes(taskId: string): string[];
   /** Appends a harness event (run.*, loop.*) to the log. */

@@ -6,7 +6,6 @@
 // scripted scenarios and logs can tell invocations apart.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GateResult } from './gates';
 import type { LoopTask } from './ports';
 
 export interface PromptContext {
@@ -117,7 +116,7 @@ export function workerPrompt(ctx: PromptContext, task: LoopTask, agent: string, 
 }
 
 /** Only the task, the diff, the gate results and the rules: nothing the generator saw. */
-export function judgePrompt(ctx: PromptContext, task: LoopTask, diff: string, gates: readonly Pick<GateResult, 'gate' | 'status'>[], rules: readonly string[]): string {
+export function judgePrompt(ctx: PromptContext, task: LoopTask, diff: string, gates: readonly { readonly gate: string; readonly status: string }[], rules: readonly string[]): string {
   const maxDiff = 40_000;
   const shown = diff.length > maxDiff ? `${diff.slice(0, maxDiff)}\n[diff truncated: ${diff.length - maxDiff} more bytes]` : diff;
   return joinParts([
