@@ -109,7 +109,7 @@ export class ControlAdapter implements LoopControl {
     const before = this.o.store.get<{ id: string | null }>('SELECT MAX(event_id) AS id FROM events')?.id ?? '';
     const host: HostCommand[] = [];
     const results = await drainInbox(this.ctx, { onHostCommand: (c) => void host.push({ command: c.command, actor: c.actor, reason: c.reason }) });
-    if (results.length === 0) return { decisions: [], host };
+    if (results.length === 0) return { processed: 0, decisions: [], host };
     // The inbox ran the decisions itself; read back which deferrals humans resolved.
     const rows = this.o.store.all<{ entity_id: string; actor: string; payload: string }>(
       "SELECT entity_id, actor, payload FROM events WHERE event_type = 'task.deferral_resolved' AND event_id > ? ORDER BY event_id",
@@ -124,7 +124,7 @@ export class ControlAdapter implements LoopControl {
         // not ours to judge
       }
     }
-    return { decisions, host };
+    return { processed: results.length, decisions, host };
   }
 
   commitsTotal(): number {

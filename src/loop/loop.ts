@@ -272,7 +272,7 @@ export class Loop {
   }
 
   private async drainOnce(): Promise<void> {
-    const { decisions, host } = await this.o.control.takeInbox();
+    const { processed, decisions, host } = await this.o.control.takeInbox();
     for (const c of host) {
       if (c.command === 'stop') this.requestStop(c.reason ?? `stopped by ${c.actor}`);
       else if (c.command === 'pause') this.pause(c.reason ?? `paused by ${c.actor}`);
@@ -282,7 +282,7 @@ export class Loop {
       this.events.emit({ type: 'verdict', taskId: d.taskId, verdict: d.decision, rationale: d.rationale, confidence: null, by: 'human' });
       if (d.decision === 'approve') await this.harness.promoteApproved(d.taskId, d.actor);
     }
-    if (decisions.length > 0) this.progress();
+    if (processed > 0) this.progress();
   }
 
   private async renderViews(s: PrimaryState | null): Promise<void> {

@@ -51,6 +51,8 @@ export interface HostCommand {
 }
 
 export interface InboxDrain {
+  /** Inbox files run (new tasks, transitions, decisions…): anything may have become ready. */
+  readonly processed: number;
   readonly decisions: readonly HumanDecision[];
   readonly host: readonly HostCommand[];
 }
