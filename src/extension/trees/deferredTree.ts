@@ -18,7 +18,7 @@ export class DeferredItem extends vscode.TreeItem {
     super(taskLabel(task), vscode.TreeItemCollapsibleState.None);
     this.id = `deferred:${task.task_id}`;
     const reason = task.deferred_reason ?? 'deferred';
-    this.description = `tier ${task.risk_tier} · ${reason}${verdict ? ` · ${verdict.actor}: ${verdict.decision}` : ''}`;
+    this.description = `${/^tier \d/.test(reason) ? '' : `tier ${task.risk_tier} · `}${reason}${verdict ? ` · ${verdict.actor}: ${verdict.decision}` : ''}`;
     this.iconPath = new vscode.ThemeIcon(task.risk_tier >= 3 ? 'shield' : 'clock', new vscode.ThemeColor(task.risk_tier >= 3 ? 'charts.red' : 'charts.yellow'));
     const md = new vscode.MarkdownString();
     md.appendMarkdown(`**${task.task_id}** — risk tier ${task.risk_tier}\n\nReason: ${reason}\n\nDeferred at: ${task.deferred_at ?? '-'}\n\nPatch: ${patchId ?? '(none)'}`);

@@ -19,7 +19,9 @@ export function statusIcon(status: string): vscode.ThemeIcon {
 }
 
 export function taskDescription(t: Task): string {
-  return [t.effort ?? '-', `tier ${t.risk_tier}`, t.claimed_by ?? (t.status === 'pending' ? '' : t.status)].filter((s) => s.length > 0).join(' · ');
+  // The owner while claimed; otherwise the status (owners stay recorded after a task is done).
+  const who = t.status === 'claimed' ? (t.claimed_by ?? 'claimed') : t.status === 'pending' ? '' : t.status;
+  return [t.effort ?? '-', `tier ${t.risk_tier}`, who].filter((s) => s.length > 0).join(' · ');
 }
 
 export function taskLabel(t: Task): string {

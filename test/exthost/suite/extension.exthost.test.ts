@@ -104,7 +104,7 @@ describe('extension host: Ralph extension', function () {
     const deferred = (await api.views!.deferred.getChildren()) as DeferredItem[];
     assert.equal(deferred.length, 1);
     assert.equal(deferred[0]?.contextValue, 'ralph.deferred');
-    assert.match(String(deferred[0]?.description), /tier 2 · touches src\/auth\//);
+    assert.match(String(deferred[0]?.description), /^tier 2 · touches src\/auth\//);
     assert.equal(deferred[0]?.command?.command, Commands.openPatchDiff);
   });
 
