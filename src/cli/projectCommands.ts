@@ -3,6 +3,7 @@
 // BACKLOG.md through the control plane; repair checks and, with --fix, repairs.
 import * as path from 'node:path';
 import { openStore } from '../store/sqlJsStore';
+import { StoreLockedError } from '../store/errors';
 import type { Projection } from '../store/types';
 import { CONTROL_PROJECTIONS } from '../control/views';
 import { controlContext } from '../control/context';
@@ -30,6 +31,7 @@ export const REPAIR_USAGE = 'Usage: ralph repair [--fix] [--json] [--dir D]';
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
+const EXIT_LOCKED = 3;
 
 async function importInto(ralphDir: string, projections: readonly Projection[]): Promise<ImportResult> {
   const store = await openStore({ ralphDir, mode: 'writer', projections });
@@ -69,8 +71,17 @@ export async function runInitCommand(argv: readonly string[], io: ProjectIo, opt
         imported = await importInto(ralphDir, projections);
       },
     });
-    imported ??= await importInto(path.join(report.dir, RALPH_DIR), projections);
     io.stdout(formatInitReport(report));
+    if (imported === undefined) {
+      try {
+        imported = await importInto(path.join(report.dir, RALPH_DIR), projections);
+      } catch (e) {
+        if (!(e instanceof StoreLockedError)) throw e;
+        // A running loop owns the store; it reads BACKLOG.md itself (sync-backlog).
+        io.stderr(`ralph init: BACKLOG.md not imported: ${e.message}\n`);
+        return EXIT_LOCKED;
+      }
+    }
     for (const n of imported.notes) io.stderr(`${n}\n`);
     io.stdout(`${formatMigrated(imported.migrated)}\n`);
     return EXIT_OK;

@@ -24,7 +24,6 @@ import { runProjectChecks } from './projectChecks';
 import {
   backlogDrift,
   checkStoreFiles,
-  diffViewsAgainstRebuild,
   findStuckClaims,
   inspectWriterLock,
   patchesWithoutFile,
@@ -128,7 +127,7 @@ async function localFixes(projectDir: string, findings: readonly Finding[], proj
 }
 
 /** The store's repairs, in order, through the control plane's commands. */
-async function storeFixes(ctx: ControlContext, store: EventStore, options: RepairOptions, actions: RepairAction[]): Promise<void> {
+async function storeFixes(ctx: ControlContext, store: EventStore, viewsChecked: readonly Finding[], actions: RepairAction[]): Promise<void> {
   const act = (step: string, detail: string): void => void actions.push({ step, detail });
 
   // Opening as writer already did three repairs; report them.
@@ -142,10 +141,11 @@ async function storeFixes(ctx: ControlContext, store: EventStore, options: Repai
   if (stats.tornBytes > 0) act('journal', `cut a torn journal tail of ${stats.tornBytes} byte(s)`);
 
   // 1. Views first: every command below decides on them, so wrong views would mean wrong events.
-  const diffs = await diffViewsAgainstRebuild(store, options.projections ?? CONTROL_PROJECTIONS);
-  if (diffs.length) {
+  // (Replaying the journal at open applies the projections too, so the first check's verdict holds.)
+  const stale = viewsChecked.filter((f) => f.check === 'views.rebuild' && f.status === 'fail');
+  if (stale.length) {
     const n = await rebuildViews(ctx);
-    act('rebuild', `rebuilt ${diffs.map((d) => d.table).join(', ')} from ${n} event(s)`);
+    act('rebuild', `rebuilt ${stale.map((f) => f.message.split(' ')[0]).join(', ')} from ${n} event(s)`);
   }
 
   // 2. sync-backlog before any render, so done marks and new rows in BACKLOG.md are not lost.
@@ -218,7 +218,7 @@ export async function runRepair(options: RepairOptions): Promise<RepairReport> {
       const store = await openStore({ ralphDir, mode: 'writer', projections, ...(options.lockStaleMs !== undefined ? { lockStaleMs: options.lockStaleMs } : {}) });
       try {
         const ctx = controlContext(store, { ralphDir, projectDir, ...(options.now ? { now: options.now } : {}), ...(options.git ? { git: options.git } : {}) });
-        await storeFixes(ctx, store, options, actions);
+        await storeFixes(ctx, store, first.findings, actions);
       } finally {
         await store.close();
       }

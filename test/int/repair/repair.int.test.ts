@@ -127,6 +127,18 @@ describe('ralph repair (real projects, real stores)', function () {
     assert.match(again.out, /Created: nothing \(already initialized\)/);
   });
 
+  it('given a live writer holding the store, then init still completes the files and says the import waits (exit 3)', async () => {
+    const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+    try {
+      const c = capture();
+      assert.equal(await runInitCommand([], c.io, { cwd: dir }), 3);
+      assert.match(c.out, /Created: nothing \(already initialized\)/);
+      assert.match(c.err, /BACKLOG\.md not imported: The Ralph event store is locked by another writer: pid \d+/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('given init usage errors, then exit 2 with the usage line', async () => {
     const c = capture();
     assert.equal(await runInitCommand(['--bogus'], c.io, { cwd: dir }), 2);
