@@ -10,6 +10,7 @@ import { submitToInbox } from '../control/inbox';
 import { cliGitPort } from './gitPort';
 import { parseArgs, UsageError } from './args';
 import { CONTROL_COMMANDS, relativeToCwd, type CliIo, type CommandSpec } from './controlCommands';
+import { HOST_COMMANDS } from './hostCommands';
 
 /** Exit codes: documented in `ralph help`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 3, notInitialized: 4 } as const;
@@ -20,8 +21,9 @@ const processIo: CliIo = {
 };
 
 function usage(): string {
-  const width = Math.max(...CONTROL_COMMANDS.map((c) => c.name.length));
-  const lines = CONTROL_COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  const all = [...HOST_COMMANDS, ...CONTROL_COMMANDS.filter((c) => !HOST_COMMANDS.some((h) => h.name === c.name))];
+  const width = Math.max(...all.map((c) => c.name.length));
+  const lines = all.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return [
     'Usage: ralph [--dir D] <command> [args] [--json]',
     '',
@@ -68,10 +70,12 @@ export async function runCli(argv: readonly string[], options: RunOptions = {}):
     const { dir, rest } = takeDir(argv);
     const [name, ...args] = rest;
     if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-      const spec = CONTROL_COMMANDS.find((c) => c.name === args[0]);
+      const spec = HOST_COMMANDS.find((c) => c.name === args[0]) ?? CONTROL_COMMANDS.find((c) => c.name === args[0]);
       io.out(spec ? `Usage: ralph ${spec.usage}\n  ${spec.summary}\n` : usage());
       return EXIT.ok;
     }
+    const host = HOST_COMMANDS.find((c) => c.name === name);
+    if (host !== undefined) return await host.run(dir, args, io);
     const spec = CONTROL_COMMANDS.find((c) => c.name === name);
     if (spec === undefined) {
       io.err(`ralph: unknown command '${name}'\n${usage()}`);

@@ -1,0 +1,50 @@
+// The commands that are not single control-plane operations: project bootstrap and upkeep
+// (src/project via projectCommands.ts) and the loop's verbs (src/loop/cliCommands.ts).
+// The dispatcher tries these before the ralphctl-compatible table.
+import { demoCommand, loopRequestCommand, startCommand } from '../loop/cliCommands';
+import { runInitCommand, runRepairCommand } from './projectCommands';
+import type { CliIo } from './controlCommands';
+
+export interface HostCommand {
+  readonly name: string;
+  readonly usage: string;
+  readonly summary: string;
+  run(dir: string, args: readonly string[], io: CliIo): Promise<number>;
+}
+
+const projectIo = (io: CliIo): { stdout(t: string): void; stderr(t: string): void } => ({ stdout: io.out, stderr: io.err });
+
+export const HOST_COMMANDS: readonly HostCommand[] = [
+  {
+    name: 'init',
+    usage: 'init [--lang L] [--name N] [--model M] [--force]',
+    summary: 'create or complete .ralph/ and ralph.config.json, then import BACKLOG.md',
+    run: (dir, args, io) => runInitCommand(args, projectIo(io), { cwd: dir }),
+  },
+  {
+    name: 'repair',
+    usage: 'repair [--fix] [--json]',
+    summary: 'check the project, store and git health; --fix repairs through the control plane',
+    run: (dir, args, io) => runRepairCommand(args, projectIo(io), { cwd: dir }),
+  },
+  {
+    name: 'start',
+    usage: 'start [--once] [--workers N] [--quiet]',
+    summary: 'run the loop in this process (until stopped; --once: until the backlog is empty or blocked)',
+    run: (dir, args, io) => startCommand(dir, args, io),
+  },
+  ...(['stop', 'pause', 'resume'] as const).map(
+    (verb): HostCommand => ({
+      name: verb,
+      usage: `${verb} [reason...]`,
+      summary: `ask the running loop to ${verb}`,
+      run: async (dir, args, io) => loopRequestCommand(dir, verb, args, io),
+    }),
+  ),
+  {
+    name: 'demo',
+    usage: 'demo',
+    summary: 'generate a sample project and run the loop on it with the scripted model',
+    run: (_dir, _args, io) => demoCommand(io),
+  },
+];
