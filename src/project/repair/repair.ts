@@ -15,6 +15,7 @@ import { discardPatch } from '../../control/patches';
 import { expireStaleDeferrals } from '../../control/deferred';
 import { processProposals } from '../../control/proposals';
 import { rebuildViews, renderBacklogFile, renderState, syncBacklog } from '../../control/derived';
+import { loadConfig } from '../config';
 import { RALPH_DIR } from '../init';
 import type { InitOptions } from '../init';
 import { applyLocalFixes } from './fixes';
@@ -71,13 +72,20 @@ function hasStoreFiles(ralphDir: string): boolean {
   return exists(path.join(ralphDir, 'ralph.db')) || exists(path.join(ralphDir, JOURNAL_FILE));
 }
 
+/** The worktree names the loop's agents use (primary, worker-1..N); other Ralph worktrees are orphaned. */
+function agentNames(projectDir: string): string[] {
+  const config = loadConfig(projectDir);
+  const workers = config.ok ? config.value.workers.count : 1;
+  return ['primary', ...Array.from({ length: workers }, (_, i) => `worker-${i + 1}`)];
+}
+
 /** Every check, reading only: the store is opened as an observer (or not at all). */
 export async function checkProject(options: Omit<RepairOptions, 'fix'>): Promise<{ findings: Finding[]; writer: WriterState }> {
   const projectDir = path.resolve(options.projectDir);
   const ralphDir = path.join(projectDir, RALPH_DIR);
   const now = options.now ?? ((): Date => new Date());
   const writer = exists(ralphDir) ? inspectWriterLock(ralphDir, now().getTime(), options.lockStaleMs) : ({ state: 'free' } as const);
-  let findings = await runProjectChecks(projectDir);
+  let findings = await runProjectChecks(projectDir, { activeWorktrees: agentNames(projectDir) });
   if (!exists(ralphDir)) return { findings, writer };
   const storeFiles = await checkStoreFiles(ralphDir, writer);
   // The store's view of patches (below) replaces the file count of commits/pending/.
