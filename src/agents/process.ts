@@ -123,6 +123,8 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
   };
   const onAbort = (): void => stop('abort');
   req.signal?.addEventListener('abort', onAbort, { once: true });
+  // A stop that arrived while execa was loading or the child spawning fired no listener.
+  if (req.signal?.aborted === true) stop('abort');
   const timeoutTimer = req.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), req.timeoutMs) : undefined;
 
   if (pid !== undefined) {
