@@ -609,12 +609,14 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
     // A killed `update-ref` leaves the ref's lock. While our marker held the checkout's index
     // lock, nothing else could update this checked-out branch, so a lock that is empty or
     // holds our new commit is ours.
-    const refLock = join(await gitCommonDir(wt.path), 'refs', 'heads', `${marker.branch}.lock`);
-    try {
-      const content = (await readFile(refLock, 'utf8')).trim();
-      if (content === '' || content === marker.next) await rm(refLock, { force: true });
-    } catch {
-      // no ref lock
+    // Updating a branch that HEAD points at also locks the checkout's HEAD (for its reflog).
+    const ours = new Set(['', marker.next, `ref: refs/heads/${marker.branch}`]);
+    for (const refLock of [join(await gitCommonDir(wt.path), 'refs', 'heads', `${marker.branch}.lock`), join(gd, 'HEAD.lock')]) {
+      try {
+        if (ours.has((await readFile(refLock, 'utf8')).trim())) await rm(refLock, { force: true });
+      } catch {
+        // no such lock
+      }
     }
     const tip = await branchTip(wt.path, marker.branch);
     if (tip === marker.next) {

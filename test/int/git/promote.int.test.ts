@@ -491,11 +491,16 @@ describe('git/promote (real git)', () => {
 
     it('completes the index when the ref had moved', async () => {
       const { next } = await crashState('after-update-ref');
+      // A killed update-ref leaves its locks too (the branch's and HEAD's).
+      writeFileSync(join(repo.dir, '.git/HEAD.lock'), '');
+      writeFileSync(join(repo.dir, '.git/refs/heads/main.lock'), `${next}\n`);
       const outcomes = await recoverInterruptedPromotion(repo.dir);
       assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'completed', branch: 'main' }]);
       assert.equal(repo.git('rev-parse', 'HEAD'), next);
       assert.equal(repo.git('status', '--porcelain'), '');
       assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+      assert.equal(existsSync(join(repo.dir, '.git/HEAD.lock')), false);
+      assert.equal(existsSync(join(repo.dir, '.git/refs/heads/main.lock')), false);
     });
 
     it('the next promotion recovers first, even from a marker of a previous process with our pid', async () => {
