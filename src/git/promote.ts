@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve, sep } from 'node:path';
 import { GitError, runGit, splitNul } from './exec';
+import { writeFileAtomic } from './capture';
 import { branchTip, copyIndexFile, gitCommonDir, gitDir, listWorktrees } from './repo';
 import type { WorktreeInfo } from './repo';
 
@@ -298,7 +299,19 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
 
   const checkout = holders[0];
   if (checkout === undefined) {
-    const cas = await casBranch(top, branch, commit, old, reflog);
+    // A marker beside the ref update lets recovery tell a lock left by a killed update-ref
+    // of ours from someone else's.
+    const markerFile = join(await gitCommonDir(top), 'ralph', REF_MARKER);
+    const token = randomUUID();
+    await writeFileAtomic(markerFile, Buffer.from(JSON.stringify({ pid: process.pid, token, branch, next: commit })));
+    activeTokens.add(token);
+    let cas: CasOutcome;
+    try {
+      cas = await casBranch(top, branch, commit, old, reflog);
+    } finally {
+      activeTokens.delete(token);
+      await rm(markerFile, { force: true });
+    }
     if (!cas.ok && cas.why === 'locked') return refLocked(branch, cas.detail, top);
     if (!cas.ok) return { status: 'conflict', reason: 'branch-moved', detail: cas.detail };
     return { status: 'promoted', commit, parent: old, alreadyPromoted: false, checkout: null };
@@ -321,6 +334,7 @@ export interface PromotionMarker {
 }
 
 const TEMP_INDEX = 'ralph-promote-index';
+const REF_MARKER = 'promote-ref.json';
 
 // Promotions of this process in progress, by marker token.
 const activeTokens = new Set<string>();
@@ -584,6 +598,20 @@ function pidAlive(pid: number): boolean {
  */
 export async function recoverInterruptedPromotion(repo: string): Promise<RecoveryOutcome[]> {
   const outcomes: RecoveryOutcome[] = [];
+  const common = await gitCommonDir(repo);
+  const refMarker = join(common, 'ralph', REF_MARKER);
+  try {
+    const m = JSON.parse(await readFile(refMarker, 'utf8')) as { pid: number; token: string; branch: string; next: string };
+    const inUse = m.pid === process.pid ? activeTokens.has(m.token) : pidAlive(m.pid);
+    if (!inUse) {
+      const refLock = join(common, 'refs', 'heads', `${m.branch}.lock`);
+      const content = await readFile(refLock, 'utf8').catch(() => null);
+      if (content !== null && (content.trim() === '' || content.trim() === m.next)) await rm(refLock, { force: true });
+      await rm(refMarker, { force: true });
+    }
+  } catch {
+    // no marker (or an unreadable one from a write cut short: writeFileAtomic never leaves one)
+  }
   for (const wt of await listWorktrees(repo)) {
     if (wt.bare) continue;
     const gd = await worktreeGitDir(wt.path);

@@ -513,6 +513,24 @@ describe('git/promote (real git)', () => {
       assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
     });
 
+    it('clears the ref lock of a killed update-ref on a branch not checked out', async () => {
+      repo.git('switch', '-q', '-c', 'elsewhere');
+      const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+      const tip = repo.git('rev-parse', 'main');
+      writeFileSync(join(repo.dir, '.git/ralph/promote-ref.json'), JSON.stringify({ pid: 999999, token: 't', branch: 'main', next: 'f'.repeat(40) }));
+      writeFileSync(join(repo.dir, '.git/refs/heads/main.lock'), '');
+      const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+      assert.equal(r.status, 'promoted', JSON.stringify(r));
+      if (r.status === 'promoted') assert.equal(r.parent, tip);
+      assert.equal(existsSync(join(repo.dir, '.git/ralph/promote-ref.json')), false);
+      // Without our marker, a ref lock is someone else's: wait, do not delete it.
+      writeFileSync(join(repo.dir, '.git/refs/heads/main.lock'), '');
+      const patch2 = await agentPatch('w2', { 'src/b.ts': 'export const b = 2;\n' });
+      const r2 = await promotePatch(repo.dir, { branch: 'main', patchFile: patch2, message: msg });
+      assert.equal(r2.status, 'waiting');
+      assert.equal(existsSync(join(repo.dir, '.git/refs/heads/main.lock')), true);
+    });
+
     it("leaves git's own locks alone", async () => {
       writeFileSync(join(repo.dir, '.git/index.lock'), '');
       assert.deepEqual(await recoverInterruptedPromotion(repo.dir), []);
