@@ -71,6 +71,12 @@ export interface PromoteOptions {
    */
   readonly baseCommit?: string;
   /**
+   * Promote only onto this commit. The gates ran on the patch applied to its base; if the
+   * branch has moved since, a 3-way apply would commit code no gate has seen, so answer
+   * `conflict` / `branch-moved` instead and let the caller rebase and re-verify.
+   */
+  readonly expectedTip?: string;
+  /**
    * How long to wait for another git command's `index.lock` in the user's checkout (an
    * editor's periodic `git status` takes it briefly) before answering `waiting`. Default 2000.
    */
@@ -264,6 +270,9 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
       const parent = (await runGit(top, ['rev-parse', `${done}^`])).stdout.trim();
       return { status: 'promoted', commit: done, parent, alreadyPromoted: true, checkout: null };
     }
+  }
+  if (options.expectedTip !== undefined && options.expectedTip !== old) {
+    return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved from ${options.expectedTip.slice(0, 8)} to ${old.slice(0, 8)} since the patch was verified` };
   }
 
   const ralphRoot = join(await gitCommonDir(top), 'ralph', 'worktrees');

@@ -322,6 +322,19 @@ describe('git/promote (real git)', () => {
     assert.equal(repo.git('status', '--porcelain'), '');
   });
 
+  it('with expectedTip, refuses a moved tip (the gates never saw it) and changes nothing', async () => {
+    const base = await branchTip(repo.dir, 'main');
+    const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+    const moved = repo.commit({ 'src/b.ts': 'export const b = 5;\n' }, 'someone else');
+    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: base ?? '' });
+    assert.equal(r.status, 'conflict');
+    if (r.status === 'conflict') assert.equal(r.reason, 'branch-moved');
+    assert.equal(await branchTip(repo.dir, 'main'), moved);
+    assert.equal(readFileSync(join(repo.dir, 'src/a.ts'), 'utf8'), 'export const a = 1;\n');
+    const ok = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: moved });
+    assert.equal(ok.status, 'promoted');
+  });
+
   it('compare-and-swap: a branch moved between the read and the update fails cleanly', async () => {
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
     const old = repo.git('rev-parse', 'main');
