@@ -85,9 +85,13 @@ export function metricsLineFor(result: AgentResult, ctx: MetricsContext): Metric
 
 /** Appends one line to today's (the line's day's) metrics file; returns the file path. */
 export function appendMetrics(projectRoot: string, line: MetricsLine): string {
-  const dir = metricsDir(projectRoot);
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, metricsFileName(new Date(line.ts)));
+  return appendMetricsIn(metricsDir(projectRoot), line);
+}
+
+/** appendMetrics for a logs directory given directly (the loop knows `.ralph/logs`). */
+export function appendMetricsIn(logsDir: string, line: MetricsLine): string {
+  mkdirSync(logsDir, { recursive: true });
+  const file = join(logsDir, metricsFileName(new Date(line.ts)));
   // One write call per line: O_APPEND keeps concurrent writers' lines whole.
   appendFileSync(file, JSON.stringify(line) + '\n');
   return file;
@@ -107,7 +111,11 @@ export interface MetricsRead {
 
 /** Reads metrics files, optionally limited to days `from`..`to` (YYYYMMDD, inclusive). */
 export function readMetrics(projectRoot: string, range: { from?: string; to?: string } = {}): MetricsRead {
-  const dir = metricsDir(projectRoot);
+  return readMetricsIn(metricsDir(projectRoot), range);
+}
+
+/** readMetrics for a logs directory given directly. */
+export function readMetricsIn(dir: string, range: { from?: string; to?: string } = {}): MetricsRead {
   const lines: MetricsLine[] = [];
   const problems: MetricsProblem[] = [];
   if (!existsSync(dir)) return { lines, problems };
@@ -137,6 +145,49 @@ export function readMetrics(projectRoot: string, range: { from?: string; to?: st
       });
   }
   return { lines, problems };
+}
+
+/** The part of a metrics line budgets need. */
+export interface CostEntry {
+  readonly ts: string;
+  readonly cost: number;
+  readonly task_id: string | null;
+}
+
+/**
+ * The cost entries of the given UTC days (YYYY-MM-DD), for budget guards. Lenient where
+ * readMetrics is strict: any JSON line with a `ts` counts, since spend recorded by a partial
+ * line is still spend; `cost` not a number counts 0; the task is `task_id`, or `task` as
+ * older loop lines named it. Entries keep the line's other fields. Lines that are not JSON
+ * (a torn write) are reported.
+ */
+export function readCostEntries(logsDir: string, days: readonly string[]): { entries: (CostEntry & Readonly<Record<string, unknown>>)[]; problems: MetricsProblem[] } {
+  const entries: (CostEntry & Readonly<Record<string, unknown>>)[] = [];
+  const problems: MetricsProblem[] = [];
+  for (const day of days) {
+    const file = join(logsDir, `par-metrics-${day.replace(/-/g, '')}.jsonl`);
+    if (!existsSync(file)) continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((text, i) => {
+        if (text.trim().length === 0) return;
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          problems.push({ file, line: i + 1, message: 'not JSON' });
+          return;
+        }
+        const v = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+        if (typeof v.ts !== 'string') {
+          problems.push({ file, line: i + 1, message: 'ts: not a string' });
+          return;
+        }
+        const task = typeof v.task_id === 'string' ? v.task_id : typeof v.task === 'string' ? v.task : null;
+        entries.push({ ...v, ts: v.ts, cost: Number(v.cost) || 0, task_id: task });
+      });
+  }
+  return { entries, problems };
 }
 
 export interface CostSummary {

@@ -14,6 +14,7 @@ export const PROMPT_LIMITS = {
   diffBytes: 24_000,
   notesBytes: 600,
   planStepBytes: 600,
+  rejectionBytes: 1000,
 } as const;
 
 export interface PromptTask {
@@ -74,6 +75,8 @@ export interface PrimaryPromptInput extends PromptBase {
   readonly failure?: GateOutcome;
   /** Notes from earlier reviews or validation errors of a previous answer. */
   readonly notes?: readonly string[];
+  /** Why the harness rejected this phase's previous answer (a schema or plan check). */
+  readonly rejection?: string;
   /** Phase-specific extra facts (deferred queue, spec list) the caller already bounded. */
   readonly extra?: string;
   readonly agent?: string;
@@ -101,6 +104,8 @@ export interface JudgePromptInput {
   readonly deferredReason?: string | null;
   /** The review_deferred phase file, if the project has one. */
   readonly instructions?: string;
+  /** Diff budget; default PROMPT_LIMITS.diffBytes. */
+  readonly diffBytes?: number;
 }
 
 export interface DecomposePromptInput extends PromptBase {
@@ -154,14 +159,20 @@ function depsOf(task: PromptTask): string[] {
   return list.map((x) => x.trim()).filter((x) => x.length > 0 && x !== '-');
 }
 
-/** One compact line per task: `W1-003 [pending] Title (S, wave 1, src ES:42, deps W1-001)`. */
-export function taskLine(task: PromptTask): string {
+/** The facts of a task line: `(S, wave 1, src ES:42, deps W1-001)`, or '' when none. */
+function taskFacts(task: PromptTask): string {
   const facts = [task.effort, task.wave !== undefined && task.wave !== null ? `wave ${task.wave}` : undefined, task.source ? `src ${task.source}` : undefined];
   const deps = depsOf(task);
   if (deps.length > 0) facts.push(`deps ${deps.join(',')}`);
   if (task.risk_tier !== undefined && task.risk_tier !== null && task.risk_tier !== 1) facts.push(`risk tier ${task.risk_tier}`);
   const f = facts.filter((x): x is string => typeof x === 'string' && x.length > 0);
-  return `${task.id}${task.status ? ` [${task.status}]` : ''} ${task.title ?? '(untitled)'}${f.length > 0 ? ` (${f.join(', ')})` : ''}`;
+  return f.length > 0 ? `(${f.join(', ')})` : '';
+}
+
+/** One compact line per task: `W1-003 [pending] Title (S, wave 1, src ES:42, deps W1-001)`. */
+export function taskLine(task: PromptTask): string {
+  const facts = taskFacts(task);
+  return `${task.id}${task.status ? ` [${task.status}]` : ''} ${task.title ?? '(untitled)'}${facts ? ` ${facts}` : ''}`;
 }
 
 /** The task and its direct dependencies (with their status), nothing else of the backlog. */
@@ -197,9 +208,13 @@ export function slimState(state: Readonly<Record<string, unknown>> | undefined):
   return parts.join(' · ');
 }
 
-/** Parses GUARDRAILS.md entries: `## G-001: name` with `- Trigger:` and `- Instruction:` bullets. */
+/**
+ * Parses GUARDRAILS.md entries: `## G-001: name` with `- Trigger:` and `- Instruction:`
+ * bullets, and the one-line form the harness appends after a reflection,
+ * `- **trigger** → instruction (source)`, numbered `L-1`, `L-2`, … in file order.
+ */
 export function parseGuardrails(markdown: string): Guardrail[] {
-  const out: Guardrail[] = [];
+  const out: { at: number; g: Guardrail }[] = [];
   const text = markdown.replace(/<!--[\s\S]*?-->/g, '');
   const re = /^##\s+([A-Za-z]+-\d+)\s*:?\s*(.*)$/gm;
   const heads = [...text.matchAll(re)];
@@ -208,9 +223,14 @@ export function parseGuardrails(markdown: string): Guardrail[] {
     const end = heads[i + 1]?.index ?? text.length;
     const body = text.slice(start, end);
     const field = (name: string): string => new RegExp(`^-\\s*${name}\\s*:\\s*(.+)$`, 'im').exec(body)?.[1]?.trim() ?? '';
-    out.push({ id: m[1] ?? '', name: (m[2] ?? '').trim(), trigger: field('Trigger'), instruction: field('Instruction') || body.trim().split('\n')[0]?.trim() || '' });
+    out.push({ at: m.index ?? 0, g: { id: m[1] ?? '', name: (m[2] ?? '').trim(), trigger: field('Trigger'), instruction: field('Instruction') || body.trim().split('\n')[0]?.trim() || '' } });
   });
-  return out;
+  let learned = 0;
+  for (const m of text.matchAll(/^-\s*\*\*(.+?)\*\*\s*(?:→|->)\s*(.+)$/gm)) {
+    learned++;
+    out.push({ at: m.index ?? 0, g: { id: `L-${learned}`, name: '', trigger: (m[1] ?? '').trim(), instruction: (m[2] ?? '').trim() } });
+  }
+  return out.sort((a, b) => a.at - b.at).map((x) => x.g);
 }
 
 const WORD = /[a-z][a-z0-9_]{2,}/g;
@@ -295,10 +315,16 @@ function notesBlock(notes: readonly string[] | undefined): string | undefined {
   return `## Notes from earlier attempts\n${headBytes(notes.map((n) => `- ${n}`).join('\n'), PROMPT_LIMITS.notesBytes)}`;
 }
 
+/** `## Task W1-003: Title` then its status and facts (the judge's form too). */
+function taskHeading(task: PromptTask): string {
+  const facts = [task.status ? `[${task.status}]` : '', taskFacts(task)].filter((x) => x.length > 0).join(' ');
+  return `## Task ${task.id}: ${task.title ?? '(untitled)'}${facts ? `\n${facts}` : ''}`;
+}
+
 function taskBlock(slice: readonly PromptTask[]): string | undefined {
   const [task, ...deps] = slice;
   if (task === undefined) return undefined;
-  return `## Task\n${taskLine(task)}${deps.length > 0 ? `\nDependencies:\n${deps.map((d) => `- ${taskLine(d)}`).join('\n')}` : ''}`;
+  return `${taskHeading(task)}${deps.length > 0 ? `\nDependencies:\n${deps.map((d) => `- ${taskLine(d)}`).join('\n')}` : ''}`;
 }
 
 /** The primary agent's prompt for one phase. */
@@ -321,11 +347,12 @@ export function buildPrimaryPrompt(input: PrimaryPromptInput): BuiltPrompt {
     .add(
       'step',
       step !== undefined
-        ? headBytes(`## Sub-step ${step.index + 1}/${step.total}\n${step.description}\nFiles: ${step.files.join(', ') || '-'}\nAcceptance: ${step.acceptance}`, PROMPT_LIMITS.planStepBytes)
+        ? headBytes(`## Sub-step ${step.index + 1}/${step.total}: ${step.description}\nFiles: ${step.files.join(', ') || '-'}\nAcceptance: ${step.acceptance}`, PROMPT_LIMITS.planStepBytes)
         : undefined,
     )
     .add('failure', failureBlock(input.failure))
     .add('notes', notesBlock(input.notes))
+    .add('rejection', input.rejection ? `## Your previous answer was rejected by the harness\n${headBytes(input.rejection.trim(), PROMPT_LIMITS.rejectionBytes)}` : undefined)
     .add('extra', input.extra)
     .build();
 }
@@ -359,6 +386,7 @@ export function boundDiff(diff: string, maxBytes: number = PROMPT_LIMITS.diffByt
   const files = diff.split(/(?=^diff --git )/m);
   const kept: string[] = [];
   const omitted: string[] = [];
+  let cut = '';
   let used = 0;
   for (const f of files) {
     const size = byteLength(f);
@@ -367,11 +395,16 @@ export function boundDiff(diff: string, maxBytes: number = PROMPT_LIMITS.diffByt
       kept.push(f);
       used += size;
     } else if (kept.length === 0) {
-      kept.push(headBytes(f, maxBytes));
+      // The first file alone is over budget: its head, cut at a line end.
+      let head = Buffer.from(f, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '');
+      const nl = head.lastIndexOf('\n');
+      if (nl > 0) head = head.slice(0, nl + 1);
+      kept.push(head);
+      cut = `\n[… diff truncated: ${size - byteLength(head)} more bytes of ${name} not shown]`;
       used = maxBytes;
     } else omitted.push(`${name} (${size} bytes)`);
   }
-  return `${kept.join('')}${omitted.length > 0 ? `\n[… diff truncated; not shown: ${omitted.join(', ')}]` : ''}`;
+  return `${kept.join('')}${cut}${omitted.length > 0 ? `\n[… diff truncated; not shown: ${omitted.join(', ')}]` : ''}`;
 }
 
 const JUDGE_INSTRUCTIONS = `You are an independent reviewer with no part in writing this change. Decide whether it may land on the main branch: it must do what the task says, follow the rules, and not weaken tests or security.`;
@@ -379,14 +412,18 @@ const JUDGE_INSTRUCTIONS = `You are an independent reviewer with no part in writ
 /** The judge's prompt: only the task, the diff, the gate results and the rules. */
 export function buildJudgePrompt(input: JudgePromptInput): BuiltPrompt {
   const rules = typeof input.rules === 'string' ? compactMarkdown(input.rules) : input.rules.map((r) => `- ${r}`).join('\n');
-  const gates = input.gates.map((g) => `- ${g.gate}: ${g.status}${g.status !== 'passed' && g.output ? `\n  ${tailBytes(g.output, 400).replace(/\n/g, '\n  ')}` : ''}`).join('\n');
+  // One summary line (`build=passed, test=failed`), then the tail of each gate that did not pass.
+  const summary = `Gate results: ${input.gates.map((g) => `${g.gate}=${g.status}`).join(', ') || 'none recorded'}`;
+  const tails = input.gates
+    .filter((g) => g.status !== 'passed' && g.output)
+    .map((g) => `- ${g.gate} ${g.status}:\n  ${tailBytes(g.output ?? '', 400).replace(/\n/g, '\n  ')}`);
   return new Sections()
     .add('header', header('review_deferred', 'judge', input.task.id, undefined))
     .add('instructions', compactMarkdown(input.instructions ?? JUDGE_INSTRUCTIONS))
-    .add('task', `## Task\n${taskLine(input.task)}${input.deferredReason ? `\nDeferred because: ${input.deferredReason}` : ''}`)
-    .add('gates', `## Gate results\n${gates || '- none recorded'}`)
+    .add('task', `${taskHeading(input.task)}${input.deferredReason ? `\nDeferred because: ${input.deferredReason}` : ''}`)
+    .add('gates', [summary, ...tails].join('\n'))
     .add('rules', rules ? `## Rules\n${rules}` : undefined)
-    .add('diff', `## Diff\n\`\`\`diff\n${boundDiff(input.diff).replace(/\s+$/, '')}\n\`\`\``)
+    .add('diff', `## Diff\n\`\`\`diff\n${boundDiff(input.diff, input.diffBytes).replace(/\s+$/, '')}\n\`\`\``)
     .add('answer', 'End with one ```json block: {"task_id": "…", "verdict": "approve" | "reject" | "modify", "rationale": "…", "confidence": 0.0-1.0, "modification": "… (for modify)"}.')
     .build();
 }
@@ -399,7 +436,7 @@ export function buildDecomposePrompt(input: DecomposePromptInput): BuiltPrompt {
     .add('core', compactMarkdown(input.core))
     .add('constraints', constraintsBlock(input))
     .add('guardrails', guardrailBlock(input, `${input.task.title ?? ''} ${input.files.join(' ')}`))
-    .add('task', `## Task\n${taskLine(input.task)}`)
+    .add('task', taskHeading(input.task))
     .add(
       'instructions',
       compactMarkdown(

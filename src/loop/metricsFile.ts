@@ -1,41 +1,29 @@
-// A MetricsSink over `.ralph/logs/par-metrics-YYYYMMDD.jsonl` (the seed's file and field
-// names). Used until src/agents' metrics writer is wired in; the format is the same.
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// The loop's MetricsSink port over src/agents/metrics (`.ralph/logs/par-metrics-YYYYMMDD.jsonl`,
+// the seed's field names): a thin adapter that maps the port's `task` to the file's `task_id`
+// (the name the monitor and the agents reader use) and back.
+import { appendMetricsIn, readCostEntries } from '../agents/metrics';
 import type { MetricsLine, MetricsSink } from './ports';
-
-export function metricsFileName(day: string): string {
-  return `par-metrics-${day.replace(/-/g, '')}.jsonl`;
-}
 
 export class JsonlMetrics implements MetricsSink {
   constructor(private readonly logsDir: string) {}
 
-  async append(line: MetricsLine): Promise<void> {
-    await mkdir(this.logsDir, { recursive: true });
-    await appendFile(join(this.logsDir, metricsFileName(line.ts.slice(0, 10))), `${JSON.stringify(line)}\n`);
+  append(line: MetricsLine): Promise<void> {
+    // A failed write rejects (the harness logs it) rather than throwing at the caller.
+    return new Promise((resolve) => {
+      const { task, ...rest } = line;
+      appendMetricsIn(this.logsDir, { ...rest, task_id: task });
+      resolve();
+    });
   }
 
-  async read(days: readonly string[]): Promise<MetricsLine[]> {
-    const out: MetricsLine[] = [];
-    for (const d of days) {
-      let text: string;
-      try {
-        text = await readFile(join(this.logsDir, metricsFileName(d)), 'utf8');
-      } catch {
-        continue;
-      }
-      for (const l of text.split('\n')) {
-        if (l.trim().length === 0) continue;
-        try {
-          const v = JSON.parse(l) as Partial<MetricsLine> & { task_id?: string };
-          // Lines from other writers may name the task `task_id`; cost must be a number.
-          out.push({ ...(v as MetricsLine), cost: Number(v.cost) || 0, task: v.task ?? v.task_id ?? null });
-        } catch {
-          // a torn last line after a crash: ignored for budgets, repair reports it
-        }
-      }
-    }
-    return out;
+  /**
+   * Spend lines of the given days. Torn lines (not JSON) are left out here; budgets only
+   * lose what a crash cut off, and `ralph repair` names them.
+   */
+  read(days: readonly string[]): Promise<MetricsLine[]> {
+    return new Promise((resolve) => {
+      const { entries } = readCostEntries(this.logsDir, days);
+      resolve(entries.map(({ task_id, ...rest }) => ({ ...(rest as unknown as MetricsLine), task: task_id })));
+    });
   }
 }

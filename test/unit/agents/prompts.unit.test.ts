@@ -83,6 +83,14 @@ describe('agents/prompts', () => {
       assert.deepEqual(picked.map((g) => g.id).slice(-1), ['G-49'], 'most recent first when nothing is relevant');
     });
 
+    it('parses the one-line guardrails the harness appends after a reflection, in file order', () => {
+      const md = `${guardrailsMd}\n- **running migrations in tests** → use a fresh schema per test (T-9, 2026-11-29)\n`;
+      const all = parseGuardrails(md);
+      assert.deepEqual(all.map((g) => g.id), ['G-001', 'G-002', 'G-003', 'L-1']);
+      assert.equal(all[3]?.trigger, 'running migrations in tests');
+      assert.equal(all[3]?.instruction, 'use a fresh schema per test (T-9, 2026-11-29)');
+    });
+
     it('bounds a diff by whole files and names the ones left out', () => {
       const file = (n: number): string => `diff --git a/f${n}.ts b/f${n}.ts\n${'+x\n'.repeat(100)}`;
       const out = boundDiff(file(1) + file(2) + file(3), 700);
@@ -95,7 +103,7 @@ describe('agents/prompts', () => {
     it('given a task phase, then the prompt holds markers, core, phase text, slim state, the task and its deps only', () => {
       const p = buildPrimaryPrompt({ phase: 'plan', phaseText: '# Phase: plan\nWrite the plan.', core, guardrails: guardrailsMd, state: { iteration: 7, phase: 'plan' }, backlog, taskId: 'W1-001', constraints: ['ALL SQL must include tenant_id'] });
       assert.match(p.text, /^RALPH-PHASE: plan\nRALPH-AGENT: primary\nRALPH-TASK: W1-001\nRALPH-KEY: plan\/W1-001\/\n/);
-      for (const s of ['# Standards', 'Write the plan.', 'iteration=7', 'W1-001 [pending] Invoice parser (S, wave 1, src ES:42, deps W0-001,W0-002)', '- W0-001 [done] Database layer', 'ALL SQL must include tenant_id', 'G-002']) {
+      for (const s of ['# Standards', 'Write the plan.', 'iteration=7', '## Task W1-001: Invoice parser\n[pending] (S, wave 1, src ES:42, deps W0-001,W0-002)', '- W0-001 [done] Database layer', 'ALL SQL must include tenant_id', 'G-002']) {
         assert.ok(p.text.includes(s), `missing ${s}`);
       }
       for (const s of ['Unrelated PDF export', 'Another unrelated thing', 'editor note', 'Format:']) assert.ok(!p.text.includes(s), `leaked ${s}`);
@@ -111,6 +119,12 @@ describe('agents/prompts', () => {
       assert.ok((p.sections.failure ?? 0) <= PROMPT_LIMITS.gateTailBytes + 200);
     });
 
+    it('given a rejected previous answer, then the reason is included, bounded', () => {
+      const p = buildPrimaryPrompt({ phase: 'plan', phaseText: 'plan', core, backlog, taskId: 'W1-001', rejection: `steps[0].files: required\n${'x'.repeat(5000)}` });
+      assert.match(p.text, /## Your previous answer was rejected by the harness\nsteps\[0\]\.files: required/);
+      assert.ok((p.sections.rejection ?? 0) <= PROMPT_LIMITS.rejectionBytes + 200);
+    });
+
     it('given assess, then ready candidates are listed instead of a task', () => {
       const p = buildPrimaryPrompt({ phase: 'assess', phaseText: 'assess', core, backlog });
       assert.match(p.text, /## Ready tasks\n- W1-001 .*\n- W2-001/);
@@ -120,7 +134,7 @@ describe('agents/prompts', () => {
     it('given implement, then the sub-step is included', () => {
       const p = buildPrimaryPrompt({ phase: 'implement', phaseText: 'impl', core, backlog, taskId: 'W1-001', key: 'step-2', step: { index: 1, total: 3, description: 'Add rounding', files: ['src/a.ts'], acceptance: 'test passes' } });
       assert.match(p.text, /RALPH-KEY: implement\/W1-001\/step-2\//);
-      assert.match(p.text, /## Sub-step 2\/3\nAdd rounding\nFiles: src\/a\.ts\nAcceptance: test passes/);
+      assert.match(p.text, /## Sub-step 2\/3: Add rounding\nFiles: src\/a\.ts\nAcceptance: test passes/);
     });
   });
 
@@ -148,8 +162,8 @@ describe('agents/prompts', () => {
       assert.deepEqual(Object.keys(p.sections), ['header', 'instructions', 'task', 'gates', 'rules', 'diff', 'answer']);
       assert.match(p.text, /RALPH-AGENT: judge/);
       assert.ok(p.text.includes('+const ok = 1;'));
-      assert.ok(p.text.includes('- build: passed'));
-      assert.ok(p.text.includes('- test: failed\n  boom'));
+      assert.ok(p.text.includes('Task W1-001: Invoice parser\n[pending] (S, wave 1, src ES:42, deps W0-001,W0-002)'));
+      assert.ok(p.text.includes('Gate results: build=passed, test=failed\n- test failed:\n  boom'));
       assert.ok(p.text.includes('- No secrets in code'));
       assert.ok(p.text.includes('Deferred because: touches src/auth/'));
       assert.match(p.text, /"verdict": "approve" \| "reject" \| "modify"/);
@@ -160,6 +174,8 @@ describe('agents/prompts', () => {
       const p = buildJudgePrompt({ task, diff, gates: [], rules: 'rules' });
       assert.ok(p.bytes < PROMPT_LIMITS.diffBytes + 2000);
       assert.match(p.text, /diff truncated; not shown: /);
+      const wide = buildJudgePrompt({ task, diff, gates: [], rules: 'rules', diffBytes: 40_000 });
+      assert.ok(wide.bytes > PROMPT_LIMITS.diffBytes + 2000 && wide.bytes < 40_000 + 2000, `${wide.bytes} B`);
     });
   });
 
