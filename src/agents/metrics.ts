@@ -109,6 +109,24 @@ export interface MetricsRead {
   readonly problems: MetricsProblem[];
 }
 
+/** Calls `take` with each non-blank line's JSON; a line that is not JSON, or that `take` refuses (returns a message), becomes a problem. */
+function eachJsonLine(file: string, problems: MetricsProblem[], take: (json: unknown) => string | null): void {
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (text.trim().length === 0) return;
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        problems.push({ file, line: i + 1, message: 'not JSON' });
+        return;
+      }
+      const message = take(json);
+      if (message !== null) problems.push({ file, line: i + 1, message });
+    });
+}
+
 /** Reads metrics files, optionally limited to days `from`..`to` (YYYYMMDD, inclusive). */
 export function readMetrics(projectRoot: string, range: { from?: string; to?: string } = {}): MetricsRead {
   return readMetricsIn(metricsDir(projectRoot), range);
@@ -127,22 +145,11 @@ export function readMetricsIn(dir: string, range: { from?: string; to?: string }
     })
     .sort();
   for (const name of files) {
-    const file = join(dir, name);
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .forEach((text, i) => {
-        if (text.trim().length === 0) return;
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          problems.push({ file, line: i + 1, message: 'not JSON' });
-          return;
-        }
-        const parsed = metricsLineSchema.safeParse(json);
-        if (parsed.success) lines.push(parsed.data);
-        else problems.push({ file, line: i + 1, message: parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ') });
-      });
+    eachJsonLine(join(dir, name), problems, (json) => {
+      const parsed = metricsLineSchema.safeParse(json);
+      if (parsed.success) lines.push(parsed.data);
+      return parsed.success ? null : parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ');
+    });
   }
   return { lines, problems };
 }
@@ -167,25 +174,13 @@ export function readCostEntries(logsDir: string, days: readonly string[]): { ent
   for (const day of days) {
     const file = join(logsDir, `par-metrics-${day.replace(/-/g, '')}.jsonl`);
     if (!existsSync(file)) continue;
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .forEach((text, i) => {
-        if (text.trim().length === 0) return;
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          problems.push({ file, line: i + 1, message: 'not JSON' });
-          return;
-        }
-        const v = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
-        if (typeof v.ts !== 'string') {
-          problems.push({ file, line: i + 1, message: 'ts: not a string' });
-          return;
-        }
-        const task = typeof v.task_id === 'string' ? v.task_id : typeof v.task === 'string' ? v.task : null;
-        entries.push({ ...v, ts: v.ts, cost: Number(v.cost) || 0, task_id: task });
-      });
+    eachJsonLine(file, problems, (json) => {
+      const v = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+      if (typeof v.ts !== 'string') return 'ts: not a string';
+      const task = typeof v.task_id === 'string' ? v.task_id : typeof v.task === 'string' ? v.task : null;
+      entries.push({ ...v, ts: v.ts, cost: Number(v.cost) || 0, task_id: task });
+      return null;
+    });
   }
   return { entries, problems };
 }
