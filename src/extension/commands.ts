@@ -9,17 +9,13 @@ import { domainEvent } from '../domain/events';
 import { proposalSchemas } from '../domain/proposals';
 import { EFFORTS } from '../domain/model';
 import type { AgentBackend } from '../agents/types';
-import { formatLoopEvent } from '../loop/host';
 import { CONFIG_FILE, loadConfig } from '../project/config';
-import { initProject } from '../project/init';
-import { applyLocalFixes, formatFindings, runProjectChecks } from '../project/repair';
 import { openStore } from '../store';
 import type { Engine, SubmitOutcome } from './engine';
 import { LoopBusyError } from './engine';
 import { openEventLog } from './eventLog';
 import type { CommandId } from './ids';
 import { Commands, HUMAN_ACTOR, Settings } from './ids';
-import { createLmBackend } from './lmBackend';
 import type { PatchContentProvider } from './patchContent';
 import { openPatchDiff } from './patchContent';
 import type { BacklogTreeProvider } from './trees/backlogTree';
@@ -213,13 +209,14 @@ const revealTask: Factory = (c) => async (arg) => {
 };
 
 /** Backends the config assigns to `vscode-lm`, built here (only this host can). */
-function lmBackends(projectDir: string): Partial<Record<'primary' | 'worker' | 'judge', AgentBackend>> {
+async function lmBackends(projectDir: string): Promise<Partial<Record<'primary' | 'worker' | 'judge', AgentBackend>>> {
   const r = loadConfig(projectDir);
   if (!r.ok) return {};
+  const roles = (['primary', 'worker', 'judge'] as const).filter((role) => r.value.backends[role] === 'vscode-lm');
+  if (roles.length === 0) return {};
+  const { createLmBackend } = await import('./lmBackend.js');
   const out: Partial<Record<'primary' | 'worker' | 'judge', AgentBackend>> = {};
-  for (const role of ['primary', 'worker', 'judge'] as const) {
-    if (r.value.backends[role] === 'vscode-lm') out[role] = createLmBackend(r.value.backends['vscode-lm']);
-  }
+  for (const role of roles) out[role] = createLmBackend(r.value.backends['vscode-lm']);
   return out;
 }
 
@@ -230,8 +227,8 @@ const startLoop: Factory = (c) => async () => {
     if (init) await vscode.commands.executeCommand(Commands.initialize);
     return;
   }
-  const host = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: starting the loop…' }, () =>
-    c.engine.startLoop({ backends: lmBackends(projectDir) }),
+  const host = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: starting the loop…' }, async () =>
+    c.engine.startLoop({ backends: await lmBackends(projectDir) }),
   );
   c.output.info(`loop started (${host.settings.workers} worker(s), target branch ${host.settings.targetBranch ?? 'current'})`);
   // A window progress for the whole run: the status bar spins until the loop stops.
@@ -246,7 +243,7 @@ const startLoop: Factory = (c) => async () => {
 const stopLoop: Factory = (c) => async () => {
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: stopping the loop…' }, () => c.engine.stopLoop());
   if (r === 'requested') void vscode.window.showInformationMessage('Ralph: asked the running loop to stop (it is in another process).');
-  else c.output.info(formatLoopEvent({ type: 'summary', summary: r }) ?? 'loop stopped');
+  else c.output.info(c.engine.formatLoopEvent({ type: 'summary', summary: r }) ?? 'loop stopped');
 };
 
 const pauseLoop: Factory = (c) => () => c.engine.pauseLoop();
@@ -254,6 +251,7 @@ const resumeLoop: Factory = (c) => () => c.engine.resumeLoop();
 
 const initialize: Factory = (c) => async () => {
   const dir = requireFolder(c);
+  const { initProject } = await import('../project/init.js');
   const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: initializing the project…' }, () =>
     initProject({
       dir,
@@ -286,6 +284,7 @@ const initialize: Factory = (c) => async () => {
 
 const repair: Factory = (c) => async () => {
   const dir = requireFolder(c);
+  const { applyLocalFixes, formatFindings, runProjectChecks } = await import('../project/repair/index.js');
   const findings = await runProjectChecks(dir);
   c.output.info(`repair checks:\n${formatFindings(findings)}`);
   c.output.show(true);

@@ -10,7 +10,7 @@ import { CONTROL_PROJECTIONS, controlContext, drainInbox, getPatch, patchesOf, s
 import type { Patch, Task } from '../domain/model';
 import type { LoopEvent, LoopSummary } from '../loop/events';
 import type { LoopHost, LoopHostOptions } from '../loop/host';
-import { openLoopHost } from '../loop/host';
+import type * as HostModule from '../loop/host';
 import { createStoreDataSource } from '../monitor/dataSource';
 import type { StoreDataSource } from '../monitor/dataSource';
 import type { LogLine } from '../protocol/monitor';
@@ -96,6 +96,7 @@ export class Engine extends Disposable {
   private refreshAgain = false;
   private pollTimer: NodeJS.Timeout | undefined;
   private lastRole = '';
+  private hostModule: typeof HostModule | undefined;
 
   private readonly _onDidChangeData = this._register(new Emitter<readonly StoredEvent[]>());
   /** Events arrived (appended here or read from another writer). */
@@ -411,7 +412,9 @@ export class Engine extends Disposable {
     this._onDidChangeState.fire();
     let host: LoopHost;
     try {
-      host = await (this.o.openLoopHost ?? openLoopHost)({ ...options, projectDir: this.o.projectDir });
+      // The loop engine (agents, git, gates) loads on the first start, not at activation.
+      this.hostModule ??= await import('../loop/host.js');
+      host = await (this.o.openLoopHost ?? this.hostModule.openLoopHost)({ ...options, projectDir: this.o.projectDir });
     } catch (e) {
       this.starting = false;
       this._onDidChangeState.fire();
@@ -468,6 +471,11 @@ export class Engine extends Disposable {
     if (this.host) this.host.loop.resume();
     else await this.submit({ command: 'resume', actor: HUMAN_ACTOR });
     this._onDidChangeState.fire();
+  }
+
+  /** One line for the output channel per loop event worth printing (null: not worth it). */
+  formatLoopEvent(e: LoopEvent): string | null {
+    return this.hostModule?.formatLoopEvent(e) ?? null;
   }
 
   /** Recent log lines of this window's loop (the monitor shows them). */

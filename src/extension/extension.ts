@@ -17,7 +17,6 @@ import { AgentsTreeProvider } from './trees/agentsTree';
 import { BacklogTreeProvider } from './trees/backlogTree';
 import type { TaskItem, WaveItem } from './trees/backlogTree';
 import { DeferredTreeProvider } from './trees/deferredTree';
-import { formatLoopEvent } from '../loop/host';
 
 let engine: Engine | undefined;
 let activationMs = 0;
@@ -118,7 +117,7 @@ function buildEngine(context: vscode.ExtensionContext, folder: vscode.WorkspaceF
     if (e.type === 'log') output[e.level](`${e.agent}: ${e.message}`);
     else if (e.type === 'gate.progress') output.trace(`${e.agent} ${e.gate}: ${e.line}`);
     else {
-      const line = formatLoopEvent(e);
+      const line = eng.formatLoopEvent(e);
       if (line) output.info(line);
     }
   });

@@ -55,7 +55,9 @@ export type BacklogNode = WaveItem | TaskItem;
 export class BacklogTreeProvider extends Disposable implements vscode.TreeDataProvider<BacklogNode> {
   private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<BacklogNode | undefined>());
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
-  private readonly batcher = this._register(new RefreshBatcher(() => this._onDidChangeTreeData.fire(undefined)));
+  private readonly batcher = this._register(new RefreshBatcher(() => this.fireIfChanged()));
+  /** What the tree last showed; an unchanged backlog does not re-render (hover and clicks survive). */
+  private shown = '';
   private waves = new Map<number, WaveItem>();
   private items = new Map<string, TaskItem>();
 
@@ -69,6 +71,13 @@ export class BacklogTreeProvider extends Disposable implements vscode.TreeDataPr
     this.batcher.schedule();
   }
 
+  private fireIfChanged(): void {
+    const now = JSON.stringify(this.engine.tasks());
+    if (now === this.shown) return;
+    this.shown = now;
+    this._onDidChangeTreeData.fire(undefined);
+  }
+
   getTreeItem(element: BacklogNode): vscode.TreeItem {
     return element;
   }
@@ -78,6 +87,7 @@ export class BacklogTreeProvider extends Disposable implements vscode.TreeDataPr
     if (element instanceof WaveItem) return element.tasks.map((t) => this.taskItem(t));
     await this.engine.open();
     this.rebuild();
+    this.shown = JSON.stringify(this.engine.tasks());
     return [...this.waves.values()];
   }
 

@@ -31,7 +31,9 @@ export class DeferredItem extends vscode.TreeItem {
 export class DeferredTreeProvider extends Disposable implements vscode.TreeDataProvider<DeferredItem> {
   private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<DeferredItem | undefined>());
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
-  private readonly batcher = this._register(new RefreshBatcher(() => this._onDidChangeTreeData.fire(undefined)));
+  private readonly batcher = this._register(new RefreshBatcher(() => this.fireIfChanged()));
+  /** What the tree last showed; an unchanged queue does not re-render (hover and clicks survive). */
+  private shown = '';
 
   constructor(private readonly engine: Engine) {
     super();
@@ -41,6 +43,17 @@ export class DeferredTreeProvider extends Disposable implements vscode.TreeDataP
 
   refresh(): void {
     this.batcher.schedule();
+  }
+
+  private signature(): string {
+    return JSON.stringify(this.engine.deferred().map((t) => [t, this.engine.lastVerdict(t.task_id)]));
+  }
+
+  private fireIfChanged(): void {
+    const now = this.signature();
+    if (now === this.shown) return;
+    this.shown = now;
+    this._onDidChangeTreeData.fire(undefined);
   }
 
   getTreeItem(element: DeferredItem): vscode.TreeItem {
@@ -54,6 +67,7 @@ export class DeferredTreeProvider extends Disposable implements vscode.TreeDataP
   async getChildren(element?: DeferredItem): Promise<DeferredItem[]> {
     if (element) return [];
     await this.engine.open();
+    this.shown = this.signature();
     return this.engine.deferred().map((t) => new DeferredItem(t, this.engine.patchOfTask(t.task_id)?.patch_id ?? null, this.engine.lastVerdict(t.task_id)));
   }
 }
