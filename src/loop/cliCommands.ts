@@ -1,6 +1,6 @@
 // The loop's command-line verbs, ready for src/cli to dispatch: `ralph start [--once]
 // [--workers N] [--quiet]`, `ralph stop|pause|resume [reason...]` (beside a running loop,
-// through the inbox) and `ralph demo`. Output goes through the given io; exit codes follow
+// through the inbox) and `ralph demo [--scripted]`. Output goes through the given io; exit codes follow
 // the CLI's (0 ok, 1 failed, 2 usage).
 import { formatLoopEvent, openLoopHost, requestLoopCommand } from './host';
 import { runDemo } from './demo';
@@ -82,8 +82,31 @@ export function loopRequestCommand(projectDir: string, verb: 'stop' | 'pause' | 
   return 0;
 }
 
-/** `ralph demo`: the sample project run end to end with the scripted model. */
-export async function demoCommand(io: LoopCliIo): Promise<number> {
-  const r = await runDemo((line) => io.out(`${line}\n`));
+/** Parses `ralph demo [--scripted]`. */
+export function parseDemoArgs(argv: readonly string[]): { scripted: boolean } {
+  let scripted = false;
+  for (const a of argv) {
+    if (a === '--scripted') scripted = true;
+    else throw new LoopUsageError(`ralph demo: unknown argument '${a}' (usage: ralph demo [--scripted])`);
+  }
+  return { scripted };
+}
+
+/**
+ * `ralph demo [--scripted]`: the sample project run end to end with the scripted model,
+ * through the real claude CLI when installed in .tools/ (--scripted: the stand-in always).
+ */
+export async function demoCommand(io: LoopCliIo, argv: readonly string[] = []): Promise<number> {
+  let args: { scripted: boolean };
+  try {
+    args = parseDemoArgs(argv);
+  } catch (e) {
+    if (!(e instanceof LoopUsageError)) throw e;
+    io.err(`${e.message}\n`);
+    return 2;
+  }
+  const t0 = Date.now();
+  const r = await runDemo((line) => io.out(`${line}\n`), { scripted: args.scripted });
+  io.out(`Demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s (${r.backend.kind === 'claude' ? `real claude ${r.backend.version}` : 'scripted executable'})\n`);
   return r.testsPass && r.summary.promoted > 0 ? 0 : 1;
 }

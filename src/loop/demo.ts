@@ -3,12 +3,23 @@
 // scripted model — tasks extracted from the spec by evolve_goals, a worker finishing a task
 // in parallel with the primary, a task failing its tests once and fixed on retry, a tier-2
 // patch judged and promoted — then prints the final status and where to look.
+// The agents are the REAL `claude` CLI (pinned, from .tools/) talking to the scripted model
+// server on 127.0.0.1 when it is installed, else the lightweight scripted executable; both
+// play the same scenario. The test kit's server and sandbox are bundled into dist/cli.js.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { claudeSandbox } from '../../test/kit/agentEnv';
+import type { Sandbox } from '../../test/kit/agentEnv';
+import { startModelServer } from '../../test/kit/modelServer';
+import type { ModelServer } from '../../test/kit/modelServer';
+import { findPinnedClaude } from '../../test/kit/pinnedClaude';
+import { createClaudeBackend } from '../agents/claudeBackend';
+import type { AgentBackend, PermissionMode } from '../agents/types';
 import { statusText } from '../control/derived';
 import { CONTROL_PROJECTIONS } from '../control/views';
+import { requireConfig } from '../project/config';
 import { initProject } from '../project/init';
 import { openStore } from '../store/sqlJsStore';
 import { formatLoopEvent, openLoopHost } from './host';
@@ -46,7 +57,7 @@ console.log(n + ' test files passed');
 `,
 };
 
-type Tool = { tool: 'write'; path: string; content: string };
+type Tool = { tool: 'write'; path: string; content: string } | { tool: 'bash'; command: string };
 const say = (key: string, tools: Tool[], answer: unknown): Record<string, unknown> => ({
   name: key,
   match: `RALPH-KEY: ${key}`,
@@ -108,7 +119,9 @@ export function demoScenario(): Record<string, unknown> {
         decision: 'retry',
         guardrail: { trigger: 'non-commutative arithmetic', instruction: 'run the unit test for argument order before finishing' },
       }),
-      say('implement/CALC-3/fix-1/', [w('src/sub.js', 'module.exports = (a, b) => a - b;\n')], 'order fixed'),
+      // The fix edits through Bash: the real Claude Code refuses Write/Edit on a file the
+      // session has not Read first, and this is a fresh invocation.
+      say('implement/CALC-3/fix-1/', [{ tool: 'bash', command: "sed -i 's/b - a/a - b/' src/sub.js" }], 'order fixed'),
       say('plan/CALC-4/', [], plan('CALC-4', [{ d: 'Token check with its test', files: ['src/auth/token.js', 'test/token.test.js'] }])),
       say('implement/CALC-4/step-1/', [
         w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
@@ -129,8 +142,15 @@ function git(dir: string, ...args: string[]): void {
   execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
 }
 
-/** Generates the sample project (a git repo with a spec) and runs `ralph init` on it. */
-export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-demo-'))): Promise<string> {
+/** Which agents the demo runs: the real CLI (its executable) or the scripted stand-in. */
+export type DemoBackend = { readonly kind: 'claude'; readonly binary: string; readonly version: string } | { readonly kind: 'scripted' };
+
+/**
+ * Generates the sample project (a git repo with a spec) and runs `ralph init` on it. The
+ * config names the backend the demo runs (claude leaves permission_mode at its default,
+ * bypassPermissions, which the worktrees under .git/ need; as root that sets IS_SANDBOX=1).
+ */
+export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-demo-')), backend: DemoBackend = { kind: 'scripted' }): Promise<string> {
   for (const [rel, text] of Object.entries(FILES)) {
     mkdirSync(join(dir, rel, '..'), { recursive: true });
     writeFileSync(join(dir, rel), text);
@@ -160,7 +180,13 @@ export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-
     forbidden_patterns: ['eval(', 'console.debug('],
     forbidden_exclude: ['test/**', 'scripts/**'],
     model: 'claude-sonnet-4-5-20250929',
-    backends: { primary: 'scripted', worker: 'scripted', judge: 'scripted', scripted: { scenario: '.ralph/demo-scenario.json' } },
+    backends: {
+      primary: backend.kind,
+      worker: backend.kind,
+      judge: backend.kind,
+      scripted: { scenario: '.ralph/demo-scenario.json' },
+      ...(backend.kind === 'claude' ? { claude: { binary: backend.binary } } : {}),
+    },
     workers: { count: 1 },
     intervals: { primary: 1, worker: 1 },
   };
@@ -173,38 +199,84 @@ export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-
 
 export interface DemoResult {
   readonly dir: string;
+  readonly backend: DemoBackend;
   readonly summary: LoopSummary;
   readonly testsPass: boolean;
 }
 
+export interface DemoOptions {
+  /** Where to generate the sample (an empty or missing folder); default a new temp folder. */
+  readonly dir?: string;
+  /** Force the lightweight scripted executable even when the real claude is installed. */
+  readonly scripted?: boolean;
+  /** Override the real-claude lookup (tests); undefined = look in .tools/. */
+  readonly claude?: { readonly binary: string; readonly version: string } | null;
+}
+
+/** The backend `runDemo` would use: the pinned real claude when installed, unless forced off. */
+export function chooseDemoBackend(o: DemoOptions = {}): DemoBackend {
+  if (o.scripted === true) return { kind: 'scripted' };
+  const found = o.claude === undefined ? findPinnedClaude() : (o.claude ?? undefined);
+  return found !== undefined ? { kind: 'claude', ...found } : { kind: 'scripted' };
+}
+
+/** The sample's own test gate run on a clean export of the branch tip (not the checkout). */
+export function testsPassOnTip(projectDir: string, branch = 'main'): boolean {
+  const tip = mkdtempSync(join(tmpdir(), 'ralph-demo-tip-'));
+  try {
+    execFileSync('sh', ['-c', `git -C "$1" archive "$2" | tar -x -C "$3"`, 'sh', projectDir, branch, tip], { stdio: 'pipe' });
+    execFileSync(process.execPath, ['scripts/test.js'], { cwd: tip, stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(tip, { recursive: true, force: true });
+  }
+}
+
 /** Runs the demo end to end, printing progress through `print`. */
-export async function runDemo(print: (line: string) => void, dir?: string): Promise<DemoResult> {
-  const projectDir = await createDemoProject(dir);
+export async function runDemo(print: (line: string) => void, o: DemoOptions = {}): Promise<DemoResult> {
+  const backend = chooseDemoBackend(o);
+  const projectDir = await createDemoProject(o.dir, backend);
   print(`Sample project: ${projectDir}`);
-  const host = await openLoopHost({ projectDir, once: true });
-  host.loop.events.on((e) => {
-    const line = formatLoopEvent(e);
-    if (line !== null && e.type !== 'summary') print(line);
-  });
+  let server: ModelServer | undefined;
+  let sandbox: Sandbox | undefined;
+  let backends: Record<'primary' | 'worker' | 'judge', AgentBackend> | undefined;
+  if (backend.kind === 'claude') {
+    server = await startModelServer(demoScenario());
+    sandbox = claudeSandbox(server.url);
+    const c = requireConfig(projectDir).backends.claude;
+    // Only the sandbox's variables reach the CLI (no credentials of the user's environment).
+    const agent = createClaudeBackend({ command: c.binary, permissionMode: c.permission_mode as PermissionMode, extraArgs: c.extra_args, baseEnv: { ...c.env } });
+    backends = { primary: agent, worker: agent, judge: agent };
+    print(`Agents: the real claude CLI ${backend.version} (${backend.binary}, --permission-mode ${c.permission_mode}) against the scripted model server at ${server.url}`);
+  } else {
+    print('Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' + (o.scripted === true ? ' (--scripted)' : '; the real claude CLI is not installed in .tools/ (node scripts/ensure-agent-clis.mjs)'));
+  }
   let summary: LoopSummary;
   try {
-    summary = await host.loop.run();
-    print('');
-    print(statusText(host.control.ctx).trimEnd());
+    const host = await openLoopHost({ projectDir, once: true, ...(backends ? { backends } : {}), ...(sandbox ? { agentEnv: sandbox.env } : {}) });
+    host.loop.events.on((e) => {
+      const line = formatLoopEvent(e);
+      if (line !== null && e.type !== 'summary') print(line);
+    });
+    try {
+      summary = await host.loop.run();
+      print('');
+      print(statusText(host.control.ctx).trimEnd());
+    } finally {
+      await host.close();
+    }
   } finally {
-    await host.close();
+    await server?.close();
+    sandbox?.cleanup();
   }
-  let testsPass = true;
-  try {
-    execFileSync(process.execPath, ['scripts/test.js'], { cwd: projectDir, stdio: 'pipe' });
-  } catch {
-    testsPass = false;
-  }
+  const testsPass = testsPassOnTip(projectDir);
   print('');
   print(formatLoopEventSummary(summary));
-  print(`The sample's own tests on the branch tip: ${testsPass ? 'pass' : 'FAIL'}`);
+  print(`The sample's own tests on the branch tip (main): ${testsPass ? 'pass' : 'FAIL'}`);
   print(`Inspect: ${projectDir} (.ralph/ralph.db, .ralph/BACKLOG.md, git log)`);
-  return { dir: projectDir, summary, testsPass };
+  return { dir: projectDir, backend, summary, testsPass };
 }
 
 function formatLoopEventSummary(s: LoopSummary): string {

@@ -7,12 +7,14 @@ import { runDemo } from '../../../src/loop/demo';
 
 describe('loop/demo', function () {
   this.timeout(180_000);
-  it('runs the sample project to completion with the scripted model and tells the whole story', async () => {
+  it('runs the sample project to completion with the scripted executable (--scripted) and tells the whole story', async () => {
     const lines: string[] = [];
-    const r = await runDemo((l) => lines.push(l));
+    const r = await runDemo((l) => lines.push(l), { scripted: true });
     try {
       const text = lines.join('\n');
       assert.equal(r.testsPass, true);
+      assert.equal(r.backend.kind, 'scripted');
+      assert.match(text, /Agents: the lightweight scripted claude executable/);
       assert.equal(r.summary.promoted, 4, text);
       assert.match(text, /primary assess → evolve_goals \(backlog empty and specs changed\)/);
       assert.match(text, /worker-1 worker \[CALC-2\]: success/);
