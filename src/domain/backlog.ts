@@ -3,6 +3,7 @@
 // empty cells). Pure: the caller reads and writes the file.
 import { EFFORTS, isTaskStatus, type Task, type TaskStatus } from './model';
 
+/** Titles the reference gives waves 0..8; higher waves are just `Wave N`. */
 export const WAVE_TITLES: readonly string[] = [
   'Critical Fixes & Foundation',
   'Core Infrastructure',

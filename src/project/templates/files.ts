@@ -1,5 +1,7 @@
 // The non-phase files `ralph init` writes into .ralph/: coding standards, the learned-
 // knowledge logs, the backlog skeleton, the initial STATE.json and .ralph/.gitignore.
+import { skeletonBacklog } from '../../domain/backlog';
+import { renderStateObject } from '../../domain/views';
 import type { TemplateContext } from './context';
 import { gateList } from './context';
 
@@ -52,51 +54,15 @@ One entry per evolve_goals run, appended by the harness: specs read, proposals m
 and what the control plane's policy decided (accepted / deferred / rejected).
 `;
 
-/** Titles the reference gives waves 0..8; higher waves are just `Wave N`. */
-export const WAVE_TITLES: readonly string[] = [
-  'Critical Fixes & Foundation',
-  'Core Infrastructure',
-  'Core Features',
-  'Extended Features',
-  'Polish & Testing',
-  'Documentation & Deployment',
-  'Optimization',
-  'Future Enhancements',
-  'Stretch Goals',
-];
-
-export const BACKLOG_TABLE_HEADER = '| ID | Status | Title | Source | Effort | Deps |\n|----|--------|-------|--------|--------|------|';
-
-/** BACKLOG.md skeleton in the reference format: waves 0-2 with empty tables. */
+/** BACKLOG.md skeleton in the reference format: waves 0-2 with empty tables (src/domain/backlog owns the format). */
 export function renderBacklogSkeleton(): string {
-  const waves = [0, 1, 2].map((n) => `## Wave ${n}: ${WAVE_TITLES[n] ?? `Wave ${n}`}\n\n${BACKLOG_TABLE_HEADER}\n`);
-  return `# BACKLOG\n\n${waves.join('\n')}`;
+  return skeletonBacklog();
 }
 
-/** The reference's STATE.json keys with their starting values. */
+/** The reference's STATE.json keys with their starting values (src/domain/views owns the keys). */
 export function initialState(): Record<string, unknown> {
-  return {
-    iteration: 0,
-    phase: 'assess',
-    current_item: null,
-    current_plan: null,
-    current_sub_step: 0,
-    current_wave: 0,
-    retry_count: 0,
-    commits_total: 0,
-    compile_status: 'unknown',
-    test_status: 'unknown',
-    progress_history: [],
-    last_evolve_at: 0,
-    last_dry_at: 0,
-    last_integ_at: 0,
-    last_ui_at: 0,
-    items_done_count: 0,
-    items_blocked_count: 0,
-    items_deferred_count: 0,
-    items_pending_count: 0,
-    items_total_count: 0,
-  };
+  // A copy: the defaults' progress_history array is shared.
+  return structuredClone(renderStateObject({ taskCounts: {}, commitsTotal: 0, currentWave: 0 }));
 }
 
 export function renderInitialState(): string {
