@@ -3,21 +3,12 @@
 // reflection class, retry counter, periodic counters). The model never decides a transition
 // (reference defect 13). Pure: no I/O, no clock; the loop feeds facts and performs effects.
 
-export const PHASES = [
-  'assess',
-  'plan',
-  'implement',
-  'verify',
-  'reflect',
-  'commit',
-  'evolve_goals',
-  'refactor_dry',
-  'test_integration',
-  'test_ui',
-  'review_deferred',
-] as const;
+// The phase list is the one the phase files and output schemas are keyed by.
+import { PHASES } from '../project/phaseOutputs';
+import type { Phase } from '../project/phaseOutputs';
 
-export type Phase = (typeof PHASES)[number];
+export { PHASES };
+export type { Phase };
 
 export type PeriodicPhase = 'evolve_goals' | 'refactor_dry' | 'test_integration' | 'test_ui' | 'review_deferred';
 
