@@ -211,6 +211,8 @@ export interface DemoOptions {
   readonly scripted?: boolean;
   /** Override the real-claude lookup (tests); undefined = look in .tools/. */
   readonly claude?: { readonly binary: string; readonly version: string } | null;
+  /** Called with the scripted model server once it listens (real-claude runs only; tests read its request log). */
+  readonly onModelServer?: (server: ModelServer) => void;
 }
 
 /** The backend `runDemo` would use: the pinned real claude when installed, unless forced off. */
@@ -241,20 +243,21 @@ export async function runDemo(print: (line: string) => void, o: DemoOptions = {}
   print(`Sample project: ${projectDir}`);
   let server: ModelServer | undefined;
   let sandbox: Sandbox | undefined;
-  let backends: Record<'primary' | 'worker' | 'judge', AgentBackend> | undefined;
-  if (backend.kind === 'claude') {
-    server = await startModelServer(demoScenario());
-    sandbox = claudeSandbox(server.url);
-    const c = requireConfig(projectDir).backends.claude;
-    // Only the sandbox's variables reach the CLI (no credentials of the user's environment).
-    const agent = createClaudeBackend({ command: c.binary, permissionMode: c.permission_mode as PermissionMode, extraArgs: c.extra_args, baseEnv: { ...c.env } });
-    backends = { primary: agent, worker: agent, judge: agent };
-    print(`Agents: the real claude CLI ${backend.version} (${backend.binary}, --permission-mode ${c.permission_mode}) against the scripted model server at ${server.url}`);
-  } else {
-    print('Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' + (o.scripted === true ? ' (--scripted)' : '; the real claude CLI is not installed in .tools/ (node scripts/ensure-agent-clis.mjs)'));
-  }
   let summary: LoopSummary;
   try {
+    let backends: Record<'primary' | 'worker' | 'judge', AgentBackend> | undefined;
+    if (backend.kind === 'claude') {
+      server = await startModelServer(demoScenario());
+      sandbox = claudeSandbox(server.url);
+      o.onModelServer?.(server);
+      const c = requireConfig(projectDir).backends.claude;
+      // Only the sandbox's variables reach the CLI (no credentials of the user's environment).
+      const agent = createClaudeBackend({ command: c.binary, permissionMode: c.permission_mode as PermissionMode, extraArgs: c.extra_args, baseEnv: { ...c.env } });
+      backends = { primary: agent, worker: agent, judge: agent };
+      print(`Agents: the real claude CLI ${backend.version} (${backend.binary}, --permission-mode ${c.permission_mode}) against the scripted model server at ${server.url}`);
+    } else {
+      print('Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' + (o.scripted === true ? ' (--scripted)' : '; the real claude CLI is not installed in .tools/ (node scripts/ensure-agent-clis.mjs)'));
+    }
     const host = await openLoopHost({ projectDir, once: true, ...(backends ? { backends } : {}), ...(sandbox ? { agentEnv: sandbox.env } : {}) });
     host.loop.events.on((e) => {
       const line = formatLoopEvent(e);
@@ -268,6 +271,7 @@ export async function runDemo(print: (line: string) => void, o: DemoOptions = {}
       await host.close();
     }
   } finally {
+    // The server and the throwaway home go whatever happened: the demo leaves no process.
     await server?.close();
     sandbox?.cleanup();
   }
