@@ -58,7 +58,7 @@ async function main() {
   if (!skipPackage) {
     // vsce runs the manifest's vscode:prepublish (npm run build:prod) before packaging.
     step('vsce package (builds with build:prod first)', () =>
-      execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--out', 'dist/ralph-loop.vsix'], {
+      execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', 'dist/ralph-loop.vsix'], {
         cwd: root,
         stdio: 'inherit',
       }),
