@@ -20,6 +20,7 @@ import { GitError, runGit, splitNul } from './exec';
 import { writeFileAtomic } from './capture';
 import { branchTip, copyIndexFile, gitCommonDir, gitDir, listWorktrees } from './repo';
 import type { WorktreeInfo } from './repo';
+import { pidAlive } from '../shared/process';
 
 export class BranchNotFoundError extends Error {
   override readonly name = 'BranchNotFoundError';
@@ -588,15 +589,6 @@ async function markerInUse(marker: PromotionMarker, lockPath: string): Promise<b
     return Date.now() - (await lstat(lockPath)).mtimeMs < STALE_MARKER_MS;
   } catch {
     return false;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

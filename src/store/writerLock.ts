@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { StoreLockedError, type LockHolder } from './errors';
 import type { Clock } from './eventIds';
+import { pidAlive } from '../shared/process';
 
 export const LOCK_FILE = 'writer.lock';
 const MUTEX_SUFFIX = '.takeover';
@@ -51,15 +52,6 @@ function readHolder(file: string): { raw: string; holder: LockHolder | undefined
     return { raw, holder: holderSchema.parse(JSON.parse(raw)) };
   } catch {
     return { raw, holder: undefined };
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

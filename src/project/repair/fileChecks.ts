@@ -10,6 +10,7 @@ import { proposalSchema } from '../phaseOutputs';
 import { initialState } from '../templates/files';
 import { ok } from './findings';
 import type { Finding } from './findings';
+import { pidAlive } from '../../shared/process';
 
 async function isDir(p: string): Promise<boolean> {
   try {
@@ -96,15 +97,6 @@ export async function checkStateJson(projectDir: string, maxRetries = 3): Promis
     findings.push({ check: 'state.retry', status: 'warn', message: `retry_count ${retry} exceeds max_retries ${maxRetries}`, path: rel, fix });
   }
   return findings.length ? findings : [ok('state.json', `${rel} is valid`)];
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
