@@ -14,7 +14,7 @@ import { claudeSandbox } from '../../test/kit/agentEnv';
 import type { Sandbox } from '../../test/kit/agentEnv';
 import { startModelServer } from '../../test/kit/modelServer';
 import type { ModelServer } from '../../test/kit/modelServer';
-import { findPinnedClaude } from '../../test/kit/pinnedClaude';
+import { findPinnedClaude, PINNED_CLAUDE_VERSION } from '../../test/kit/pinnedClaude';
 import { createClaudeBackend } from '../agents/claudeBackend';
 import type { AgentBackend, PermissionMode } from '../agents/types';
 import { statusText } from '../control/derived';
@@ -256,7 +256,7 @@ export async function runDemo(print: (line: string) => void, o: DemoOptions = {}
       backends = { primary: agent, worker: agent, judge: agent };
       print(`Agents: the real claude CLI ${backend.version} (${backend.binary}, --permission-mode ${c.permission_mode}) against the scripted model server at ${server.url}`);
     } else {
-      print('Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' + (o.scripted === true ? ' (--scripted)' : '; the real claude CLI is not installed in .tools/ (node scripts/ensure-agent-clis.mjs)'));
+      print('Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' + (o.scripted === true ? ' (--scripted)' : `; the real claude CLI ${PINNED_CLAUDE_VERSION} was not found in ${process.env.RALPH_TOOLS_DIR ? '$RALPH_TOOLS_DIR' : '.tools/'} (node scripts/ensure-agent-clis.mjs installs it)`));
     }
     const host = await openLoopHost({ projectDir, once: true, ...(backends ? { backends } : {}), ...(sandbox ? { agentEnv: sandbox.env } : {}) });
     host.loop.events.on((e) => {
