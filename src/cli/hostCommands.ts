@@ -43,8 +43,8 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
   ),
   {
     name: 'demo',
-    usage: 'demo',
-    summary: 'generate a sample project and run the loop on it with the scripted model',
-    run: (_dir, _args, io) => demoCommand(io),
+    usage: 'demo [--scripted]',
+    summary: 'run the loop on a generated sample project with a scripted model (through the real claude CLI when installed in .tools/, else the scripted executable)',
+    run: (_dir, args, io) => demoCommand(io, args),
   },
 ];
