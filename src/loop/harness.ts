@@ -6,6 +6,8 @@ import { appendFile, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend, AgentResult } from '../agents/types';
+import { metricsLineFor } from '../agents/metrics';
+import { secretValuesOf } from '../agents/secrets';
 import { extractJsonAnswer } from '../agents/structured';
 import { classifyRisk } from '../domain/risk';
 import type { RiskTier } from '../domain/risk';
@@ -198,25 +200,20 @@ export class Harness {
     this.totals.modelMs += duration;
     const ts = new Date(this.d.clock.now()).toISOString();
     this.costLines.push({ ts, cost: result.costUsd, task: taskId });
-    const line: MetricsLine = {
-      ts,
+    // The seed's line, rounded and with secret values redacted, as src/agents/metrics writes it.
+    // Duration is the harness's own measure (its clock), as before.
+    const { task_id: task, ...fields } = metricsLineFor({ ...result, durationMs: duration }, {
       agent: req.agent,
       iter: req.iteration,
-      phase_from: req.phase,
-      phase_to: req.phaseTo ?? req.phase,
-      duration: Math.round(duration / 1000),
-      cost: result.costUsd,
-      prompt_bytes: promptBytes,
-      turns: result.turns,
-      input_tokens: result.tokens.input,
-      cache_read: result.tokens.cacheRead,
-      cache_create: result.tokens.cacheCreate,
-      output_tokens: result.tokens.output,
-      model: result.model,
-      subtype: result.subtype,
+      phaseFrom: req.phase,
+      phaseTo: req.phaseTo ?? req.phase,
+      promptBytes,
       backend: backend.id,
-      task: taskId,
-    };
+      taskId,
+      ts: new Date(this.d.clock.now()),
+      secrets: secretValuesOf(this.d.agentEnv ?? {}),
+    });
+    const line: MetricsLine = { ...fields, task };
     await this.d.metrics.append(line).catch((e: unknown) => this.log(req.agent, 'warn', `metrics write failed: ${String(e)}`));
     this.d.emitter.emit({
       type: 'agent.finished',
