@@ -11,6 +11,9 @@ import { createInterface } from 'node:readline';
 // bundles it all the same).
 type ExecaModule = typeof Execa;
 let execaModule: Promise<ExecaModule> | undefined;
+/** Read through a call: TypeScript would keep the narrowing of the early check across awaits. */
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
 const loadExeca = (): Promise<ExecaModule> => (execaModule ??= import('execa'));
 
 export interface ProcessRequest {
@@ -124,7 +127,7 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
   const onAbort = (): void => stop('abort');
   req.signal?.addEventListener('abort', onAbort, { once: true });
   // A stop that arrived while execa was loading or the child spawning fired no listener.
-  if (req.signal?.aborted === true) stop('abort');
+  if (isAborted(req.signal)) stop('abort');
   const timeoutTimer = req.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), req.timeoutMs) : undefined;
 
   if (pid !== undefined) {
