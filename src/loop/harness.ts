@@ -270,7 +270,7 @@ export class Harness {
   }
 
   /** Promotion by tier, for a verified change (see the module header). */
-  async promote(change: VerifiedChange, signal: AbortSignal, allowRebase = true): Promise<PromotionOutcome> {
+  async promote(change: VerifiedChange, signal: AbortSignal, rebasesLeft = 3): Promise<PromotionOutcome> {
     const { control } = this.d;
     const { task, patch, agent } = change;
     if (patch.isEmpty) {
@@ -309,23 +309,31 @@ export class Harness {
       const accepted = await this.decompose(task, files, change.worktree, signal);
       return { kind: 'decomposed', accepted };
     }
-    const r = await this.promoteQueued(task, patchId, patch.path, agent);
-    if (r.kind === 'conflict' && allowRebase && !signal.aborted) {
-      return this.rebaseAndRetry(change, patchId, r.reason, signal);
+    // Only onto the commit the gates ran on: a moved branch means rebase and verify again.
+    const r = await this.promoteQueued(task, patchId, patch.path, agent, patch.baseCommit);
+    if (r.kind === 'conflict' && rebasesLeft > 0 && !signal.aborted) {
+      return this.rebaseAndRetry(change, patchId, r.reason, signal, rebasesLeft - 1);
     }
     return r;
   }
 
   /** git plumbing promotion of a queued patch, then promote-patch in the store. */
-  async promoteQueued(task: Pick<LoopTask, 'task_id' | 'title'>, patchId: string, patchPath: string, agent: string): Promise<PromotionOutcome> {
+  async promoteQueued(
+    task: Pick<LoopTask, 'task_id' | 'title'>,
+    patchId: string,
+    patchPath: string,
+    agent: string,
+    expectedTip?: string,
+  ): Promise<PromotionOutcome> {
     return this.promotionLock.run(async () => {
       let result = await promotePatch(this.d.projectDir, {
         branch: this.d.branch,
         patchFile: patchPath,
         message: formatPromotionMessage(task.task_id, task.title ?? task.task_id),
         patchId,
+        ...(expectedTip !== undefined ? { expectedTip } : {}),
       });
-      if (result.status === 'conflict' && result.reason === 'branch-moved') {
+      if (result.status === 'conflict' && result.reason === 'branch-moved' && expectedTip === undefined) {
         // Someone moved the branch between our read and our compare-and-swap: once more.
         result = await promotePatch(this.d.projectDir, {
           branch: this.d.branch,
@@ -367,8 +375,8 @@ export class Harness {
     }
   }
 
-  /** The branch moved under the patch: rebase the worktree on the new tip, re-verify, retry once. */
-  private async rebaseAndRetry(change: VerifiedChange, patchId: string, reason: string, signal: AbortSignal): Promise<PromotionOutcome> {
+  /** The branch moved under the patch: rebase the worktree on the new tip, re-verify, retry (a few times). */
+  private async rebaseAndRetry(change: VerifiedChange, patchId: string, reason: string, signal: AbortSignal, rebasesLeft: number): Promise<PromotionOutcome> {
     const { control } = this.d;
     const tip = await branchTip(this.d.projectDir, this.d.branch);
     const give = async (why: string): Promise<PromotionOutcome> => {
@@ -387,7 +395,7 @@ export class Harness {
     if (failed || v.patch === null) return give(`after rebase onto ${tip.slice(0, 8)} the ${failed?.gate ?? 'verify'} gate fails`);
     await control.discardPatch(patchId, `superseded by a rebase onto ${tip.slice(0, 8)}`, change.agent);
     const task = control.task(change.task.task_id) ?? change.task;
-    return this.promote({ ...change, task, base: rb.base, patch: v.patch, gates: v.gates }, signal, false);
+    return this.promote({ ...change, task, base: rb.base, patch: v.patch, gates: v.gates }, signal, rebasesLeft);
   }
 
   /** Tier 3: an agent proposes smaller tasks; the parent is dropped only if they are accepted. */

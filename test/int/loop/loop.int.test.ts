@@ -319,6 +319,34 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     await assertInvariants(p, store);
   });
 
+  it('given the branch moved under a patch without conflict, then the patch is rebased and verified again before it is promoted (gates always saw the parent)', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-8', title: 'Add notes', effort: 'S', wave: 0 }]);
+    writeScenario(p, [
+      {
+        name: 'slow add',
+        match: 'RALPH-KEY: worker/T-8/attempt-1/',
+        turns: [{ tools: [{ tool: 'write', path: 'NOTES.md', content: '# Notes\n' }] }, { text: 'done', delayMs: 1500 }],
+      },
+    ]);
+    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    await loop.start();
+    await loop.events.next((e) => e.type === 'agent.started' && e.taskId === 'T-8');
+    // Meanwhile the user commits an unrelated file on main.
+    writeFileSync(join(p.dir, 'USER.md'), 'mine\n');
+    git(p.dir, 'add', 'USER.md');
+    git(p.dir, 'commit', '-q', '-m', 'user: unrelated');
+    const userCommit = git(p.dir, 'rev-parse', 'main').trim();
+    const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-8');
+    await loop.stop();
+    assert.ok(promoted.type === 'patch.promoted');
+    assert.equal(git(p.dir, 'rev-parse', `${promoted.commit}^`).trim(), userCommit);
+    const verifies = events.filter((e) => e.type === 'gate.finished' && e.taskId === 'T-8' && e.gate === 'forbidden_patterns');
+    assert.equal(verifies.length, 2, 'verified on the old base, then again after the rebase');
+    const discarded = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded'");
+    assert.ok(discarded.some((r) => /superseded by a rebase/.test(r.payload)), 'the first patch is discarded as superseded');
+    await assertInvariants(p, store);
+  });
+
   it('given a paused loop, then no agent starts until it is resumed', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-2', title: 'Quick', effort: 'S', wave: 0 }]);
     writeScenario(p, [script('worker/T-2/attempt-1/', [{ tool: 'write', path: 'src/q.js', content: 'module.exports = 1;\n' }])]);
