@@ -18,6 +18,8 @@ import { CONFIG_FILE } from '../project/config';
 import { DB_FILE, JOURNAL_FILE, LOCK_FILE, LOCKS_DIR, openStore } from '../store';
 import type { EventStore, LockHolder, StoredEvent } from '../store';
 import { deadReason } from '../store/writerLock';
+import { EVENT_COLUMNS, rowToEvent } from '../store/eventRows';
+import type { EventRow } from '../store/eventRows';
 import { AgentsTracker } from './agentsTracker';
 import { Emitter } from './emitter';
 import type { LoopStateKey } from './ids';
@@ -71,17 +73,6 @@ export class LoopBusyError extends Error {
 }
 
 const MAX_LOG_LINES = 200;
-
-interface EventRow {
-  event_id: string;
-  ts: string;
-  run_id: string;
-  entity_type: string;
-  entity_id: string;
-  event_type: string;
-  actor: string;
-  payload: string;
-}
 
 export class Engine extends Disposable {
   readonly ralphDir: string;
@@ -249,19 +240,11 @@ export class Engine extends Disposable {
   recentEvents(limit = 200, filter?: string): StoredEvent[] {
     const v = this.view;
     if (!v) return [];
-    const cols = 'event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload';
+    const cols = EVENT_COLUMNS;
     const rows = filter
       ? v.all<EventRow>(`SELECT ${cols} FROM events WHERE event_type LIKE ?1 OR entity_id LIKE ?1 OR actor LIKE ?1 ORDER BY event_id DESC LIMIT ?2`, [`%${filter}%`, limit])
       : v.all<EventRow>(`SELECT ${cols} FROM events ORDER BY event_id DESC LIMIT ?`, [limit]);
-    return rows.map((r) => {
-      let payload: Record<string, unknown> = {};
-      try {
-        payload = JSON.parse(r.payload) as Record<string, unknown>;
-      } catch {
-        payload = { unparsed: r.payload };
-      }
-      return { ...r, payload };
-    });
+    return rows.map(rowToEvent);
   }
 
   /** The latest event about a task (for tooltips). */
