@@ -21,7 +21,7 @@ import type { PromotionOutcome } from './harness';
 import type { LoopControl, LoopTask, MetricsSink, SpecWatch } from './ports';
 import { implementPrompt, periodicPrompt, planPrompt, reflectPrompt, workerPrompt } from './prompts';
 import { initialPrimaryState, periodicOverride, transition } from './primaryMachine';
-import type { CommitOutcome, Effect, PeriodicPhase, PhaseFact, PrimaryState, ReflectionClass } from './primaryMachine';
+import type { CommitOutcome, Effect, PeriodicPhase, PhaseFact, PrimaryState, ReflectionClass, Transition } from './primaryMachine';
 import type { LoopSettings } from './settings';
 import { idleDelayMs, systemClock, Waker } from './sleep';
 import type { Clock } from './sleep';
@@ -385,6 +385,7 @@ export class Loop {
       if (this.signal.aborted) break;
       const t = transition(s, fact);
       const failed = fact.kind === 'agent_failed' || t.state.phase === 'reflect';
+      if (fact.kind === 'reflected') await this.noteReflection(s, t, fact.reflection, p);
       for (const e of t.effects) await this.applyEffect(e, p);
       if (ran !== t.state.phase || ran !== 'assess') {
         this.events.emit({ type: 'phase.changed', agent: 'primary', from: ran, to: t.state.phase, reason: t.reason, taskId: t.state.taskId ?? s.taskId, iteration: t.state.iteration });
@@ -405,6 +406,26 @@ export class Loop {
       if (fact.kind !== 'no_work' && !this.countOutcome(failed)) continue;
       if (t.effects.some((e) => e.type === 'backoff')) await this.wakers.get('primary')?.wait(this.o.settings.idle.baseMs, this.signal);
     }
+  }
+
+  /**
+   * Retries are visible in ralph.db: one `task.reflected` note per reflection, with the
+   * machine's decision (not the model's). Not a lifecycle event: the task's status is unchanged.
+   */
+  private async noteReflection(s: PrimaryState, t: Transition, klass: ReflectionClass, p: PrimaryWork): Promise<void> {
+    const failure = s.lastFailure;
+    const taskId = s.taskId;
+    if (failure === null || taskId === null) return;
+    const decision = reflectionDecision(failure.origin, t);
+    const payload = {
+      attempt: s.retryCount + 1,
+      gate: failure.gate,
+      origin: failure.origin,
+      class: klass,
+      decision,
+      ...(p.lastLesson !== null ? { lesson: p.lastLesson } : {}),
+    };
+    await this.o.control.note('task', taskId, 'task.reflected', 'primary', payload).catch((e: unknown) => this.harness.log('primary', 'warn', `task.reflected not recorded: ${String(e)}`));
   }
 
   private async applyEffect(e: Effect, p: PrimaryWork): Promise<void> {
@@ -543,6 +564,14 @@ export class Loop {
 }
 
 type PlanValue = PhaseOutput<'plan'>;
+
+/** What the machine decided after a reflection: block, release (environment), replan or retry. */
+export function reflectionDecision(origin: string, t: Transition): 'retry' | 'replan' | 'block' | 'release' {
+  if (t.effects.some((e) => e.type === 'block_task')) return 'block';
+  if (t.effects.some((e) => e.type === 'release_task')) return 'release';
+  if (t.state.phase === 'plan' && origin !== 'plan') return 'replan';
+  return 'retry';
+}
 
 /** Runs one primary phase and reports the machine fact (the machine picks what is next). */
 class PrimaryWork {

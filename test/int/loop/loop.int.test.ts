@@ -166,6 +166,16 @@ describe('loop/Loop end to end (scripted claude)', function () {
     assert.ok(events.some((e) => e.type === 'gate.finished' && e.taskId === 'T-3' && e.gate === 'test' && e.status === 'failed'));
     assert.match(readFileSync(join(p.ralphDir, 'REFLECTIONS.md'), 'utf8'), /T-3 \(test, recoverable\)/);
     assert.match(readFileSync(join(p.ralphDir, 'GUARDRAILS.md'), 'utf8'), /arithmetic helper/);
+    // The retry is visible in ralph.db: one task.reflected note with the machine's decision.
+    const reflected = store
+      .all<{ actor: string; payload: string }>("SELECT actor, payload FROM events WHERE entity_type = 'task' AND entity_id = 'T-3' AND event_type = 'task.reflected' ORDER BY event_id")
+      .map((r): Record<string, unknown> => ({ ...(JSON.parse(r.payload) as Record<string, unknown>), actor: r.actor }));
+    assert.equal(reflected.length, 1, JSON.stringify(reflected));
+    assert.deepEqual(
+      { actor: reflected[0]?.actor, attempt: reflected[0]?.attempt, gate: reflected[0]?.gate, class: reflected[0]?.class, decision: reflected[0]?.decision },
+      { actor: 'primary', attempt: 1, gate: 'test', class: 'recoverable', decision: 'retry' },
+    );
+    assert.match(String(reflected[0]?.lesson), /check the operator against the test/);
     // T-4: deferred, judged in a separate invocation that saw only task, diff, gates, rules.
     assert.ok(events.some((e) => e.type === 'patch.deferred' && e.taskId === 'T-4'));
     assert.ok(events.some((e) => e.type === 'verdict' && e.taskId === 'T-4' && e.verdict === 'approve' && e.by === 'judge'));
