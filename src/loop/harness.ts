@@ -118,7 +118,22 @@ export class Harness {
   /** Patches whose promotion waits on the user's checkout (patchId -> task). */
   readonly waiting = new Map<string, { taskId: string; patchPath: string; reason: string }>();
 
+  /** Judge invocations in flight (taskId -> its abort), so a human decision can end them. */
+  private readonly judging = new Map<string, AbortController>();
+
   constructor(readonly d: HarnessDeps) {}
+
+  /**
+   * A human decided a deferred item: a judge still reviewing it is aborted (its process
+   * group ends) and its verdict, if any arrives, is ignored. True when one was running.
+   */
+  cancelJudge(taskId: string, reason: string): boolean {
+    const c = this.judging.get(taskId);
+    if (c === undefined || c.signal.aborted) return false;
+    this.log('judge', 'info', `judge for ${taskId} cancelled: ${reason}`);
+    c.abort(new Error(reason));
+    return true;
+  }
 
   get promptContext(): PromptContext {
     return { ralphDir: this.d.ralphDir, domainConstraints: this.d.settings.domainConstraints };
@@ -463,10 +478,22 @@ export class Harness {
     const rules = [...this.d.settings.domainConstraints, 'Sensitive paths (auth, migrations, data) need tests and no weakened checks.'];
     // The judge works in an empty folder: it reviews the diff it is given, nothing else.
     const cwd = await mkdtemp(join(tmpdir(), 'ralph-judge-'));
+    // Its own abort, tied to the loop's: a human decision on this task ends only this judge.
+    const own = new AbortController();
+    const onStop = (): void => own.abort(signal.reason);
+    if (signal.aborted) own.abort(signal.reason);
+    else signal.addEventListener('abort', onStop, { once: true });
+    this.judging.set(task.task_id, own);
     const out = await this.invoke(
       { agent: 'judge', role: 'judge', phase: 'review_deferred', task, prompt: judgePrompt(this.promptContext, task, diff, gates, rules), cwd, iteration: 0 },
-      signal,
-    ).finally(() => rm(cwd, { recursive: true, force: true }));
+      own.signal,
+    ).finally(() => {
+      signal.removeEventListener('abort', onStop);
+      if (this.judging.get(task.task_id) === own) this.judging.delete(task.task_id);
+      return rm(cwd, { recursive: true, force: true });
+    });
+    // Cancelled for a human's decision: the human's word stands, whatever the judge said.
+    if (own.signal.aborted && !signal.aborted) return 'skipped';
     if (out.kind !== 'ran' || out.result.status !== 'success') return 'invalid';
     const v = this.structured('review_deferred', out.result);
     if (!v.ok || v.value.task_id !== task.task_id) {

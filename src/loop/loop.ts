@@ -279,6 +279,8 @@ export class Loop {
       else this.resume();
     }
     for (const d of decisions) {
+      // The human overrides the judge: one still reviewing this task is ended now.
+      this.harness.cancelJudge(d.taskId, `${d.actor} decided ${d.decision}`);
       this.events.emit({ type: 'verdict', taskId: d.taskId, verdict: d.decision, rationale: d.rationale, confidence: null, by: 'human' });
       if (d.decision === 'approve') await this.harness.promoteApproved(d.taskId, d.actor);
     }

@@ -259,23 +259,34 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     assert.deepEqual(claimed, []);
   });
 
-  it('given a deferred tier-2 patch, when a human approves through the inbox while the judge is still thinking, then the human wins and it is promoted', async () => {
+  it('given a deferred tier-2 patch, when a human approves through the inbox while the judge is still thinking, then the judge is cancelled at once, the human wins and it is promoted once', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     writeScenario(p, [
       script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js'] }])),
       script('implement/T-4/step-1/', [{ tool: 'write', path: 'src/auth/token.js', content: 'module.exports = (t) => t.length > 8;\n' }]),
-      { name: 'slow-judge', match: 'RALPH-KEY: review_deferred/T-4/', turns: [{ hang: true }] },
+      // A slow judge that would reject late: its verdict must never count.
+      {
+        name: 'slow-judge',
+        match: 'RALPH-KEY: review_deferred/T-4/',
+        turns: [{ text: JSON.stringify({ task_id: 'T-4', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }), delayMs: 600_000 }],
+      },
     ]);
     const { loop, events } = makeLoop(p, store, {}, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    const judgeDone = loop.events.next((e) => e.type === 'agent.finished' && e.agent === 'judge');
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'looks fine to me' });
     await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
+    // The judge ends because of the human, not because of the stop (which comes after).
+    const finished = await judgeDone;
+    assert.ok(finished.type === 'agent.finished' && finished.status === 'cancelled', JSON.stringify(finished));
     submitToInbox(p.ralphDir, { command: 'stop', actor: 'human:test', reason: 'done testing' });
     const summary = await loop.whenStopped();
     assert.equal(summary.stopReason, 'done testing');
     assert.ok(events.some((e) => e.type === 'verdict' && e.by === 'human' && e.verdict === 'approve'));
     assert.ok(!events.some((e) => e.type === 'verdict' && e.by === 'judge'));
+    assert.equal(events.filter((e) => e.type === 'patch.promoted' && e.taskId === 'T-4').length, 1);
+    assert.equal(store.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE entity_id = 'T-4' AND event_type = 'task.done'")?.n, 1);
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'done');
     await assertInvariants(p, store);
   });
