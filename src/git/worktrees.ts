@@ -1,11 +1,12 @@
 // Agents' worktrees: created under `<git-common-dir>/ralph/worktrees/<name>` (invisible to
 // the user's build tools, watchers and searches), each on its own branch `ralph/<name>`,
 // reset to a given commit, removed, and found again after a crash.
-import { readdir, realpath, rm, stat } from 'node:fs/promises';
+import { readdir, realpath, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { runGit } from './exec';
 import { branchTip, gitCommonDir, listWorktrees } from './repo';
 import type { WorktreeInfo } from './repo';
+import { pathExists } from '../shared/fs';
 
 /** A worktree name that cannot be a directory and branch component. */
 export class InvalidWorktreeNameError extends Error {
@@ -54,14 +55,6 @@ export async function worktreesRoot(repo: string): Promise<string> {
   return join(await gitCommonDir(repo), 'ralph', 'worktrees');
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function canonical(p: string): Promise<string> {
   try {
@@ -95,7 +88,7 @@ export async function ensureWorktree(repo: string, options: EnsureWorktreeOption
   const path = join(root, name);
   const branch = ralphBranchName(name);
   const registered = await findRegistered(repo, path);
-  if (registered !== undefined && (await exists(join(path, '.git')))) {
+  if (registered !== undefined && (await pathExists(join(path, '.git')))) {
     await resetWorktree(path, base, { keepIgnored: options.keepIgnored ?? false, branch });
     return { name, path, branch, base };
   }
@@ -180,7 +173,7 @@ export async function listRalphWorktrees(repo: string): Promise<ListedRalphWorkt
           name: rest,
           path: join(root, rest),
           registered: true,
-          missing: w.prunable || !(await exists(w.path)),
+          missing: w.prunable || !(await pathExists(w.path)),
           branch: w.branch,
           head: w.head,
         });

@@ -25,6 +25,7 @@ import {
   renderRalphGitignore,
 } from './templates/files';
 import { renderPhase } from './templates/phases';
+import { pathExists } from '../shared/fs';
 
 export const RALPH_DIR = '.ralph';
 export const DATABASE_FILE = 'ralph.db';
@@ -96,14 +97,6 @@ export interface InitReport {
   readonly warnings: string[];
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fs.access(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function readText(p: string): Promise<string | undefined> {
   try {
@@ -223,7 +216,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
 
   // An existing, valid config is the user's word: it decides language and commands.
   const configPath = path.join(dir, CONFIG_FILE);
-  const configExists = await exists(configPath);
+  const configExists = await pathExists(configPath);
   let existingConfig: RalphConfig | undefined;
   if (configExists) {
     const loaded = loadConfig(dir);
@@ -263,7 +256,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
 
   for (const d of ['', ...RALPH_DIRS]) {
     const abs = path.join(ralphDir, d);
-    if (!(await exists(abs))) {
+    if (!(await pathExists(abs))) {
       await fs.mkdir(abs, { recursive: true });
       created.push(`${rel(dir, abs)}/`);
     }
@@ -344,7 +337,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
   // Spec registry: pre-filled from specs/, docs/, adrs/ when missing; hashes remembered
   // unread, so the first evolve_goals run is pointed at every spec.
   const registryPath = path.join(ralphDir, SPEC_REGISTRY_FILE);
-  if (!(await exists(registryPath))) {
+  if (!(await pathExists(registryPath))) {
     const specs = await discoverSpecs(dir);
     const state = mergeDiscovery({ version: 1, specs: {}, evolve_fingerprint: null }, specs);
     await writeSpecsState(ralphDir, state);
@@ -357,7 +350,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
 
   const ignorePath = path.join(ralphDir, '.gitignore');
   const ignoreShown = rel(dir, ignorePath);
-  if (!(await exists(ignorePath))) {
+  if (!(await pathExists(ignorePath))) {
     await fs.writeFile(ignorePath, renderRalphGitignore());
     created.push(ignoreShown);
   } else if ((await mergeLines(ignorePath, RALPH_GITIGNORE_LINES, '# Added by ralph init')) === 'updated') {
@@ -378,7 +371,7 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
   }
 
   let database: InitReport['database'] = 'skipped';
-  if (await exists(path.join(ralphDir, DATABASE_FILE))) {
+  if (await pathExists(path.join(ralphDir, DATABASE_FILE))) {
     database = 'kept';
   } else if (options.createDatabase) {
     await options.createDatabase(ralphDir);

@@ -4,6 +4,7 @@
 // scripts become the commands.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { pathExists } from '../shared/fs';
 
 export const LANGUAGES = ['rust', 'python', 'typescript', 'go', 'java', 'ruby', 'csharp', 'generic'] as const;
 export type Language = (typeof LANGUAGES)[number];
@@ -68,14 +69,6 @@ export interface Detection {
   readonly evidence: string | null;
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fs.access(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Directories a project-file search never enters. */
 const SKIP_DIRS = new Set(['node_modules', 'bin', 'obj', 'target', 'vendor', 'dist', 'build', 'out']);
@@ -123,7 +116,7 @@ const DETECTION_ORDER: readonly (readonly [Language, readonly string[]])[] = [
 /** Detects the project's language in the reference order; *.csproj / *.sln by globbing. */
 export async function detectLanguage(dir: string): Promise<Detection> {
   for (const [lang, files] of DETECTION_ORDER) {
-    for (const f of files) if (await exists(path.join(dir, f))) return { lang, evidence: f };
+    for (const f of files) if (await pathExists(path.join(dir, f))) return { lang, evidence: f };
   }
   const dotnet = await findByExtension(dir, ['.sln', '.csproj'], 2);
   const first = dotnet[0];
@@ -159,13 +152,13 @@ async function typescriptCommands(dir: string): Promise<Pick<LanguageProfile, 'b
   // The project's package manager, from its lock file.
   let run = (s: string): string => (s === 'test' ? 'npm test' : `npm run ${s}`);
   let exec = 'npx';
-  if (await exists(path.join(dir, 'pnpm-lock.yaml'))) {
+  if (await pathExists(path.join(dir, 'pnpm-lock.yaml'))) {
     run = (s) => (s === 'test' ? 'pnpm test' : `pnpm run ${s}`);
     exec = 'pnpm exec';
-  } else if (await exists(path.join(dir, 'yarn.lock'))) {
+  } else if (await pathExists(path.join(dir, 'yarn.lock'))) {
     run = (s) => `yarn ${s}`;
     exec = 'yarn';
-  } else if ((await exists(path.join(dir, 'bun.lockb'))) || (await exists(path.join(dir, 'bun.lock')))) {
+  } else if ((await pathExists(path.join(dir, 'bun.lockb'))) || (await pathExists(path.join(dir, 'bun.lock')))) {
     run = (s) => `bun run ${s}`;
     exec = 'bunx';
   }
@@ -176,7 +169,7 @@ async function typescriptCommands(dir: string): Promise<Pick<LanguageProfile, 'b
   let build = '';
   const buildScript = firstScript('build', 'compile', 'typecheck');
   if (buildScript) build = run(buildScript);
-  else if (await exists(path.join(dir, 'tsconfig.json'))) build = `${exec} tsc --noEmit -p .`;
+  else if (await pathExists(path.join(dir, 'tsconfig.json'))) build = `${exec} tsc --noEmit -p .`;
   else notes.push('no build script and no tsconfig.json: the build gate is disabled');
 
   const test = has('test') ? run('test') : '';
@@ -199,11 +192,11 @@ async function typescriptCommands(dir: string): Promise<Pick<LanguageProfile, 'b
 }
 
 async function javaCommands(dir: string): Promise<Pick<LanguageProfile, 'build' | 'test' | 'test_unit' | 'lint' | 'fmt' | 'notes'>> {
-  if (await exists(path.join(dir, 'pom.xml'))) {
-    const mvn = (await exists(path.join(dir, 'mvnw'))) ? './mvnw' : 'mvn';
+  if (await pathExists(path.join(dir, 'pom.xml'))) {
+    const mvn = (await pathExists(path.join(dir, 'mvnw'))) ? './mvnw' : 'mvn';
     return { build: `${mvn} -q compile`, test: `${mvn} -q test`, test_unit: `${mvn} -q test`, lint: `${mvn} -q checkstyle:check`, fmt: '', notes: [] };
   }
-  const gradle = (await exists(path.join(dir, 'gradlew'))) ? './gradlew' : 'gradle';
+  const gradle = (await pathExists(path.join(dir, 'gradlew'))) ? './gradlew' : 'gradle';
   return { build: `${gradle} compileJava`, test: `${gradle} test`, test_unit: `${gradle} test`, lint: `${gradle} checkstyleMain`, fmt: '', notes: [] };
 }
 

@@ -1,22 +1,14 @@
 // Repair checks of the repository: a work tree with a commit, no merge or rebase left
 // half done, every registered worktree present (`git worktree list --porcelain`), and no
 // orphaned Ralph worktree (one no active agent owns, or a stray directory git forgot).
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { GitError, runGit } from '../../git/exec';
 import { gitDir, listWorktrees } from '../../git/repo';
 import { listRalphWorktrees } from '../../git/worktrees';
 import { ok } from './findings';
 import type { Finding } from './findings';
+import { pathExists } from '../../shared/fs';
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fs.access(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export interface GitCheckOptions {
   /**
@@ -48,13 +40,13 @@ export async function checkGit(projectDir: string, options: GitCheckOptions = {}
     ['rebase-apply', 'a rebase or am'],
     ['CHERRY_PICK_HEAD', 'a cherry-pick'],
   ] as const) {
-    if (await exists(path.join(dotGit, marker))) {
+    if (await pathExists(path.join(dotGit, marker))) {
       findings.push({ check: 'git.in_progress', status: 'warn', message: `${what} is in progress in the checkout`, fix: { kind: 'manual', description: 'finish or abort it' } });
     }
   }
 
   for (const w of await listWorktrees(projectDir)) {
-    if (w.prunable || !(await exists(w.path))) {
+    if (w.prunable || !(await pathExists(w.path))) {
       findings.push({ check: 'git.worktree', status: 'fail', message: `registered worktree ${w.path} no longer exists`, path: w.path, fix: { kind: 'git-prune', description: 'git worktree prune' } });
     }
   }
