@@ -21,21 +21,11 @@ import { seedDemoProject } from '../unit/monitor/demoData';
 import { openSqlJs, readerOf } from '../unit/monitor/sqlFixture';
 import { THEMES } from './themes';
 import type { ThemeName } from './themes';
+import { CHROMIUM_ARGS, chromiumPath } from '../kit/chromium';
 
 const ROOT = resolve(__dirname, '..', '..');
 const SHOTS = join(ROOT, '.artifacts', 'screenshots');
 const NOW = new Date('2026-11-29T15:40:00.000Z');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
 
 /** Runs before the bundle: the VS Code API stub, the CSP listener and the theme variables. */
 function prelude(theme: ThemeName): string {
@@ -178,7 +168,7 @@ describe('monitor webview in chromium', function () {
     await buildWebview(out);
     served = await serve(out);
     snap = await demoSnapshot();
-    browser = await chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: [...CHROMIUM_ARGS] });
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 });
     page = await context.newPage();
     page.on('console', (m: ConsoleMessage) => {

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from '../kit/chromium';
 
 const execFileAsync = promisify(execFile);
 
@@ -19,7 +20,6 @@ export const repoRoot = path.resolve(__dirname, '..', '..');
 export const codeServerEntry = path.join(repoRoot, '.e2e', 'code-server', 'node_modules', '.bin', 'code-server');
 export const defaultVsix = path.join(repoRoot, 'dist', 'ralph-loop.vsix');
 export const screenshotDir = path.join(repoRoot, '.artifacts', 'screenshots');
-const chromiumPath = process.env.RALPH_E2E_CHROMIUM ?? '/usr/bin/chromium';
 /** Upper bound for one UI condition; generous because CI machines have 2 busy cores. */
 export const DEFAULT_TIMEOUT = Number(process.env.RALPH_E2E_TIMEOUT_MS ?? 60_000);
 
@@ -290,17 +290,7 @@ export class Workbench {
     const browser = await chromium.launch({
       executablePath: chromiumPath,
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-dev-shm-usage',
-      ],
+      args: [...CHROMIUM_ARGS],
     });
     try {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
