@@ -427,20 +427,33 @@ export class Workbench {
       : this.page.locator('.part.statusbar .statusbar-item', { hasText: idOrText });
   }
 
-  /** Opens a view container from the activity bar (no-op when it is already showing). */
+  /**
+   * Opens a view container from the activity bar (no-op when it is already showing). After a
+   * window reload the workbench restores the last container on its own, racing our click
+   * (which would toggle it shut): so check, click only when not selected, and check again.
+   */
   async openViewContainer(title: string, containerId?: string): Promise<void> {
     const item = this.page
       .locator('.activitybar li.action-item')
       .filter({ has: this.page.locator(`a.action-label[aria-label^="${title}"]`) })
       .first();
     const icon = item.locator('a.action-label');
+    const shown =
+      containerId !== undefined
+        ? this.page.locator(`[id="workbench.view.extension.${containerId}"]`)
+        : this.page.locator('.part.sidebar .composite.title', { hasText: new RegExp(escapeRegExp(title), 'i') });
     await icon.waitFor({ state: 'visible' });
-    const checked = (await item.getAttribute('class'))?.split(/\s+/).includes('checked') ?? false;
-    if (!checked) await icon.click();
-    if (containerId !== undefined) {
-      await this.page.locator(`[id="workbench.view.extension.${containerId}"]`).waitFor({ state: 'visible' });
-    } else {
-      await this.page.locator('.part.sidebar .composite.title', { hasText: new RegExp(escapeRegExp(title), 'i') }).waitFor();
+    const deadline = Date.now() + DEFAULT_TIMEOUT;
+    for (;;) {
+      if (await shown.first().isVisible()) return;
+      const checked = (await item.getAttribute('class'))?.split(/\s+/).includes('checked') ?? false;
+      if (!checked) await icon.click();
+      try {
+        await shown.first().waitFor({ state: 'visible', timeout: 5_000 });
+        return;
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+      }
     }
   }
 
