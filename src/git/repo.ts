@@ -14,10 +14,22 @@ export async function repoRoot(dir: string): Promise<string> {
   return gitOut(dir, ['rev-parse', '--show-toplevel']);
 }
 
+// A directory's common git dir does not change while it exists, and the loop asks for it
+// on every cycle and promotion; remembering it saves a git process each time. Bounded so a
+// long-lived extension host that sees many temporary repositories does not grow.
+const commonDirs = new Map<string, string>();
+const COMMON_DIR_CACHE_MAX = 256;
+
 /** The git directory shared by all worktrees (absolute). */
 export async function gitCommonDir(dir: string): Promise<string> {
+  const key = resolve(dir);
+  const known = commonDirs.get(key);
+  if (known !== undefined) return known;
   const p = await gitOut(dir, ['rev-parse', '--git-common-dir']);
-  return isAbsolute(p) ? p : resolve(dir, p);
+  const abs = isAbsolute(p) ? p : resolve(dir, p);
+  if (commonDirs.size >= COMMON_DIR_CACHE_MAX) commonDirs.clear();
+  commonDirs.set(key, abs);
+  return abs;
 }
 
 /** The worktree's own git directory (absolute): where its index and HEAD live. */
@@ -201,8 +213,31 @@ export function parseWorktreeList(out: string): WorktreeInfo[] {
   return entries;
 }
 
+// `git worktree add/prune/remove/list` of one repository must not overlap: an `add`
+// half-way through writing `.git/worktrees/<name>/` makes a concurrent one fail with
+// "failed to read .git/worktrees/<name>/commondir". Workers start together and a promotion
+// lists worktrees while another agent's is being created, so they queue per repository.
+const adminQueues = new Map<string, Promise<void>>();
+
+/** Runs `fn` when no other worktree administration of the same repository is running. */
+export async function withWorktreeAdmin<T>(repo: string, fn: () => Promise<T>): Promise<T> {
+  const key = await gitCommonDir(repo);
+  const before = adminQueues.get(key) ?? Promise.resolve();
+  const run = before.then(fn);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  adminQueues.set(key, settled);
+  try {
+    return await run;
+  } finally {
+    if (adminQueues.get(key) === settled) adminQueues.delete(key);
+  }
+}
+
 /** All worktrees of the repository, the main one first. */
 export async function listWorktrees(repo: string): Promise<WorktreeInfo[]> {
-  const r = await runGit(repo, ['worktree', 'list', '--porcelain', '-z']);
+  const r = await withWorktreeAdmin(repo, () => runGit(repo, ['worktree', 'list', '--porcelain', '-z']));
   return parseWorktreeList(r.stdout);
 }

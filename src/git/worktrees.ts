@@ -1,11 +1,10 @@
 // Agents' worktrees: created under `<git-common-dir>/ralph/worktrees/<name>` (invisible to
 // the user's build tools, watchers and searches), each on its own branch `ralph/<name>`,
 // reset to a given commit, removed, and found again after a crash.
-import { readdir, realpath, rm } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { readFile, readdir, realpath, rm } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
 import { runGit } from './exec';
-import { branchTip, gitCommonDir, listWorktrees } from './repo';
-import type { WorktreeInfo } from './repo';
+import { branchTip, gitCommonDir, listWorktrees, withWorktreeAdmin } from './repo';
 import { pathExists } from '../shared/fs';
 
 /** A worktree name that cannot be a directory and branch component. */
@@ -87,17 +86,38 @@ export async function ensureWorktree(repo: string, options: EnsureWorktreeOption
   const root = await worktreesRoot(repo);
   const path = join(root, name);
   const branch = ralphBranchName(name);
-  const registered = await findRegistered(repo, path);
-  if (registered !== undefined && (await pathExists(join(path, '.git')))) {
+  if (await isLinkedWorktree(path, root)) {
     await resetWorktree(path, base, { keepIgnored: options.keepIgnored ?? false, branch });
     return { name, path, branch, base };
   }
   // A directory git does not know (or a registration whose directory is gone) is debris of
   // a crash: clear both before adding afresh.
-  await rm(path, { recursive: true, force: true });
-  await runGit(repo, ['worktree', 'prune']);
-  await runGit(repo, ['worktree', 'add', '--force', '--quiet', '-B', branch, path, base]);
+  await withWorktreeAdmin(repo, async () => {
+    await rm(path, { recursive: true, force: true });
+    await runGit(repo, ['worktree', 'prune']);
+    await runGit(repo, ['worktree', 'add', '--force', '--quiet', '-B', branch, path, base]);
+  });
   return { name, path, branch, base };
+}
+
+/**
+ * Whether `path` is a live linked worktree of the repository whose worktrees root is
+ * `root`, read from the two files git links them with (`<path>/.git` names the admin dir
+ * under the common dir, whose `gitdir` names `<path>/.git` back): the loop asks this every
+ * cycle, and reading two small files is far cheaper than `git worktree list`.
+ */
+async function isLinkedWorktree(path: string, root: string): Promise<boolean> {
+  try {
+    const m = /^gitdir: (.*)$/m.exec(await readFile(join(path, '.git'), 'utf8'));
+    if (m?.[1] === undefined) return false;
+    const admin = resolve(path, m[1].trim());
+    const commonDir = resolve(root, '..', '..');
+    if ((await canonical(resolve(admin, '..', '..'))) !== (await canonical(commonDir))) return false;
+    const back = (await readFile(join(admin, 'gitdir'), 'utf8')).trim();
+    return (await canonical(resolve(admin, back))) === (await canonical(join(path, '.git')));
+  } catch {
+    return false;
+  }
 }
 
 export interface ResetWorktreeOptions {
@@ -129,22 +149,16 @@ export interface RemoveWorktreeOptions {
 export async function removeWorktree(repo: string, name: string, options: RemoveWorktreeOptions = {}): Promise<void> {
   if (!validName.test(name)) throw new InvalidWorktreeNameError(name);
   const path = join(await worktreesRoot(repo), name);
-  if ((await findRegistered(repo, path)) !== undefined) {
-    await runGit(repo, ['worktree', 'remove', '--force', '--force', path], { allowExitCodes: [128] });
-  }
-  await rm(path, { recursive: true, force: true });
-  await runGit(repo, ['worktree', 'prune']);
+  await withWorktreeAdmin(repo, async () => {
+    if (await isLinkedWorktree(path, await worktreesRoot(repo))) {
+      await runGit(repo, ['worktree', 'remove', '--force', '--force', path], { allowExitCodes: [128] });
+    }
+    await rm(path, { recursive: true, force: true });
+    await runGit(repo, ['worktree', 'prune']);
+  });
   if (options.deleteBranch ?? true) {
     await runGit(repo, ['branch', '--quiet', '-D', ralphBranchName(name)], { allowExitCodes: [1] });
   }
-}
-
-async function findRegistered(repo: string, path: string): Promise<WorktreeInfo | undefined> {
-  const want = await canonical(path);
-  for (const w of await listWorktrees(repo)) {
-    if (w.path === path || (await canonical(w.path)) === want) return w;
-  }
-  return undefined;
 }
 
 export interface ListedRalphWorktree {
@@ -199,7 +213,7 @@ export async function listRalphWorktrees(repo: string): Promise<ListedRalphWorkt
  * directories git no longer knows. Prunes git's records of vanished worktrees first.
  */
 export async function findOrphanedWorktrees(repo: string, activeNames: readonly string[]): Promise<ListedRalphWorktree[]> {
-  await runGit(repo, ['worktree', 'prune']);
+  await withWorktreeAdmin(repo, () => runGit(repo, ['worktree', 'prune']));
   const active = new Set(activeNames);
   return (await listRalphWorktrees(repo)).filter((w) => !active.has(w.name) || !w.registered);
 }

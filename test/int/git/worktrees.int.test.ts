@@ -52,7 +52,7 @@ describe('git/worktrees (real git)', () => {
   });
 
   it('creates several worktrees concurrently', async () => {
-    const all = await Promise.all(['w1', 'w2', 'w3'].map((name) => ensureWorktree(repo.dir, { name, branch: 'main' })));
+    const all = await Promise.all(['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map((name) => ensureWorktree(repo.dir, { name, branch: 'main' })));
     assert.deepEqual(
       (await listRalphWorktrees(repo.dir)).map((w) => [w.name, w.registered]),
       all.map((w) => [w.name, true]),
