@@ -36,6 +36,7 @@ import {
   transitionTask,
 } from '../control/index';
 import type { InboxCommand } from '../control/inbox';
+import { parseEfforts } from '../control/tasks';
 import { opt, UsageError, type ParsedArgs } from './args';
 
 export interface CliIo {
@@ -89,6 +90,12 @@ function parsePayload(s: string | undefined): Record<string, unknown> | undefine
 }
 
 const json = (a: ParsedArgs): boolean => a.switches.has('json');
+
+/** `--efforts S,M` (repeatable) for a worker's pick; absent = the default (S). */
+function effortsOf(a: ParsedArgs): string[] | undefined {
+  const given = a.options.get('efforts');
+  return given === undefined ? undefined : parseEfforts(given.join(','));
+}
 const J = ['json'];
 
 export const CONTROL_COMMANDS: readonly CommandSpec[] = [
@@ -150,15 +157,15 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   {
     name: 'pick-ready-task',
     arity: [1, 1],
-    usage: 'pick-ready-task <worker|primary> [--exclude id]',
+    usage: 'pick-ready-task <worker|primary> [--exclude id] [--efforts S,M]',
     summary: 'print the next ready task id (or NONE) without claiming it',
     store: 'observer',
-    values: ['exclude'],
+    values: ['exclude', 'efforts'],
     switches: J,
     async run(ctx, a, io) {
       const [role] = need(a, 1, this.usage) as [string];
       noMore(a, 1, this.usage);
-      const t = pickReadyTask(ctx, parseRole(role), a.options.get('exclude') ?? []);
+      const t = pickReadyTask(ctx, parseRole(role), a.options.get('exclude') ?? [], effortsOf(a));
       io.out(json(a) ? `${JSON.stringify(t ?? null)}\n` : `${t?.task_id ?? 'NONE'}\n`);
       return 0;
     },
@@ -166,16 +173,16 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   {
     name: 'claim-ready-task',
     arity: [1, 1],
-    usage: 'claim-ready-task <worker|primary> [--owner name] [--exclude id]',
+    usage: 'claim-ready-task <worker|primary> [--owner name] [--exclude id] [--efforts S,M]',
     summary: 'pick and claim the next ready task atomically; prints its id or NONE',
     store: 'writer',
-    values: ['exclude', 'owner'],
+    values: ['exclude', 'owner', 'efforts'],
     switches: J,
     async run(ctx, a, io) {
       const [roleArg] = need(a, 1, this.usage) as [string];
       noMore(a, 1, this.usage);
       const role = parseRole(roleArg);
-      const t = await claimReadyTask(ctx, role, opt(a, 'owner') ?? role, a.options.get('exclude') ?? []);
+      const t = await claimReadyTask(ctx, role, opt(a, 'owner') ?? role, a.options.get('exclude') ?? [], effortsOf(a));
       io.out(json(a) ? `${JSON.stringify(t ?? null)}\n` : `${t?.task_id ?? 'NONE'}\n`);
       return 0;
     },

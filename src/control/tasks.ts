@@ -3,8 +3,8 @@
 import type { NewEvent, SqlReader, StoredEvent } from '../store/types';
 import { isDomainEventType, toNewEvent, type DomainEvent } from '../domain/events';
 import { InvalidArgumentError, ReservedEventTypeError } from '../domain/errors';
-import { decideClaim, decideTransition, pickReady, type PickRole } from '../domain/task';
-import type { Task, TaskStatus } from '../domain/model';
+import { decideClaim, decideTransition, DEFAULT_WORKER_EFFORTS, pickReady, type PickRole } from '../domain/task';
+import { EFFORTS, isEffort, type Effort, type Task, type TaskStatus } from '../domain/model';
 import type { ControlContext } from './context';
 import { allTasks, getTask, patchesOf } from './views';
 
@@ -66,18 +66,33 @@ export function parseRole(role: string): PickRole {
   return role;
 }
 
+/** `S,M` (a CLI flag or a config list joined) as efforts; an unknown one is an error naming it. */
+export function parseEfforts(text: string): Effort[] {
+  const items = text.split(',').map((e) => e.trim()).filter((e) => e.length > 0);
+  if (items.length === 0) throw new InvalidArgumentError(`efforts must list at least one of ${EFFORTS.join(', ')}`);
+  for (const e of items) if (!isEffort(e)) throw new InvalidArgumentError(`unknown effort '${e}' (expected one of ${EFFORTS.join(', ')})`);
+  return items as Effort[];
+}
+
 /** pick-ready-task: the next ready task for the role, without claiming it (a query). */
-export function pickReadyTask(ctx: ControlContext, role: PickRole, exclude: readonly string[] = []): Task | undefined {
-  return pickReady(allTasks(ctx.store), role, exclude);
+export function pickReadyTask(ctx: ControlContext, role: PickRole, exclude: readonly string[] = [], efforts: readonly string[] = DEFAULT_WORKER_EFFORTS): Task | undefined {
+  return pickReady(allTasks(ctx.store), role, exclude, efforts);
 }
 
 /**
  * claim-ready-task: picks and claims in one transaction, so two agents can never take
- * the same task. Returns the claimed task, or undefined when nothing is ready.
+ * the same task. `efforts` limits a worker to those efforts (default S; ignored for the
+ * primary). Returns the claimed task, or undefined when nothing is ready.
  */
-export async function claimReadyTask(ctx: ControlContext, role: PickRole, owner: string = role, exclude: readonly string[] = []): Promise<Task | undefined> {
+export async function claimReadyTask(
+  ctx: ControlContext,
+  role: PickRole,
+  owner: string = role,
+  exclude: readonly string[] = [],
+  efforts: readonly string[] = DEFAULT_WORKER_EFFORTS,
+): Promise<Task | undefined> {
   const { result } = await decideAndAppend(ctx, (db) => {
-    const task = pickReady(allTasks(db), role, exclude);
+    const task = pickReady(allTasks(db), role, exclude, efforts);
     if (task === undefined) return { events: [], result: undefined };
     return { events: decideClaim({ task, patches: [] }, task.task_id, owner), result: task.task_id };
   });

@@ -1,6 +1,6 @@
 // The task lifecycle as pure functions: evolveTask folds an event into a task row;
 // the decide* functions turn a command and the current state into events or a typed error.
-import { formatDeps, isTaskStatus, newTask, type Patch, type Task, type TaskStatus } from './model';
+import { formatDeps, isEffort, isTaskStatus, newTask, type Effort, type Patch, type Task, type TaskStatus } from './model';
 import { domainEvent, type DomainEvent, type RecordedEvent, type TransitionData } from './events';
 import { DoneWithoutPromotedPatchError, InvalidArgumentError, InvalidStateError, TaskAlreadyClaimedError, TaskNotFoundError } from './errors';
 
@@ -232,14 +232,19 @@ export function depsMet(task: Task, statusOf: (id: string) => TaskStatus | undef
 
 export type PickRole = 'worker' | 'primary';
 
+/** Efforts a worker takes when nothing else is configured (ralph.config.json workers.effort). */
+export const DEFAULT_WORKER_EFFORTS: readonly Effort[] = ['S'];
+
 /**
- * pick-ready-task's choice. worker: pending, effort S, deps met, by wave then id.
+ * pick-ready-task's choice. worker: pending, an allowed effort (default S; a task with no or
+ * an unknown effort never goes to a worker), deps met, by wave then id.
  * primary: pending, any effort, deps met, the current (lowest unfinished) wave first.
  */
-export function pickReady(tasks: readonly Task[], role: PickRole, exclude: readonly string[] = []): Task | undefined {
+export function pickReady(tasks: readonly Task[], role: PickRole, exclude: readonly string[] = [], efforts: readonly string[] = DEFAULT_WORKER_EFFORTS): Task | undefined {
   const status = new Map(tasks.map((t) => [t.task_id, t.status]));
+  const workerMayTake = (t: Task): boolean => t.effort !== null && isEffort(t.effort) && efforts.includes(t.effort);
   const candidates = tasks.filter(
-    (t) => t.status === 'pending' && !exclude.includes(t.task_id) && (role === 'primary' || t.effort === 'S') && depsMet(t, (id) => status.get(id)),
+    (t) => t.status === 'pending' && !exclude.includes(t.task_id) && (role === 'primary' || workerMayTake(t)) && depsMet(t, (id) => status.get(id)),
   );
   candidates.sort((a, b) => a.wave - b.wave || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
   return candidates[0];

@@ -49,8 +49,8 @@ export class ControlAdapter implements LoopControl {
     return this.o.store.all<LoopPatch>('SELECT * FROM patch_view ORDER BY created_at, patch_id');
   }
 
-  async claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[] }): Promise<LoopTask | null> {
-    return (await claimReadyTask(this.ctx, role, owner, opts.exclude)) ?? null;
+  async claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[]; efforts?: readonly string[] }): Promise<LoopTask | null> {
+    return (await claimReadyTask(this.ctx, role, owner, opts.exclude, opts.efforts)) ?? null;
   }
 
   async claimTask(taskId: string, owner: string): Promise<void> {

@@ -76,7 +76,10 @@ export interface LoopControl {
   tasks(): LoopTask[];
   task(id: string): LoopTask | undefined;
   patches(taskId?: string): LoopPatch[];
-  /** Atomically claims the next ready task for `owner`; null when none is ready. */
+  /**
+   * Atomically claims the next ready task for `owner`; null when none is ready. A worker
+   * takes only the `efforts` given (default S; tasks with no effort never), the primary any.
+   */
   claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[]; efforts?: readonly string[] }): Promise<LoopTask | null>;
   /** Claims one named pending task (the harness's own maintenance tasks). */
   claimTask(taskId: string, owner: string): Promise<void>;

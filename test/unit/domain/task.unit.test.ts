@@ -139,4 +139,29 @@ describe('domain/task pickReady', () => {
     assert.equal(pickReady(tasks, 'primary', ['W0-001'])?.task_id, 'W1-001');
     assert.equal(currentWave(tasks), 0);
   });
+  it('given workers allowed S and M, when picking, then an M task of an earlier wave comes first', () => {
+    const w2 = fold([migrated('W0-010', { effort: 'M' }), migrated('W1-010', { wave: 1 }), migrated('W0-011', { effort: 'L' })]);
+    const ts = [...w2.tasks.values()];
+    assert.equal(pickReady(ts, 'worker', [], ['S', 'M'])?.task_id, 'W0-010');
+    assert.equal(pickReady(ts, 'worker', ['W0-010'], ['S', 'M'])?.task_id, 'W1-010');
+    assert.equal(pickReady(ts, 'worker', [], ['L'])?.task_id, 'W0-011');
+    assert.equal(pickReady(ts, 'worker', [], ['XL']), undefined);
+  });
+  it('given the default efforts, then a worker takes S only, as before', () => {
+    const w2 = fold([migrated('W0-010', { effort: 'M' }), migrated('W1-010', { wave: 1 })]);
+    assert.equal(pickReady([...w2.tasks.values()], 'worker')?.task_id, 'W1-010');
+  });
+  it('given tasks with no or an unknown effort, then no worker takes them, whatever it is allowed; the primary does', () => {
+    const w2 = fold([
+      domainEvent('task.pending', 'W0-020', 'cp', { old_status: null, new_status: 'pending', title: 'no effort' }),
+      migrated('W0-021', { effort: 's' }),
+    ]);
+    const ts = [...w2.tasks.values()];
+    assert.equal(ts.find((t) => t.task_id === 'W0-020')?.effort, null);
+    assert.equal(pickReady(ts, 'worker', [], ['S', 'M', 'L', 'XL']), undefined);
+    assert.equal(pickReady(ts, 'primary')?.task_id, 'W0-020');
+  });
+  it('given the primary, then the efforts do not limit it', () => {
+    assert.equal(pickReady(tasks, 'primary', [], ['S'])?.task_id, 'W0-001');
+  });
 });
