@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve, sep } from 'node:path';
 import { GitError, runGit, splitNul } from './exec';
 import { writeFileAtomic } from './capture';
-import { branchTip, copyIndexFile, gitCommonDir, gitDir, listWorktrees } from './repo';
+import { branchTip, branchTipAndTree, copyIndexFile, gitCommonDir, gitDir, listWorktrees, repoRoot, worktreeGitDir } from './repo';
 import type { WorktreeInfo } from './repo';
 import { pidAlive } from '../shared/process';
 
@@ -114,8 +114,11 @@ const RALPH_IDENTITY: Identity = { name: 'Ralph Loop', email: 'ralph@localhost' 
 const TRAILER = 'Ralph-Patch';
 
 async function topOrRepo(repo: string): Promise<string> {
-  const r = await runGit(repo, ['rev-parse', '--show-toplevel'], { allowExitCodes: [128] });
-  return r.exitCode === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : repo;
+  try {
+    return (await repoRoot(repo)) || repo;
+  } catch {
+    return repo; // a bare repository has no top level
+  }
 }
 
 /** The commit on `branch` that carries `Ralph-Patch: <patchId>`, if any. */
@@ -189,12 +192,13 @@ async function treeWithPatch(top: string, base: string, patchFile: string, three
       ],
       { env, allowExitCodes: [1, 128] },
     );
-    const unmerged = await runGit(top, ['ls-files', '--unmerged', '-z'], { env });
-    if (apply.exitCode !== 0 || unmerged.stdout !== '') {
+    // A 3-way apply with conflicts exits 1 and leaves unmerged entries, on which write-tree
+    // fails: either way the patch does not apply cleanly.
+    const written = apply.exitCode === 0 ? await runGit(top, ['write-tree'], { env, allowExitCodes: [128] }) : null;
+    if (written === null || written.exitCode !== 0) {
       return { ok: false, detail: `${apply.stderr}${apply.stdout}`.trim() || 'git apply reported conflicts' };
     }
-    const tree = (await runGit(top, ['write-tree'], { env })).stdout.trim();
-    return { ok: true, tree };
+    return { ok: true, tree: written.stdout.trim() };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -228,19 +232,6 @@ function isUnder(p: string, root: string): boolean {
   return p === root || p.startsWith(root + sep);
 }
 
-/** A worktree's git dir from its `.git` entry, without spawning git. */
-async function worktreeGitDir(path: string): Promise<string | null> {
-  const dotGit = join(path, '.git');
-  try {
-    const st = await lstat(dotGit);
-    if (st.isDirectory()) return dotGit;
-    const m = /^gitdir: (.*)$/m.exec(await readFile(dotGit, 'utf8'));
-    return m?.[1] === undefined ? null : resolve(path, m[1].trim());
-  } catch {
-    return null;
-  }
-}
-
 async function rebasingBranch(wt: WorktreeInfo): Promise<string | null> {
   const gd = await worktreeGitDir(wt.path);
   if (gd === null) return null;
@@ -262,10 +253,14 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
   const top = await topOrRepo(repo);
   // A promotion interrupted by a crash is finished or undone first, so the checks below see
   // a consistent checkout (cheap when there is nothing to do: one lock file read per worktree).
-  await recoverInterruptedPromotion(top);
-  const old = await branchTip(top, branch);
-  if (old === null) throw new BranchNotFoundError(branch);
-  if (options.patchId !== undefined) {
+  const worktrees = await listWorktrees(top);
+  await recoverInterruptedPromotion(top, worktrees);
+  const tip = await branchTipAndTree(top, branch);
+  if (tip === null) throw new BranchNotFoundError(branch);
+  const old = tip.commit;
+  // A patch verified on the current tip cannot have been promoted yet (its commit would be a
+  // child of that tip, so the tip would have moved): no history search then.
+  if (options.patchId !== undefined && options.expectedTip !== old) {
     const done = await findPromotedCommit(top, branch, options.patchId, options.baseCommit);
     if (done !== null) {
       const parent = (await runGit(top, ['rev-parse', `${done}^`])).stdout.trim();
@@ -278,7 +273,7 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
 
   const ralphRoot = join(await gitCommonDir(top), 'ralph', 'worktrees');
   const holders: WorktreeInfo[] = [];
-  for (const wt of await listWorktrees(top)) {
+  for (const wt of worktrees) {
     if (wt.bare) continue;
     if (wt.branch === branch || (await rebasingBranch(wt)) === branch) {
       if (isUnder(wt.path, ralphRoot)) throw new BranchCheckedOutByAgentError(branch, wt.path);
@@ -293,8 +288,7 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
 
   const built = await treeWithPatch(top, old, options.patchFile, options.threeWay ?? true);
   if (!built.ok) return { status: 'conflict', reason: 'does-not-apply', detail: built.detail };
-  const oldTree = (await runGit(top, ['rev-parse', `${old}^{tree}`])).stdout.trim();
-  if (built.tree === oldTree) {
+  if (built.tree === tip.tree) {
     return { status: 'conflict', reason: 'no-change', detail: `the patch changes nothing on ${branch} at ${old}` };
   }
   const message =
@@ -597,7 +591,7 @@ async function markerInUse(marker: PromotionMarker, lockPath: string): Promise<b
  * checkouts (see the order documented there). Locks without Ralph's marker, or whose owner
  * is alive, are left alone.
  */
-export async function recoverInterruptedPromotion(repo: string): Promise<RecoveryOutcome[]> {
+export async function recoverInterruptedPromotion(repo: string, knownWorktrees?: readonly WorktreeInfo[]): Promise<RecoveryOutcome[]> {
   const outcomes: RecoveryOutcome[] = [];
   const common = await gitCommonDir(repo);
   const refMarker = join(common, 'ralph', REF_MARKER);
@@ -613,7 +607,7 @@ export async function recoverInterruptedPromotion(repo: string): Promise<Recover
   } catch {
     // no marker (or an unreadable one from a write cut short: writeFileAtomic never leaves one)
   }
-  for (const wt of await listWorktrees(repo)) {
+  for (const wt of knownWorktrees ?? (await listWorktrees(repo))) {
     if (wt.bare) continue;
     const gd = await worktreeGitDir(wt.path);
     if (gd === null) continue;

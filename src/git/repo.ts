@@ -1,6 +1,6 @@
 // Read-only questions the loop asks of a repository: branches, tips, ancestry, cleanliness,
 // the worktrees git knows about, and what a worktree changed relative to a base commit.
-import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { gitOut, runGit, splitNul } from './exec';
@@ -9,16 +9,25 @@ import type { PatchFileStatus } from './patchParse';
 /** Paths Ralph keeps out of every patch: its own state lives there. */
 export const RALPH_EXCLUDE_PATHSPEC = ':(top,exclude).ralph';
 
-/** The repository's top-level directory (of the worktree containing `dir`). */
-export async function repoRoot(dir: string): Promise<string> {
-  return gitOut(dir, ['rev-parse', '--show-toplevel']);
+// A directory's top level and common git dir do not change while it exists, and the loop
+// asks for them on every cycle, capture and promotion; remembering them saves a git process
+// each time. Bounded so a long-lived extension host that sees many temporary repositories
+// does not grow.
+const CACHE_MAX = 256;
+const toplevels = new Map<string, string>();
+const commonDirs = new Map<string, string>();
+
+function remember(cache: Map<string, string>, key: string, value: string): string {
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(key, value);
+  return value;
 }
 
-// A directory's common git dir does not change while it exists, and the loop asks for it
-// on every cycle and promotion; remembering it saves a git process each time. Bounded so a
-// long-lived extension host that sees many temporary repositories does not grow.
-const commonDirs = new Map<string, string>();
-const COMMON_DIR_CACHE_MAX = 256;
+/** The repository's top-level directory (of the worktree containing `dir`). */
+export async function repoRoot(dir: string): Promise<string> {
+  const key = resolve(dir);
+  return toplevels.get(key) ?? remember(toplevels, key, await gitOut(dir, ['rev-parse', '--show-toplevel']));
+}
 
 /** The git directory shared by all worktrees (absolute). */
 export async function gitCommonDir(dir: string): Promise<string> {
@@ -26,16 +35,42 @@ export async function gitCommonDir(dir: string): Promise<string> {
   const known = commonDirs.get(key);
   if (known !== undefined) return known;
   const p = await gitOut(dir, ['rev-parse', '--git-common-dir']);
-  const abs = isAbsolute(p) ? p : resolve(dir, p);
-  if (commonDirs.size >= COMMON_DIR_CACHE_MAX) commonDirs.clear();
-  commonDirs.set(key, abs);
-  return abs;
+  return remember(commonDirs, key, isAbsolute(p) ? p : resolve(dir, p));
 }
 
 /** The worktree's own git directory (absolute): where its index and HEAD live. */
 export async function gitDir(dir: string): Promise<string> {
   const p = await gitOut(dir, ['rev-parse', '--git-dir']);
   return isAbsolute(p) ? p : resolve(dir, p);
+}
+
+/**
+ * The git directory of the worktree whose top level is `top`, read from its `.git` entry
+ * (a directory, or a `gitdir:` file for linked worktrees) without spawning git; null when
+ * it is neither.
+ */
+export async function worktreeGitDir(top: string): Promise<string | null> {
+  const dotGit = join(top, '.git');
+  try {
+    const st = await lstat(dotGit);
+    if (st.isDirectory()) return dotGit;
+    const m = /^gitdir: (.*)$/m.exec(await readFile(dotGit, 'utf8'));
+    return m?.[1] === undefined ? null : resolve(top, m[1].trim());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The commit and tree a local branch points at in one git call, or null when the branch
+ * does not exist (promotion needs both: the parent, and the tree to detect a no-op).
+ */
+export async function branchTipAndTree(repo: string, branch: string): Promise<{ commit: string; tree: string } | null> {
+  const ref = `refs/heads/${branch}`;
+  const r = await runGit(repo, ['rev-parse', '--quiet', `${ref}^{commit}`, `${ref}^{tree}`, '--'], { allowExitCodes: [1, 128] });
+  const [commit, tree] = r.stdout.trim().split('\n');
+  if (r.exitCode !== 0 || commit === undefined || tree === undefined || !/^[0-9a-f]{40,64}$/.test(commit)) return null;
+  return { commit, tree };
 }
 
 /** The branch checked out in `repo` (short name), or null when HEAD is detached. */
@@ -111,7 +146,9 @@ export async function withSnapshotIndex<T>(worktree: string, fn: (env: { GIT_IND
   const dir = await mkdtemp(join(tmpdir(), 'ralph-idx-'));
   try {
     const indexFile = join(dir, 'index');
-    const real = await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+    // The index lives in the worktree's git dir (no GIT_INDEX_FILE: exec.ts clears it).
+    const gd = await worktreeGitDir(worktree);
+    const real = gd !== null ? join(gd, 'index') : await gitOut(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
     try {
       await copyIndexFile(real, indexFile);
     } catch {

@@ -4,7 +4,7 @@
 import { readFile, readdir, realpath, rm } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { runGit } from './exec';
-import { branchTip, gitCommonDir, listWorktrees, withWorktreeAdmin } from './repo';
+import { branchTip, gitCommonDir, listWorktrees, withWorktreeAdmin, worktreeGitDir } from './repo';
 import { pathExists } from '../shared/fs';
 
 /** A worktree name that cannot be a directory and branch component. */
@@ -129,15 +129,26 @@ export interface ResetWorktreeOptions {
 
 /** Hard-resets the worktree to `commit` and removes every untracked file. */
 export async function resetWorktree(worktree: string, commit: string, options: ResetWorktreeOptions = {}): Promise<void> {
-  // A half-finished merge or rebase would make checkout refuse; clear them first.
-  await runGit(worktree, ['rebase', '--abort'], { allowExitCodes: [1, 128] });
-  await runGit(worktree, ['merge', '--abort'], { allowExitCodes: [1, 128] });
+  // A half-finished merge or rebase would make checkout refuse; clear them first (their
+  // state files tell, without spawning git on every reset).
+  const gd = await worktreeGitDir(worktree);
+  const busy = gd === null ? ['rebase', 'merge'] : await unfinishedOperations(gd);
+  if (busy.includes('rebase')) await runGit(worktree, ['rebase', '--abort'], { allowExitCodes: [1, 128] });
+  if (busy.includes('merge')) await runGit(worktree, ['merge', '--abort'], { allowExitCodes: [1, 128] });
   if (options.branch !== undefined) {
     await runGit(worktree, ['checkout', '--quiet', '--force', '-B', options.branch, commit]);
   } else {
     await runGit(worktree, ['reset', '--quiet', '--hard', commit]);
   }
   await runGit(worktree, ['clean', '--quiet', '-f', '-f', '-d', ...(options.keepIgnored === true ? [] : ['-x'])]);
+}
+
+/** Which of rebase / merge is half-finished in the git dir `gd`. */
+async function unfinishedOperations(gd: string): Promise<Array<'rebase' | 'merge'>> {
+  const out: Array<'rebase' | 'merge'> = [];
+  if ((await pathExists(join(gd, 'rebase-merge'))) || (await pathExists(join(gd, 'rebase-apply')))) out.push('rebase');
+  if ((await pathExists(join(gd, 'MERGE_HEAD'))) || (await pathExists(join(gd, 'AUTO_MERGE')))) out.push('merge');
+  return out;
 }
 
 export interface RemoveWorktreeOptions {
