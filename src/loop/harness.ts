@@ -2,6 +2,9 @@
 // invocations under budget guards with metrics, the gates run by the harness, and the
 // promotion pipeline (capture -> patch.queued -> risk from the patch's files -> policy ->
 // tier 0/1 promote via git plumbing | tier 2 defer | tier 3 decompose), plus the judge.
+// Every promotion lands on the exact commit its gates ran on: a fresh patch through a
+// rebase of its agent's worktree, a late one (approved, waited on the user's checkout)
+// through a re-verification in a scratch worktree (lateVerify.ts).
 import { appendFile, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +17,7 @@ import type { RiskTier } from '../domain/risk';
 import { decidePolicy } from '../domain/policy';
 import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
-import { touchedPaths } from '../git/patchParse';
+import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
 import { branchTip } from '../git/repo';
@@ -25,6 +28,8 @@ import { forbiddenPatternsGate, runGates } from './gates';
 import type { GateResult, GateSpec } from './gates';
 import { checkBudget, invocationBudget, summarizeSpend, utcDay } from './guards';
 import type { CostLine } from './guards';
+import { lateFailureReason, MAX_LATE_REVERIFICATIONS, reverifyOnTip } from './lateVerify';
+import type { LateOrigin, PatchBaseReader } from './lateVerify';
 import type { LoopControl, LoopTask, MetricsLine, MetricsSink } from './ports';
 import { decomposePrompt, judgePrompt } from './prompts';
 import type { PromptContext } from './prompts';
@@ -43,7 +48,14 @@ export interface HarnessDeps {
   readonly clock: Clock;
   /** Extra environment for agent processes (tests point the scripted backend at its scenario). */
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * The loop's stop signal, for work started outside an agent's turn (an approval read by
+   * the inbox poll re-runs the gates); without it such gates end only by their timeouts.
+   */
+  readonly signal?: AbortSignal;
 }
+
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 export type Role = 'primary' | 'worker' | 'judge';
 
@@ -110,6 +122,12 @@ export class Harness {
   readonly totals: HarnessTotals = { invocations: 0, costUsd: 0, modelMs: 0, gateMs: 0, promoted: 0, deferred: 0, blocked: 0, released: 0 };
   private readonly costLines: CostLine[] = [];
   private readonly promotionLock = new Mutex();
+  /** One late promotion at a time: they share the scratch worktree (gates run outside promotionLock). */
+  private readonly lateLock = new Mutex();
+  /** The commit each queued patch's gates ran on (also in its `patch.gates` note as `base_commit`). */
+  private readonly patchBases = new Map<string, string>();
+  /** Patches a judge or a human approved (and their re-based successors), for the failure wording. */
+  private readonly approvedPatches = new Set<string>();
   private patchSeq = 0;
   /** Consecutive successful runs without a change, per task. */
   private readonly noChange = new Map<string, number>();
@@ -311,7 +329,13 @@ export class Harness {
     await control.recordRisk(task.task_id, tier, files, patchId, agent);
     this.d.emitter.emit({ type: 'patch.queued', taskId: task.task_id, patchId, files, tier });
     this.gateRecord.set(patchId, change.gates);
-    await control.note('patch', patchId, 'patch.gates', agent, { task_id: task.task_id, gates: change.gates.map((g) => ({ gate: g.gate, status: g.status })) });
+    this.patchBases.set(patchId, patch.baseCommit);
+    // base_commit: the commit the gates ran on, durable for a promotion decided later.
+    await control.note('patch', patchId, 'patch.gates', agent, {
+      task_id: task.task_id,
+      gates: change.gates.map((g) => ({ gate: g.gate, status: g.status })),
+      base_commit: patch.baseCommit,
+    });
     const policy = decidePolicy(tier);
     if (policy.decision === 'defer') {
       await control.deferTask(task.task_id, agent, policy.reason, tier, patchId);
@@ -506,41 +530,157 @@ export class Harness {
     const text = verdict === 'modify' ? `${rationale}\nRequired change: ${v.value.modification ?? ''}` : rationale;
     await control.resolveDeferred(task.task_id, verdict, 'judge', text);
     this.d.emitter.emit({ type: 'verdict', taskId: task.task_id, verdict, rationale, confidence, by: 'judge' });
-    if (verdict === 'approve') await this.promoteApproved(task.task_id, 'judge');
+    if (verdict === 'approve') await this.promoteApproved(task.task_id, 'judge', signal);
     return verdict;
   }
 
-  /** After approval (judge or human) the approved patch is promoted. */
-  async promoteApproved(taskId: string, actor: string): Promise<PromotionOutcome | null> {
+  /**
+   * After approval (judge or human) the approved patch is promoted: onto the commit its
+   * gates ran on, or re-verified on the moved tip first (see promoteLate).
+   */
+  async promoteApproved(taskId: string, actor: string, signal?: AbortSignal): Promise<PromotionOutcome | null> {
     const { control } = this.d;
     const task = control.task(taskId);
     if (!task || task.status !== 'proposed' || !task.patch_id) return null;
     const patch = control.patches(taskId).find((p) => p.patch_id === task.patch_id);
     if (!patch?.patch_path || patch.status === 'promoted' || patch.status === 'discarded') return null;
-    const r = await this.promoteQueued(task, patch.patch_id, patch.patch_path, actor);
-    if (r.kind === 'conflict') {
-      const why = `approved patch no longer applies on ${this.d.branch}: ${r.reason}`;
-      await control.discardPatch(patch.patch_id, why, actor);
-      this.d.emitter.emit({ type: 'task.released', taskId, reason: why });
-    }
-    return r;
+    this.approvedPatches.add(patch.patch_id);
+    return this.promoteLate(taskId, patch.patch_id, patch.patch_path, actor, 'approved', signal);
   }
 
-  /** Retries promotions that waited on the user's checkout. */
-  async retryWaiting(): Promise<void> {
+  /** Retries promotions that waited on the user's checkout (re-verified if the branch moved meanwhile). */
+  async retryWaiting(signal?: AbortSignal): Promise<void> {
     for (const [patchId, w] of [...this.waiting]) {
       const task = this.d.control.task(w.taskId);
       if (!task || task.status !== 'proposed') {
         this.waiting.delete(patchId);
         continue;
       }
-      const r = await this.promoteQueued(task, patchId, w.patchPath, 'harness');
-      if (r.kind === 'conflict') {
-        this.waiting.delete(patchId);
-        await this.d.control.discardPatch(patchId, `promotion failed after waiting: ${r.reason}`, 'harness');
-        this.d.emitter.emit({ type: 'task.released', taskId: w.taskId, reason: r.reason });
-      }
+      await this.promoteLate(w.taskId, patchId, w.patchPath, 'harness', this.approvedPatches.has(patchId) ? 'approved' : 'waiting', signal);
     }
+  }
+
+  /**
+   * A queued patch promoted late: onto its own base while that is still the branch tip;
+   * otherwise replayed and re-verified at the tip in the scratch worktree, the re-based
+   * patch queued (its predecessor stays queued until the outcome, so the task never looks
+   * free meanwhile) and promoted onto exactly that tip — again if the tip moved, at most
+   * MAX_LATE_REVERIFICATIONS times. A patch that no longer applies or passes is discarded
+   * with the reason and its task goes back to pending. Null when the task or the patch is
+   * no longer waiting for promotion.
+   */
+  async promoteLate(taskId: string, patchId: string, patchPath: string, actor: string, origin: LateOrigin, signal?: AbortSignal): Promise<PromotionOutcome | null> {
+    return this.lateLock.run(() => this.promoteLateLocked(taskId, { id: patchId, path: patchPath }, actor, origin, signal ?? this.d.signal ?? NEVER_ABORTED));
+  }
+
+  private async promoteLateLocked(taskId: string, first: { id: string; path: string }, actor: string, origin: LateOrigin, signal: AbortSignal): Promise<PromotionOutcome | null> {
+    const { control, branch } = this.d;
+    const live = control.patches(taskId).find((p) => p.patch_id === first.id);
+    const start = control.task(taskId);
+    if (!start || start.status !== 'proposed' || !live || (live.status !== 'queued' && live.status !== 'applied' && live.status !== 'verified')) {
+      this.waiting.delete(first.id);
+      return null;
+    }
+    let cur = first;
+    let reverified = 0;
+    for (;;) {
+      const task = control.task(taskId) ?? start;
+      if (signal.aborted) return { kind: 'waiting', patchId: cur.id, reason: 'the loop stopped before the promotion finished' };
+      const tip = await branchTip(this.d.projectDir, branch);
+      if (tip === null) return this.giveUpLate(task, actor, `target branch ${branch} is gone`);
+      const base = this.baseOf(cur.id);
+      if (base === tip) {
+        const r = await this.promoteQueued(task, cur.id, cur.path, actor, tip);
+        if (r.kind === 'promoted') {
+          await this.discardSuperseded(taskId, r.patchId, r.commit, actor);
+          return r;
+        }
+        if (r.kind !== 'conflict') return r;
+        // Moved between our read of the tip and the compare-and-swap: re-verify on the new one.
+        if (!r.reason.startsWith('branch-moved')) return this.giveUpLate(task, actor, `${origin === 'approved' ? 'the approved patch' : 'the patch'} cannot be promoted: ${r.reason}`);
+        continue;
+      }
+      if (reverified >= MAX_LATE_REVERIFICATIONS) {
+        return this.giveUpLate(task, actor, `${branch} kept moving: ${reverified} re-verifications of ${task.task_id}'s patch were each overtaken by another commit`);
+      }
+      reverified++;
+      let files: string[];
+      try {
+        files = touchedPaths(filesTouchedByPatch(await readFile(cur.path, 'utf8')));
+      } catch (e) {
+        return this.giveUpLate(task, actor, `the patch file ${cur.path} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      const why = base === null ? 'the commit its gates ran on is not known' : `its gates ran on ${base.slice(0, 8)}`;
+      this.log('harness', 'info', `${taskId}: ${branch} is at ${tip.slice(0, 8)} and ${why}; re-verifying patch ${cur.id} there (${origin})`);
+      const v = await reverifyOnTip({
+        projectDir: this.d.projectDir,
+        branch,
+        task,
+        tip,
+        patchPath: cur.path,
+        files,
+        signal,
+        verify: (t, wt, b, s) => this.verify('harness', t, wt, b, s),
+        now: () => this.d.clock.now(),
+      });
+      if (v.kind === 'stopped') return { kind: 'waiting', patchId: cur.id, reason: 'the loop stopped during the re-verification' };
+      if (v.kind !== 'ok') return this.giveUpLate(task, actor, lateFailureReason(origin, branch, tip, v));
+      const newFiles = touchedPaths(v.patch.files);
+      const newId = await control.queuePatch(taskId, v.patch.path, actor);
+      const tier = this.classifyFiles(task, newFiles);
+      await control.recordRisk(taskId, tier, newFiles, newId, actor);
+      this.patchBases.set(newId, tip);
+      this.gateRecord.set(newId, v.gates);
+      if (this.approvedPatches.has(cur.id)) this.approvedPatches.add(newId);
+      await control.note('patch', newId, 'patch.gates', actor, {
+        task_id: taskId,
+        gates: v.gates.map((g) => ({ gate: g.gate, status: g.status })),
+        base_commit: tip,
+        reverified_from: cur.id,
+      });
+      this.d.emitter.emit({ type: 'patch.queued', taskId, patchId: newId, files: newFiles, tier });
+      this.log('harness', 'info', `${taskId}: patch ${cur.id} re-verified on ${tip.slice(0, 8)} in ${v.durationMs} ms as ${newId}`);
+      this.waiting.delete(cur.id);
+      cur = { id: newId, path: v.patch.path };
+    }
+  }
+
+  /** The commit a queued patch's gates ran on: this run's record, else the store's (if it can tell). */
+  private baseOf(patchId: string): string | null {
+    const known = this.patchBases.get(patchId);
+    if (known !== undefined) return known;
+    // Optional on the port: without it a patch from an earlier run is simply re-verified.
+    const reader = this.d.control as LoopControl & Partial<PatchBaseReader>;
+    return reader.patchBase?.(patchId) ?? null;
+  }
+
+  /** The task is done: its other live patches (predecessors of the promoted one) are closed with the reason. */
+  private async discardSuperseded(taskId: string, promotedId: string, commit: string, actor: string): Promise<void> {
+    for (const p of this.d.control.patches(taskId)) {
+      if (p.patch_id === promotedId || !isLive(p.status)) continue;
+      const why = `superseded by ${promotedId}, re-verified on the moved branch and promoted as ${commit.slice(0, 8)}`;
+      await this.d.control.discardPatch(p.patch_id, why, actor);
+      this.waiting.delete(p.patch_id);
+      this.d.emitter.emit({ type: 'patch.discarded', taskId, patchId: p.patch_id, reason: why });
+    }
+  }
+
+  /** A late patch that cannot land: every live patch of the task discarded, the task back to pending, said once. */
+  private async giveUpLate(task: LoopTask, actor: string, why: string): Promise<PromotionOutcome> {
+    for (const p of this.d.control.patches(task.task_id)) {
+      if (!isLive(p.status)) continue;
+      await this.d.control.discardPatch(p.patch_id, why, actor);
+      this.waiting.delete(p.patch_id);
+      this.d.emitter.emit({ type: 'patch.discarded', taskId: task.task_id, patchId: p.patch_id, reason: why });
+    }
+    const now = this.d.control.task(task.task_id);
+    if (now !== undefined && now.status !== 'pending' && now.status !== 'done' && now.status !== 'dropped') {
+      await this.d.control.releaseTask(task.task_id, actor, why).catch((e: unknown) => this.log('harness', 'warn', `${task.task_id}: release failed: ${String(e)}`));
+    }
+    this.totals.released++;
+    this.log('harness', 'warn', `${task.task_id}: ${why}`);
+    this.d.emitter.emit({ type: 'task.released', taskId: task.task_id, reason: why });
+    return { kind: 'conflict', reason: why };
   }
 
   /** Lessons: REFLECTIONS.md always, GUARDRAILS.md when the reflection names one. */
@@ -557,4 +697,8 @@ export class Harness {
   classifyFiles(task: LoopTask, files: readonly string[]): RiskTier {
     return classifyRisk(files, { effort: task.effort, source: task.source }, this.d.settings.riskPatterns);
   }
+}
+
+function isLive(status: string): boolean {
+  return status === 'queued' || status === 'applied' || status === 'verified';
 }

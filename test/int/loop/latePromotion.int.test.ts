@@ -1,0 +1,224 @@
+// Late promotions keep "done means done": a tier-2 patch approved after the branch moved,
+// and a promotion that waited on the user's checkout while the branch moved, are replayed
+// and re-verified on the new tip (real git, real gate processes, the scripted claude
+// executable) before they land; a patch the moved branch breaks is discarded with the
+// failing gate named and its task goes back to pending, with nothing on the branch.
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
+import { Loop } from '../../../src/loop/loop';
+import { ControlAdapter } from '../../../src/loop/controlAdapter';
+import { JsonlMetrics } from '../../../src/loop/metricsFile';
+import { submitToInbox } from '../../../src/control/inbox';
+import type { LoopEvent } from '../../../src/loop/events';
+import type { EventStore } from '../../../src/store/types';
+import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
+import type { SampleProject } from './sampleProject';
+
+function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unknown> = {}): { loop: Loop; events: LoopEvent[] } {
+  const settings = sampleSettings(extra);
+  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
+  const loop = new Loop({
+    projectDir: p.dir,
+    settings,
+    control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
+    backends: { primary: backend, worker: backend, judge: backend },
+    metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
+    once: false,
+  });
+  const events: LoopEvent[] = [];
+  const t0 = Date.now();
+  loop.events.on((e) => {
+    events.push(e);
+    if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 240));
+  });
+  return { loop, events };
+}
+
+/** Every done task has its promoted commit on main; views rebuilt from events equal the stored ones. */
+async function assertConsistent(p: SampleProject, store: EventStore): Promise<void> {
+  for (const t of store.all<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'done'")) {
+    const row = store.get<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [t.task_id]);
+    assert.ok(row?.commit_hash, `done task ${t.task_id} has a promoted patch`);
+    git(p.dir, 'merge-base', '--is-ancestor', row.commit_hash, 'main');
+  }
+  const views = (): string => JSON.stringify([store.all('SELECT * FROM task_view ORDER BY task_id'), store.all('SELECT * FROM patch_view ORDER BY patch_id')]);
+  const before = views();
+  await store.rebuild();
+  assert.equal(views(), before, 'views rebuilt from events equal the stored views');
+  assert.equal(git(p.dir, 'diff', '--cached', '--name-only'), '');
+}
+
+/** The user commits directly on main in their checkout; returns the new tip. */
+function userCommit(p: SampleProject, files: Record<string, string>, message: string): string {
+  for (const [f, content] of Object.entries(files)) {
+    writeFileSync(join(p.dir, f), content);
+    git(p.dir, 'add', f);
+  }
+  git(p.dir, 'commit', '-q', '-m', message);
+  return git(p.dir, 'rev-parse', 'main');
+}
+
+function gateStartsAfter(events: readonly LoopEvent[], mark: number, taskId: string): string[] {
+  return events.slice(mark).flatMap((e) => (e.type === 'gate.started' && e.taskId === taskId ? [e.gate] : []));
+}
+
+function reverifyMs(events: readonly LoopEvent[]): number[] {
+  return events.flatMap((e) => {
+    const m = e.type === 'log' ? / re-verified on [0-9a-f]{8} in (\d+) ms/.exec(e.message) : null;
+    return m?.[1] !== undefined ? [Number(m[1])] : [];
+  });
+}
+
+const TOKEN = 'module.exports = (t) => typeof t === "string" && t.length > 8;\n';
+// The patch's own test also leans on src/index.js: a commit that changes it breaks the patch.
+const TOKEN_TEST = "const assert = require('assert');\nassert.equal(require('../src/auth/token.js')('123456789'), true);\nassert.equal(require('../src/index.js').name, 'sample');\n";
+
+/** T-4 touches src/auth/ (tier 2): deferred; its judge never answers, so a human decides. */
+function tier2Scenario(p: SampleProject): void {
+  writeScenario(p, [
+    script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js', 'test/token.test.js'] }])),
+    script('implement/T-4/step-1/', [
+      { tool: 'write', path: 'src/auth/token.js', content: TOKEN },
+      { tool: 'write', path: 'test/token.test.js', content: TOKEN_TEST },
+    ]),
+    { name: 'silent judge', match: 'RALPH-KEY: review_deferred/T-4/', turns: [{ hang: true }] },
+  ]);
+}
+
+describe('loop/Harness late promotion: approved or waiting patches are re-verified on a moved branch (scripted claude)', function () {
+  this.timeout(120_000);
+  let p: SampleProject;
+  let store: EventStore;
+
+  beforeEach(async () => {
+    p = createSampleProject();
+    store = await openSampleStore(p.ralphDir);
+  });
+  afterEach(async () => {
+    await store.close().catch(() => undefined);
+    rmSync(p.dir, { recursive: true, force: true });
+  });
+
+  it('given a deferred tier-2 patch and a user commit on main before a human approves, then the approved patch is re-verified on the new tip and promoted onto it', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    tier2Scenario(p);
+    const { loop, events } = makeLoop(p, store);
+    await loop.start();
+    const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    const verifiedOn = git(p.dir, 'rev-parse', 'main');
+    const moved = userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
+    const mark = events.length;
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
+    const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
+    await loop.stop();
+    assert.ok(promoted.type === 'patch.promoted' && deferred.type === 'patch.deferred');
+    // The gates ran again, for this task, after the approval, and the commit sits on the moved tip.
+    assert.deepEqual(gateStartsAfter(events, mark, 'T-4'), ['build', 'test', 'lint'], JSON.stringify(events.slice(mark).filter((e) => e.type !== 'gate.progress'), null, 1));
+    assert.notEqual(verifiedOn, moved);
+    assert.equal(git(p.dir, 'rev-parse', `${promoted.commit}^`), moved);
+    assert.equal(git(p.dir, 'rev-parse', 'main'), promoted.commit);
+    assert.equal(git(p.dir, 'show', '--format=', '--name-only', promoted.commit), 'src/auth/token.js\ntest/token.test.js');
+    // The re-based patch is the one promoted; the approved one is closed as superseded by it.
+    assert.notEqual(promoted.patchId, deferred.patchId);
+    const patches = store.all<{ patch_id: string; status: string }>("SELECT patch_id, status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id");
+    assert.deepEqual(Object.fromEntries(patches.map((r) => [r.patch_id, r.status])), { [deferred.patchId]: 'discarded', [promoted.patchId]: 'promoted' });
+    const superseded = store.get<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded' AND entity_id = ?", [deferred.patchId]);
+    assert.match(superseded?.payload ?? '', /superseded by/);
+    // Durable: the commit each patch's gates ran on is in its patch.gates note.
+    const notes = store.all<{ entity_id: string; payload: string }>("SELECT entity_id, payload FROM events WHERE event_type = 'patch.gates' ORDER BY event_id");
+    assert.deepEqual(notes.map((n) => [n.entity_id, (JSON.parse(n.payload) as { base_commit?: string }).base_commit]), [[deferred.patchId, verifiedOn], [promoted.patchId, moved]]);
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'done');
+    assert.equal(git(p.dir, 'status', '--porcelain'), '');
+    assert.equal(reverifyMs(events).length, 1);
+    if (process.env.RALPH_LOOP_DEBUG) console.log('re-verification ms', reverifyMs(events));
+    await assertConsistent(p, store);
+  });
+
+  it('given a deferred tier-2 patch whose test the moved branch breaks, when a human approves, then it is not promoted: discarded naming the failing gate, the task back to pending, nothing on the branch', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    tier2Scenario(p);
+    const { loop, events } = makeLoop(p, store);
+    await loop.start();
+    const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    // The user renames the project (and keeps main's own tests green); the patch's test expects the old name.
+    const moved = userCommit(
+      p,
+      { 'src/index.js': "module.exports = { name: 'sample-2' };\n", 'test/index.test.js': "require('assert').equal(require('../src/index.js').name, 'sample-2');\n" },
+      'user: rename',
+    );
+    // A second attempt at the task, once released, never answers: the test ends before it matters.
+    writeScenario(p, [{ name: 'silent planner', match: 'RALPH-KEY: plan/T-4/', turns: [{ hang: true }] }]);
+    const mark = events.length;
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
+    const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-4');
+    const after = store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status;
+    await loop.stop();
+    assert.ok(released.type === 'task.released' && deferred.type === 'patch.deferred');
+    assert.match(released.reason, /^the approval was for a patch that no longer passes its gates: main moved to [0-9a-f]{8} and, re-verified there, the test gate failed/);
+    assert.match(released.reason, /AssertionError|sample-2/);
+    assert.ok(gateStartsAfter(events, mark, 'T-4').includes('test'));
+    assert.equal(after, 'pending');
+    assert.ok(!events.some((e) => e.type === 'patch.promoted'));
+    assert.equal(git(p.dir, 'rev-parse', 'main'), moved, 'nothing reached the branch');
+    assert.doesNotMatch(git(p.dir, 'log', '--format=%s', 'main'), /ralph\(T-4\)/);
+    const patches = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4'");
+    assert.deepEqual(patches.map((r) => r.status), ['discarded']);
+    const discarded = store.get<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded' AND entity_id = ?", [deferred.patchId]);
+    assert.match(discarded?.payload ?? '', /the test gate failed/);
+    assert.ok(events.some((e) => e.type === 'patch.discarded' && e.patchId === deferred.patchId && /test gate failed/.test(e.reason)));
+    const pending = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'task.pending' AND entity_id = 'T-4'");
+    assert.ok(pending.some((r) => /approval was for a patch that no longer passes/.test(r.payload)), 'the task went back to pending with the reason');
+    assert.equal(git(p.dir, 'status', '--porcelain'), '');
+    await assertConsistent(p, store);
+  });
+
+  it('given a promotion waiting on a user edit while the user commits on main, then the patch is re-verified on the new tip before it is promoted', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-6', title: 'Readme section', effort: 'S', wave: 0 }]);
+    writeScenario(p, [script('worker/T-6/attempt-1/', [{ tool: 'write', path: 'README.md', content: '# Sample\n\n## Usage\nrun it\n' }])]);
+    writeFileSync(join(p.dir, 'README.md'), '# Sample\nmy local notes\n');
+    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } });
+    await loop.start();
+    const waiting = await loop.events.next((e) => e.type === 'patch.waiting' && e.taskId === 'T-6');
+    assert.ok(waiting.type === 'patch.waiting' && /README\.md \(modified\)/.test(waiting.reason), JSON.stringify(waiting));
+    const mark = events.length;
+    // The user commits something else, then drops their README edit: the branch moved meanwhile.
+    const moved = userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
+    git(p.dir, 'checkout', '--', 'README.md');
+    loop.wakeAll();
+    const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-6');
+    await loop.stop();
+    assert.ok(promoted.type === 'patch.promoted');
+    assert.deepEqual(gateStartsAfter(events, mark, 'T-6').slice(0, 3), ['build', 'test', 'lint'], 'verified again after the branch moved');
+    assert.ok(events.slice(mark).some((e) => e.type === 'gate.started' && e.taskId === 'T-6' && e.agent === 'harness'));
+    assert.equal(git(p.dir, 'rev-parse', `${promoted.commit}^`), moved);
+    assert.notEqual(promoted.patchId, waiting.patchId);
+    assert.equal(readFileSync(join(p.dir, 'README.md'), 'utf8'), '# Sample\n\n## Usage\nrun it\n');
+    assert.equal(git(p.dir, 'status', '--porcelain'), '');
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-6'")?.status, 'done');
+    assert.equal(store.get<{ status: string }>('SELECT status FROM patch_view WHERE patch_id = ?', [waiting.patchId])?.status, 'discarded');
+    await assertConsistent(p, store);
+  });
+
+  it('given a deferred tier-2 patch and an unmoved branch, when a human approves, then it is promoted onto the commit its gates ran on without running them again', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    tier2Scenario(p);
+    const { loop, events } = makeLoop(p, store);
+    await loop.start();
+    const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    const base = git(p.dir, 'rev-parse', 'main');
+    const mark = events.length;
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
+    const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
+    await loop.stop();
+    assert.ok(promoted.type === 'patch.promoted' && deferred.type === 'patch.deferred');
+    assert.equal(promoted.patchId, deferred.patchId);
+    assert.deepEqual(gateStartsAfter(events, mark, 'T-4'), []);
+    assert.equal(git(p.dir, 'rev-parse', `${promoted.commit}^`), base);
+    await assertConsistent(p, store);
+  });
+});
