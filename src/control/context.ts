@@ -9,6 +9,11 @@ import { DEFAULT_RISK_PATTERNS, type RiskPatterns } from '../domain/risk';
 export interface GitPort {
   /** True when `hash` names a commit in the project's repository. */
   commitExists(hash: string): Promise<boolean>;
+  /**
+   * The target branch when `hash` is not reachable from it (done means a commit on the
+   * branch), null when it is. Optional: the loop promotes onto the branch itself.
+   */
+  notOnTargetBranch?(hash: string): Promise<string | null>;
 }
 
 export interface ControlContext {

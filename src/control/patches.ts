@@ -8,7 +8,7 @@ import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, filesTouchedB
 import { decidePolicy, type PolicyVerdict } from '../domain/policy';
 import { currentPatch } from '../domain/task';
 import { domainEvent, readEvent, type DomainEvent } from '../domain/events';
-import { CommitNotFoundError, ControlError, InvalidArgumentError, InvalidStateError, PatchNotFoundError, TaskNotFoundError } from '../domain/errors';
+import { CommitNotFoundError, CommitNotOnBranchError, ControlError, InvalidArgumentError, InvalidStateError, PatchNotFoundError, TaskNotFoundError } from '../domain/errors';
 import type { Patch, Task } from '../domain/model';
 import { CONTROL_ACTOR, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
@@ -35,11 +35,13 @@ export function formatPromoted(r: PromoteResult): string {
   return `PROMOTED ${r.patchId} → ${r.taskId} done (commit ${r.commitHash.slice(0, 8)})`;
 }
 
-/** Checks through the git port that the commit exists (an error when no port is given). */
+/** Checks through the git port that the commit exists and is on the target branch (an error when no port is given). */
 export async function requireCommit(ctx: ControlContext, commitHash: string): Promise<void> {
   if (!/^[0-9a-fA-F]{4,64}$/.test(commitHash)) throw new InvalidArgumentError(`'${commitHash}' is not a commit hash`);
   if (ctx.git === undefined) throw new ControlError('promotion needs git to check the commit, and no git port was given');
   if (!(await ctx.git.commitExists(commitHash))) throw new CommitNotFoundError(commitHash);
+  const branch = (await ctx.git.notOnTargetBranch?.(commitHash)) ?? null;
+  if (branch !== null) throw new CommitNotOnBranchError(commitHash, branch);
 }
 
 /** promote-patch: patch promoted + task done + task.completed, atomically; the commit must exist. */

@@ -62,6 +62,16 @@ export class CommitNotFoundError extends ControlError {
   }
 }
 
+export class CommitNotOnBranchError extends ControlError {
+  override readonly name = 'CommitNotOnBranchError';
+  constructor(
+    readonly commitHash: string,
+    readonly branch: string,
+  ) {
+    super(`commit ${commitHash} is not on the target branch ${branch}: a patch is promoted only by a commit the branch contains`);
+  }
+}
+
 export class ReservedEventTypeError extends ControlError {
   override readonly name = 'ReservedEventTypeError';
   constructor(readonly eventType: string) {

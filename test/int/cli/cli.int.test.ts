@@ -121,6 +121,13 @@ describe('ralph CLI (built) in a git repository', function () {
     const bogus = await ralph('promote-patch', p1, '0123456789abcdef0123456789abcdef01234567');
     assert.equal(bogus.code, 1);
     assert.match(bogus.err, /does not exist/);
+    // Done means a commit on the branch: one on a side branch is refused.
+    git('checkout', '-q', '-b', 'side');
+    const side = commitPatch('side-change', ['side.txt']);
+    git('checkout', '-q', '-');
+    const offBranch = await ralph('promote-patch', p1, side.hash);
+    assert.equal(offBranch.code, 1);
+    assert.match(offBranch.err, /not on the target branch (main|master)/);
     assert.equal(await ok('promote-patch', p1, a.hash), `PROMOTED ${p1} → W0-001 done (commit ${a.hash.slice(0, 8)})\n`);
 
     // done without a promoted patch is an error, from every path.
