@@ -1,5 +1,7 @@
 // The task lifecycle as pure functions: evolveTask folds an event into a task row;
-// the decide* functions turn a command and the current state into events or a typed error.
+// the decide* functions turn a command and the current state into events or a typed error;
+// and the rules around attempts: which task is ready for whom, how a failed attempt is
+// classed, and the follow-up a reviewer's modify opens.
 import { formatDeps, isEffort, isTaskStatus, newTask, type Effort, type Patch, type Task, type TaskStatus } from './model';
 import { domainEvent, type DomainEvent, type RecordedEvent, type TransitionData } from './events';
 import { DoneWithoutPromotedPatchError, InvalidArgumentError, InvalidStateError, TaskAlreadyClaimedError, TaskNotFoundError } from './errors';
@@ -151,7 +153,8 @@ export function currentPatch(ctx: TaskContext): Patch | undefined {
  * resolve-deferred. approve: the task goes back to `proposed` with its patch approved, to
  * be promoted (done only follows a promoted patch); without a live patch approval is an
  * error. reject/modify: the task returns to pending (the rationale / modification kept in
- * the event for the next attempt) and its unpromoted patch is discarded.
+ * the event for the next attempt) and its unpromoted patch is discarded; the event names it
+ * (`discarded_patch_id`): after a modify the next attempt starts from it (reviewFollowUp).
  */
 export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredCommand): DomainEvent[] {
   const task = ctx.task;
@@ -172,6 +175,7 @@ export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredComm
       }),
     ];
   }
+  const discards = patch !== undefined && patch.status !== 'promoted';
   const events: DomainEvent[] = [
     domainEvent('task.deferral_resolved', cmd.taskId, cmd.actor, {
       decision: cmd.decision,
@@ -179,9 +183,11 @@ export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredComm
       old_status: 'deferred',
       new_status: 'pending',
       ...(cmd.decision === 'modify' ? { modification: cmd.rationale } : {}),
+      // The reviewed patch, so a modify's follow-up can start from it (reviewFollowUp).
+      ...(discards ? { discarded_patch_id: patch.patch_id } : {}),
     }),
   ];
-  if (patch !== undefined && patch.status !== 'promoted') {
+  if (discards) {
     events.push(domainEvent('patch.discarded', patch.patch_id, cmd.actor, { task_id: cmd.taskId, reason: `judge ${cmd.decision}: ${cmd.rationale}` }));
   }
   return events;
@@ -255,4 +261,121 @@ export function currentWave(tasks: readonly Task[]): number {
   const open = tasks.filter((t) => t.status !== 'done' && t.status !== 'dropped');
   if (open.length > 0) return Math.min(...open.map((t) => t.wave));
   return tasks.length > 0 ? Math.max(...tasks.map((t) => t.wave)) : 0;
+}
+
+// ------------------------------------------------------------------ failed attempts
+
+/** The seed's reflection classes (the primary's reflect phase answers with the same four). */
+export type FailureClass = 'transient' | 'recoverable' | 'environment' | 'fundamental';
+
+/** What the harness saw of a failed attempt: the agent's run itself, or a gate it ran after. */
+export type AttemptFailure =
+  | { readonly kind: 'agent'; readonly status: string; readonly stopReason?: 'abort' | 'timeout' | undefined }
+  | { readonly kind: 'gate'; readonly gate: string; readonly status: string };
+
+/**
+ * A worker's failed attempt, classed from machine facts only (a worker has no reflect
+ * phase, so no model is paid to classify it):
+ * - agent crashed, errored (API error) or timed out: transient, the same prompt may pass;
+ * - agent stopped by its turn or budget limit: recoverable, the task needs a tighter pass;
+ * - a gate that could not start (status error: command missing): environment;
+ * - a gate cancelled under it: transient;
+ * - a gate that failed or timed out on the change: recoverable (the gates passed on the
+ *   branch tip the worktree started from, so the change is the likeliest cause).
+ * `fundamental` is never inferred: only a model's reflection or a task budget says that.
+ */
+export function classifyAttemptFailure(f: AttemptFailure): FailureClass {
+  if (f.kind === 'agent') {
+    if (f.status === 'max_turns' || f.status === 'budget') return 'recoverable';
+    return 'transient';
+  }
+  if (f.status === 'error') return 'environment';
+  if (f.status === 'cancelled') return 'transient';
+  return 'recoverable';
+}
+
+/** After a failed attempt (1-based): block on a repeated identical failure or when retries are spent. */
+export function attemptDecision(attempt: number, maxRetries: number, identicalFailure: boolean): 'retry' | 'block' {
+  return identicalFailure || attempt > maxRetries ? 'block' : 'retry';
+}
+
+const LESSON_LINE_BYTES = 200;
+const ERRORISH = /(error|fail|exception|panic|denied|not found|cannot|undefined|timed out|not ok|✗|✖)/i;
+const NOISE = /^(at\s|node\.js v\d|\^+$|[{}[\],]+$|error: command failed)/i;
+
+/**
+ * The short line a lesson quotes from a failing gate's output tail: the last line that
+ * reads like an error (stack frames and runtime banners skipped), else the last line.
+ */
+export function lessonLine(gate: string, output: string): string {
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !NOISE.test(l));
+  const pick = [...lines].reverse().find((l) => ERRORISH.test(l)) ?? lines[lines.length - 1] ?? 'no output';
+  const line = pick.length > LESSON_LINE_BYTES ? `${pick.slice(0, LESSON_LINE_BYTES - 1)}…` : pick;
+  return `${gate}: ${line}`;
+}
+
+// ------------------------------------------------------------------ a reviewer's modify
+
+/** The part of a stored event the follow-up rule reads (a StoredEvent fits). */
+export interface HistoryEvent {
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly entity_id: string;
+  readonly actor: string;
+  readonly payload: Readonly<Record<string, unknown>>;
+}
+
+/** A reviewer's modify still to be done: start from the reviewed patch, change it as asked. */
+export interface ReviewFollowUp {
+  /** The `task.deferral_resolved` event that asked for the change. */
+  readonly resolutionId: string;
+  readonly actor: string;
+  /** The reviewed patch the modify discarded. */
+  readonly patchId: string;
+  readonly modification: string;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+
+/**
+ * ARCHITECTURE.md's "modify -> follow-up task": after a reviewer's modify the task is pending
+ * again (REFERENCE.md's contract) and its next attempt starts from the reviewed patch with
+ * the modification on top. Given the task's review history in append order (its
+ * task.deferred, task.deferral_resolved and task.deferral_expired events and the
+ * patch.discarded events of its patches), the follow-up still open, or null. Open while the
+ * latest review step is a modify that discarded a patch; a later deferral (the follow-up
+ * produced the next patch), a reject, an approval or an expiry close it. Events written
+ * before `discarded_patch_id` existed name the patch in the discard right after.
+ */
+export function reviewFollowUp(history: readonly HistoryEvent[]): ReviewFollowUp | null {
+  let open: ReviewFollowUp | null = null;
+  let awaitingPatch: Omit<ReviewFollowUp, 'patchId'> | null = null;
+  for (const e of history) {
+    const justResolved = awaitingPatch;
+    awaitingPatch = null;
+    switch (e.event_type) {
+      case 'task.deferred':
+      case 'task.deferral_expired':
+        open = null;
+        break;
+      case 'task.deferral_resolved': {
+        open = null;
+        if (e.payload['decision'] !== 'modify') break;
+        const modification = str(e.payload['modification']) ?? str(e.payload['rationale']) ?? '';
+        const base = { resolutionId: e.event_id, actor: e.actor, modification };
+        const patchId = str(e.payload['discarded_patch_id']);
+        if (patchId !== null) open = { ...base, patchId };
+        else awaitingPatch = base;
+        break;
+      }
+      case 'patch.discarded': {
+        if (justResolved !== null) open = { ...justResolved, patchId: e.entity_id };
+        break;
+      }
+    }
+  }
+  return open;
 }

@@ -11,9 +11,13 @@ import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
 import { drainInbox } from '../control/inbox';
 import { renderBacklogFile, renderState } from '../control/derived';
 import { domainEvent } from '../domain/events';
+import { reviewFollowUp } from '../domain/task';
+import type { ReviewFollowUp } from '../domain/task';
+import { rowToEvent } from '../store/eventRows';
+import type { EventRow } from '../store/eventRows';
 import type { RiskPatterns, RiskTier } from '../domain/risk';
 import { commitExists } from '../git/repo';
-import type { HostCommand, HumanDecision, InboxDrain, LoopControl, LoopPatch, LoopStateSnapshot, LoopTask, ProposalCounts } from './ports';
+import type { HostCommand, HumanDecision, InboxDrain, LoopControl, LoopFollowUp, LoopPatch, LoopStateSnapshot, LoopTask, ProposalCounts } from './ports';
 
 export interface ControlAdapterOptions {
   readonly store: EventStore;
@@ -162,12 +166,14 @@ export class ControlAdapter implements LoopControl {
   }
 
   retryNotes(taskId: string): string[] {
-    const rows = this.o.store.all<{ payload: string }>(
-      "SELECT payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = 'task.deferral_resolved' ORDER BY event_id DESC LIMIT 3",
+    const open = this.followUpEvent(taskId);
+    const rows = this.o.store.all<{ event_id: string; payload: string }>(
+      "SELECT event_id, payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = 'task.deferral_resolved' ORDER BY event_id DESC LIMIT 3",
       [taskId],
     );
     const notes: string[] = [];
     for (const r of rows.reverse()) {
+      if (open !== null && r.event_id === open.resolutionId) continue;
       try {
         const p = JSON.parse(r.payload) as { decision?: string; rationale?: string; modification?: string };
         if (p.decision === 'reject') notes.push(`Rejected by the reviewer: ${p.rationale ?? ''}`);
@@ -177,6 +183,25 @@ export class ControlAdapter implements LoopControl {
       }
     }
     return notes;
+  }
+
+  followUp(taskId: string): LoopFollowUp | null {
+    const f = this.followUpEvent(taskId);
+    if (f === null) return null;
+    const patch = this.o.store.get<{ patch_path: string | null }>('SELECT patch_path FROM patch_view WHERE patch_id = ?', [f.patchId]);
+    return { patchId: f.patchId, patchPath: patch?.patch_path ?? null, modification: f.modification, actor: f.actor };
+  }
+
+  /** The task's review history (deferrals, resolutions, expiries, discards of its patches), folded. */
+  private followUpEvent(taskId: string): ReviewFollowUp | null {
+    const rows = this.o.store.all<EventRow>(
+      `SELECT * FROM events
+        WHERE (entity_type = 'task' AND entity_id = ? AND event_type IN ('task.deferred', 'task.deferral_resolved', 'task.deferral_expired'))
+           OR (entity_type = 'patch' AND event_type = 'patch.discarded' AND entity_id IN (SELECT patch_id FROM patch_view WHERE task_id = ?))
+        ORDER BY event_id`,
+      [taskId, taskId],
+    );
+    return reviewFollowUp(rows.map(rowToEvent));
   }
 
   async note(entityType: string, entityId: string, eventType: string, actor: string, payload: Readonly<Record<string, unknown>>): Promise<void> {

@@ -20,9 +20,13 @@ import { Harness } from './harness';
 import type { PromotionOutcome } from './harness';
 import type { LoopControl, LoopTask, MetricsSink, SpecWatch } from './ports';
 import { implementPrompt, periodicPrompt, planPrompt, reflectPrompt, workerPrompt } from './prompts';
+import type { FollowUpBrief } from './prompts';
 import { initialPrimaryState, periodicOverride, transition } from './primaryMachine';
 import type { CommitOutcome, Effect, PeriodicPhase, PhaseFact, PrimaryState, ReflectionClass, Transition } from './primaryMachine';
 import type { LoopSettings } from './settings';
+import { startFromPatch } from './startFromPatch';
+import { attemptDecision, classifyAttemptFailure, lessonLine } from '../domain/task';
+import type { AttemptFailure } from '../domain/task';
 import { idleDelayMs, systemClock, Waker } from './sleep';
 import type { Clock } from './sleep';
 import type { PhaseOutput } from '../project/phaseOutputs';
@@ -494,24 +498,31 @@ export class Loop {
     }
   }
 
-  /** One worker task: one full-cycle invocation per attempt, gates by the harness, promotion. */
+  /**
+   * One worker task: one full-cycle invocation per attempt, gates by the harness, promotion.
+   * Each failed attempt is a `task.reflected` note (origin worker, the class from the
+   * machine facts: domain classifyAttemptFailure); giving up records the lesson too.
+   */
   private async workerCycle(name: AgentName, task: LoopTask): Promise<boolean> {
     const { control, settings } = this.o;
     const wt = await ensureWorktree(this.o.projectDir, { name, branch: this.branch });
+    const followUp = await this.startFollowUp(name, task, wt);
     const tracker = new IdenticalFailureTracker();
     let failure: { gate: string; output: string } | null = null;
-    for (let attempt = 0; attempt <= settings.maxRetries; attempt++) {
+    for (let attempt = 1; ; attempt++) {
       if (this.signal.aborted) return false;
-      const prompt = workerPrompt(this.harness.promptContext, task, name, failure, control.retryNotes(task.task_id), attempt + 1);
-      const out = await this.harness.invoke({ agent: name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt }, this.signal);
+      const prompt = workerPrompt(this.harness.promptContext, task, name, failure, control.retryNotes(task.task_id), attempt, followUp);
+      const out = await this.harness.invoke({ agent: name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt - 1 }, this.signal);
       if (this.signal.aborted || out.kind === 'stopped') return false;
       if (out.kind === 'budget') {
         await control.releaseTask(task.task_id, name, out.message);
         if (out.scope === 'task') await control.blockTask(task.task_id, name, out.message);
         return false;
       }
+      let facts: AttemptFailure;
       if (out.result.status !== 'success') {
         failure = { gate: 'agent', output: `${out.result.status}: ${out.result.errors.join('; ') || out.result.stderrTail}` };
+        facts = { kind: 'agent', status: out.result.status, stopReason: out.result.stopReason };
       } else {
         const v = await this.harness.verify(name, task, wt.path, wt.base, this.signal);
         if (this.signal.aborted) return false;
@@ -521,13 +532,45 @@ export class Loop {
           return r.kind !== 'conflict' && r.kind !== 'no_change';
         }
         failure = { gate: failed?.gate ?? 'verify', output: failed?.outputTail ?? '' };
+        facts = { kind: 'gate', gate: failure.gate, status: failed?.status ?? 'failed' };
       }
-      if (tracker.record(task.task_id, failure.gate, failure.output)) {
-        return this.blockWorkerTask(name, task.task_id, `identical ${failure.gate} failure twice; not retrying the same way`);
+      const identical = tracker.record(task.task_id, failure.gate, failure.output);
+      const klass = classifyAttemptFailure(facts);
+      const decision = attemptDecision(attempt, settings.maxRetries, identical);
+      const lesson = lessonLine(failure.gate, failure.output);
+      await control
+        .note('task', task.task_id, 'task.reflected', name, { attempt, gate: failure.gate, origin: 'worker', class: klass, decision, lesson })
+        .catch((e: unknown) => this.harness.log(name, 'warn', `task.reflected not recorded: ${String(e)}`));
+      if (decision === 'block') {
+        const reason = identical ? `identical ${failure.gate} failure twice; not retrying the same way` : `${settings.maxRetries} retries exhausted: ${failure.gate} failed`;
+        await this.harness.recordLesson(task, failure.gate, klass, `${reason} (worker ${name}, attempt ${attempt}).\nLast output: ${lesson}`, null);
+        return this.blockWorkerTask(name, task.task_id, reason);
       }
-      this.harness.log(name, 'info', `${task.task_id}: ${failure.gate} failed (attempt ${attempt + 1}/${settings.maxRetries + 1})`);
+      this.harness.log(name, 'info', `${task.task_id}: ${failure.gate} failed (attempt ${attempt}/${settings.maxRetries + 1}, ${klass}); retrying`);
     }
-    return this.blockWorkerTask(name, task.task_id, `${settings.maxRetries} retries exhausted: ${failure?.gate ?? '?'} failed`);
+  }
+
+  /**
+   * A reviewer's modify (ARCHITECTURE.md "modify -> follow-up task"): the attempt starts from
+   * the reviewed patch, applied onto the fresh worktree; when it no longer applies, from
+   * scratch. Either way a `task.follow_up` note records which patch it started from.
+   */
+  private async startFollowUp(agent: AgentName, task: LoopTask, wt: RalphWorktree): Promise<FollowUpBrief | null> {
+    const { control } = this.o;
+    const f = control.followUp(task.task_id);
+    if (f === null) return null;
+    const r = f.patchPath === null ? { applied: false as const, reason: `patch ${f.patchId} has no file` } : await startFromPatch(wt.path, wt.base, f.patchPath);
+    const payload = {
+      reviewed_patch_id: f.patchId,
+      patch_path: f.patchPath,
+      started_from: r.applied ? 'patch' : 'scratch',
+      base: wt.base,
+      requested_by: f.actor,
+      ...(r.applied ? {} : { reason: r.reason }),
+    };
+    await control.note('task', task.task_id, 'task.follow_up', agent, payload).catch((e: unknown) => this.harness.log(agent, 'warn', `task.follow_up not recorded: ${String(e)}`));
+    this.harness.log(agent, r.applied ? 'info' : 'warn', `${task.task_id}: follow-up of ${f.actor}'s modify ${r.applied ? `starts from patch ${f.patchId}` : `starts from scratch: patch ${f.patchId} ${r.reason}`}`);
+    return r.applied ? { modification: f.modification, from: 'patch' } : { modification: f.modification, from: 'scratch', reason: r.reason };
   }
 
   private async blockWorkerTask(name: AgentName, taskId: string, reason: string): Promise<boolean> {
@@ -550,6 +593,7 @@ export class Loop {
     clock: Clock;
     specs: SpecWatch;
     iterations: number;
+    startFollowUp: (agent: AgentName, task: LoopTask, wt: RalphWorktree) => Promise<FollowUpBrief | null>;
   } {
     return {
       harness: this.harness,
@@ -561,6 +605,7 @@ export class Loop {
       clock: this.clock,
       specs: this.o.specs ?? noSpecs,
       iterations: this.iterations,
+      startFollowUp: (agent, task, wt) => this.startFollowUp(agent, task, wt),
     };
   }
 }
@@ -583,6 +628,8 @@ class PrimaryWork {
   private planError: string | null = null;
   private patch: CapturedPatch | null = null;
   private gates: GateResult[] = [];
+  /** A reviewer's modify this task's attempt builds on (set when its worktree is prepared). */
+  private followUp: FollowUpBrief | null = null;
   private readonly tracker = new IdenticalFailureTracker();
   lastLesson: string | null = null;
   lastGuardrail: { trigger: string; instruction: string } | null = null;
@@ -647,6 +694,7 @@ class PrimaryWork {
       this.plan = null;
       this.planError = null;
       this.patch = null;
+      this.followUp = null;
       return { kind: 'claimed', taskId: task.task_id };
     }
     // Nothing ready: deferred items are judged now rather than waiting (the loop never blocks on a human).
@@ -673,7 +721,9 @@ class PrimaryWork {
     const task = this.task;
     if (!task) return { kind: 'agent_failed', error: 'plan without a task' };
     const wt = await this.ensureWt(true);
-    const prompt = planPrompt(this.i.harness.promptContext, task, this.notes(), this.planError ?? (s.lastFailure?.origin === 'plan' ? s.lastFailure.output : null));
+    // Every (re)plan starts from a fresh worktree: a follow-up's reviewed patch goes back in.
+    this.followUp = await this.i.startFollowUp('primary', task, wt);
+    const prompt = planPrompt(this.i.harness.promptContext, task, this.notes(), this.planError ?? (s.lastFailure?.origin === 'plan' ? s.lastFailure.output : null), this.followUp);
     const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'plan', phaseTo: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
     if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
     if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
@@ -702,7 +752,7 @@ class PrimaryWork {
     const st = steps[s.subStep];
     const step = s.fixing || st === undefined ? null : { index: s.subStep, total: steps.length, description: st.description, files: st.files, acceptance: st.acceptance };
     const failure = s.lastFailure && (s.fixing || s.retryCount > 0) ? { gate: s.lastFailure.gate, output: s.lastFailure.output } : null;
-    const prompt = implementPrompt(this.i.harness.promptContext, task, step, failure, this.notes(), s.retryCount);
+    const prompt = implementPrompt(this.i.harness.promptContext, task, step, failure, this.notes(), s.retryCount, this.followUp);
     const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
     if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
     if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);

@@ -43,6 +43,19 @@ export interface HumanDecision {
   readonly actor: string;
 }
 
+/**
+ * A reviewer's modify still to be done (domain reviewFollowUp): the next attempt of the task
+ * starts from the reviewed patch with the modification asked on top.
+ */
+export interface LoopFollowUp {
+  readonly patchId: string;
+  /** Where the reviewed patch file is (patch_view.patch_path); null when the row has none. */
+  readonly patchPath: string | null;
+  readonly modification: string;
+  /** Who asked: `judge` or a human actor. */
+  readonly actor: string;
+}
+
 /** Commands for the running loop itself, from another process. */
 export interface HostCommand {
   readonly command: 'stop' | 'pause' | 'resume';
@@ -104,8 +117,14 @@ export interface LoopControl {
   periodicMarks(): { evolve: number; dry: number; integ: number; ui: number };
   /** Gate results recorded for a queued patch (`patch.gates` events), for the judge after a restart. */
   gateResults(patchId: string): { gate: string; status: string }[];
-  /** Notes for the next attempt of a task: the judge's or a human's rejection rationale. */
+  /**
+   * Notes for the next attempt of a task: the judge's or a human's rejection rationale and
+   * earlier modifications. The open follow-up's modification is not among them: the loop
+   * states it itself, with where the attempt starts from (followUp).
+   */
   retryNotes(taskId: string): string[];
+  /** The open follow-up of a reviewer's modify for this task, or null. */
+  followUp(taskId: string): LoopFollowUp | null;
   /** Appends a harness event (run.*, loop.*) to the log. */
   note(entityType: string, entityId: string, eventType: string, actor: string, payload: Readonly<Record<string, unknown>>): Promise<void>;
   /** Writes STATE.json and BACKLOG.md from the store (plus the loop's own counters). */

@@ -17,6 +17,29 @@ export interface PromptContext {
 /** The loop's judge keeps the diff budget it had before the builders were unified. */
 const JUDGE_DIFF_BYTES = 40_000;
 
+/**
+ * A reviewer's modify, as the follow-up attempt starts: from the reviewed patch (applied in
+ * the worktree) or, when it no longer applies, from scratch (`reason` says why).
+ */
+export type FollowUpBrief = { readonly modification: string; readonly from: 'patch' } | { readonly modification: string; readonly from: 'scratch'; readonly reason: string };
+
+/** A judge's modify carries its rationale too; the request is kept whole up to this size. */
+const MODIFICATION_CHARS = 2000;
+
+/** The section that tells the agent plainly what the reviewer asked and where it starts from. */
+export function followUpSection(f: FollowUpBrief): string {
+  const raw = f.modification.trim();
+  const mod = raw.length > MODIFICATION_CHARS ? `${raw.slice(0, MODIFICATION_CHARS)}…` : raw;
+  if (f.from === 'patch') {
+    return `## Reviewer's change\nA reviewer asked for this change on top of the patch already in your worktree: ${mod}\nThat reviewed patch is applied (uncommitted) in your working directory: keep its work and make this change on top of it.`;
+  }
+  return `## Reviewer's change\nA reviewer asked for this change to this task's previous patch: ${mod}\nThat patch could not be restored in your worktree (${f.reason}), so you start from scratch: redo the task with this change included.`;
+}
+
+function withFollowUp(text: string, f: FollowUpBrief | null): string {
+  return f === null ? text : `${text.replace(/\n*$/, '')}\n\n${followUpSection(f)}\n`;
+}
+
 function readOr(file: string, fallback = ''): string {
   try {
     return readFileSync(file, 'utf8');
@@ -45,12 +68,15 @@ function primary(ctx: PromptContext, phase: string, task: LoopTask | null, rest:
   }).text;
 }
 
-export function planPrompt(ctx: PromptContext, task: LoopTask, notes: readonly string[], previousError: string | null): string {
-  return primary(ctx, 'plan', task, {
-    notes,
-    ...(previousError ? { rejection: previousError } : {}),
-    extra: 'End with the plan JSON block (task_id, summary, steps[{id, description, files, acceptance}], files).',
-  });
+export function planPrompt(ctx: PromptContext, task: LoopTask, notes: readonly string[], previousError: string | null, followUp: FollowUpBrief | null = null): string {
+  return withFollowUp(
+    primary(ctx, 'plan', task, {
+      notes,
+      ...(previousError ? { rejection: previousError } : {}),
+      extra: 'End with the plan JSON block (task_id, summary, steps[{id, description, files, acceptance}], files).',
+    }),
+    followUp,
+  );
 }
 
 export function implementPrompt(
@@ -60,13 +86,17 @@ export function implementPrompt(
   failure: { gate: string; output: string } | null,
   notes: readonly string[],
   attempt = 0,
+  followUp: FollowUpBrief | null = null,
 ): string {
-  return primary(ctx, 'implement', task, {
-    key: step ? `step-${step.index + 1}` : `fix-${attempt}`,
-    ...(step ? { step } : { extra: 'Fix pass: make the failing check above pass without weakening tests.' }),
-    ...(failure ? { failure: { gate: failure.gate, status: 'failed', output: failure.output } } : {}),
-    notes,
-  });
+  return withFollowUp(
+    primary(ctx, 'implement', task, {
+      key: step ? `step-${step.index + 1}` : `fix-${attempt}`,
+      ...(step ? { step } : { extra: 'Fix pass: make the failing check above pass without weakening tests.' }),
+      ...(failure ? { failure: { gate: failure.gate, status: 'failed', output: failure.output } } : {}),
+      notes,
+    }),
+    followUp,
+  );
 }
 
 export function reflectPrompt(ctx: PromptContext, task: LoopTask, failure: { gate: string; output: string; origin: string }, retry: number, maxRetries: number): string {
@@ -77,15 +107,26 @@ export function reflectPrompt(ctx: PromptContext, task: LoopTask, failure: { gat
   });
 }
 
-export function workerPrompt(ctx: PromptContext, task: LoopTask, agent: string, failure: { gate: string; output: string } | null, notes: readonly string[], attempt = 1): string {
-  return buildWorkerPrompt({
-    ...base(ctx),
-    task: promptTask(task),
-    agent,
-    attempt,
-    notes,
-    ...(failure ? { failure: { gate: failure.gate, status: 'failed', output: failure.output } } : {}),
-  }).text;
+export function workerPrompt(
+  ctx: PromptContext,
+  task: LoopTask,
+  agent: string,
+  failure: { gate: string; output: string } | null,
+  notes: readonly string[],
+  attempt = 1,
+  followUp: FollowUpBrief | null = null,
+): string {
+  return withFollowUp(
+    buildWorkerPrompt({
+      ...base(ctx),
+      task: promptTask(task),
+      agent,
+      attempt,
+      notes,
+      ...(failure ? { failure: { gate: failure.gate, status: 'failed', output: failure.output } } : {}),
+    }).text,
+    followUp,
+  );
 }
 
 /** Only the task, the diff, the gate results and the rules: nothing the generator saw. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { implementPrompt, judgePrompt, planPrompt, reflectPrompt, workerPrompt } from '../../../src/loop/prompts';
+import { followUpSection, implementPrompt, judgePrompt, planPrompt, reflectPrompt, workerPrompt } from '../../../src/loop/prompts';
 import type { LoopTask } from '../../../src/loop/ports';
 
 const task: LoopTask = {
@@ -54,6 +54,33 @@ describe('loop/prompts', () => {
   it('given a reflect and a worker retry, then keys carry the retry and attempt', () => {
     assert.match(reflectPrompt(ctx(), task, { gate: 'build', output: 'err', origin: 'implement' }, 2, 3), /RALPH-KEY: reflect\/T-9\/2\/[\s\S]*retry 2\/3/);
     assert.match(workerPrompt(ctx(), task, 'worker-1', { gate: 'test', output: 'boom' }, [], 2), /RALPH-KEY: worker\/T-9\/attempt-2\/[\s\S]*boom/);
+  });
+
+  it("given a reviewer's modify and the reviewed patch applied, then every attempt's prompt says plainly what to change on top of it", () => {
+    const f = { modification: 'also export MIN_LENGTH', from: 'patch' } as const;
+    const sentence = 'A reviewer asked for this change on top of the patch already in your worktree: also export MIN_LENGTH';
+    const prompts = [
+      workerPrompt(ctx(), task, 'worker-1', null, [], 1, f),
+      workerPrompt(ctx(), task, 'worker-1', { gate: 'test', output: 'boom' }, [], 2, f),
+      planPrompt(ctx(), task, [], null, f),
+      implementPrompt(ctx(), task, { index: 0, total: 1, description: 'wire it', files: ['src/a.ts'], acceptance: 'tests pass' }, null, [], 0, f),
+    ];
+    for (const p of prompts) {
+      assert.ok(p.includes(sentence), p);
+      // The markers scenarios match on stay first.
+      assert.match(p, /^RALPH-PHASE: /);
+      assert.ok(p.endsWith('\n') && !p.endsWith('\n\n'));
+    }
+    assert.ok(!workerPrompt(ctx(), task, 'worker-1', null, [], 1).includes('A reviewer asked'), 'no follow-up, no section');
+  });
+
+  it('given the reviewed patch no longer applies, then the prompt says it starts from scratch, why, and still carries the change', () => {
+    const s = followUpSection({ modification: 'split the check', from: 'scratch', reason: 'it no longer applies to 0123abcd (error: patch failed: src/a.ts:1)' });
+    assert.match(s, /split the check/);
+    assert.match(s, /start from scratch/);
+    assert.match(s, /no longer applies to 0123abcd/);
+    assert.ok(!s.includes('already in your worktree'));
+    assert.ok(followUpSection({ modification: 'x'.repeat(10_000), from: 'patch' }).length < 2500, 'a huge modification is bounded');
   });
 
   it('given the judge, then only the task, the diff, the gate results and the rules: no core.md, no guardrails', () => {
