@@ -601,7 +601,8 @@ export class Harness {
         continue;
       }
       if (reverified >= MAX_LATE_REVERIFICATIONS) {
-        return this.giveUpLate(task, actor, `${branch} kept moving: ${reverified} re-verifications of ${task.task_id}'s patch were each overtaken by another commit`);
+        const head = origin === 'approved' ? 'the approved patch was not promoted: ' : '';
+        return this.giveUpLate(task, actor, `${head}${branch} kept moving: ${reverified} re-verifications of ${task.task_id}'s patch were each overtaken by another commit`);
       }
       reverified++;
       let files: string[];

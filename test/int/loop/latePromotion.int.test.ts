@@ -71,6 +71,30 @@ function reverifyMs(events: readonly LoopEvent[]): number[] {
   });
 }
 
+/**
+ * A test-gate step that, run in the late-verify scratch worktree, commits to main in the
+ * user's checkout (up to `limit` times): the branch moves while the re-verification runs.
+ */
+function branchMoverGate(p: SampleProject, limit: number): string {
+  const file = join(p.ralphDir, 'mover.js');
+  writeFileSync(
+    file,
+    `const { execFileSync } = require('child_process'); const fs = require('fs'); const path = require('path');
+if (!process.cwd().split(path.sep).join('/').endsWith('/worktrees/verify')) process.exit(0);
+const state = ${JSON.stringify(join(p.ralphDir, 'moves'))};
+const n = fs.existsSync(state) ? Number(fs.readFileSync(state, 'utf8')) : 0;
+if (n >= ${limit}) process.exit(0);
+fs.writeFileSync(state, String(n + 1));
+const dir = ${JSON.stringify(p.dir)};
+fs.writeFileSync(path.join(dir, 'MOVE' + (n + 1) + '.md'), 'moved\\n');
+const env = { ...process.env, GIT_AUTHOR_NAME: 'U', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'U', GIT_COMMITTER_EMAIL: 'u@x' };
+execFileSync('git', ['add', 'MOVE' + (n + 1) + '.md'], { cwd: dir, env });
+execFileSync('git', ['commit', '-q', '-m', 'user: move ' + (n + 1)], { cwd: dir, env });
+`,
+  );
+  return `node scripts/test.js && node ${JSON.stringify(file)}`;
+}
+
 const TOKEN = 'module.exports = (t) => typeof t === "string" && t.length > 8;\n';
 // The patch's own test also leans on src/index.js: a commit that changes it breaks the patch.
 const TOKEN_TEST = "const assert = require('assert');\nassert.equal(require('../src/auth/token.js')('123456789'), true);\nassert.equal(require('../src/index.js').name, 'sample');\n";
@@ -219,6 +243,50 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     assert.equal(promoted.patchId, deferred.patchId);
     assert.deepEqual(gateStartsAfter(events, mark, 'T-4'), []);
     assert.equal(git(p.dir, 'rev-parse', `${promoted.commit}^`), base);
+    await assertConsistent(p, store);
+  });
+
+  it('given an approved patch whose re-verification is overtaken by another commit, then it is re-verified again on the newer tip and promoted onto that', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    tier2Scenario(p);
+    const { loop, events } = makeLoop(p, store, { test: branchMoverGate(p, 1) });
+    await loop.start();
+    await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
+    const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
+    await loop.stop();
+    assert.ok(promoted.type === 'patch.promoted');
+    assert.equal(reverifyMs(events).length, 2, 'verified on the first moved tip, then on the tip that overtook it');
+    assert.equal(git(p.dir, 'log', '-1', '--format=%s', `${promoted.commit}^`), 'user: move 1');
+    assert.equal(git(p.dir, 'rev-parse', 'main'), promoted.commit);
+    assert.equal(git(p.dir, 'status', '--porcelain'), '');
+    const live = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id").map((r) => r.status);
+    assert.deepEqual(live, ['discarded', 'discarded', 'promoted']);
+    await assertConsistent(p, store);
+  });
+
+  it('given a branch that moves during every re-verification, then after three the approved patch is discarded with that reason and the task goes back to pending', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    tier2Scenario(p);
+    const { loop, events } = makeLoop(p, store, { test: branchMoverGate(p, 99) });
+    await loop.start();
+    await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
+    writeScenario(p, [{ name: 'silent planner', match: 'RALPH-KEY: plan/T-4/', turns: [{ hang: true }] }]);
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
+    const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-4');
+    await loop.stop();
+    assert.ok(released.type === 'task.released');
+    assert.match(released.reason, /^the approved patch was not promoted: main kept moving: 3 re-verifications/);
+    assert.equal(reverifyMs(events).length, 3);
+    assert.ok(!events.some((e) => e.type === 'patch.promoted'));
+    assert.equal(git(p.dir, 'log', '-1', '--format=%s', 'main'), 'user: move 3');
+    const patches = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4'").map((r) => r.status);
+    assert.deepEqual(patches, ['discarded', 'discarded', 'discarded', 'discarded']);
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'pending');
     await assertConsistent(p, store);
   });
 });
