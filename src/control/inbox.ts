@@ -13,6 +13,7 @@ import { decideAndAppend, emitEvent, transitionTask } from './tasks';
 import { discardPatch } from './patches';
 import { resolveDeferred } from './deferred';
 import { getTask } from './views';
+import { reprioritizeTask } from './reprioritize';
 import { InvalidStateError } from '../domain/errors';
 
 function buildSchema() {
@@ -25,6 +26,7 @@ function buildSchema() {
     z.object({ command: z.literal('emit-event'), entity_type: z.string().min(1), entity_id: z.string().min(1), event_type: z.string().min(1), actor, payload }),
     z.object({ command: z.literal('discard-patch'), patch_id: z.string().min(1), reason: z.string().min(1), actor: actor.optional() }),
     z.object({ command: z.literal('add-task'), task: proposalSchemas().proposedTask, actor }),
+    z.object({ command: z.literal('reprioritize-task'), task_id: z.string().min(1), new_wave: z.number().int().min(0), actor, rationale: z.string().optional() }),
     // Commands for the host (the loop), not the control plane: handed to `onHostCommand`.
     z.object({ command: z.enum(['stop', 'pause', 'resume']), actor, reason: z.string().optional() }),
   ]);
@@ -79,6 +81,9 @@ async function runCommand(ctx: ControlContext, cmd: InboxCommand, onHostCommand?
         if (getTask(db, cmd.task.id)) throw new InvalidStateError(cmd.task.id, 'exists', `task ${cmd.task.id} already exists`);
         return { events: [domainEvent('task.created', cmd.task.id, cmd.actor, { ...cmd.task, provenance: 'spec' })], result: undefined };
       });
+      return;
+    case 'reprioritize-task':
+      await reprioritizeTask(ctx, { taskId: cmd.task_id, newWave: cmd.new_wave, actor: cmd.actor, ...(cmd.rationale ? { rationale: cmd.rationale } : {}) });
       return;
     default:
       if (!onHostCommand) throw new Error(`no host is listening for '${cmd.command}'`);

@@ -19,6 +19,7 @@ export {
   type PolicyCheckResult,
 } from './patches';
 export { getDeferredQueue, deferredTasks, shouldReviewDeferred, resolveDeferred, expireStaleDeferrals, parseDecision, type ResolveResult, type ReviewDue } from './deferred';
+export { reprioritizeTask, type ReprioritizeCommand } from './reprioritize';
 export { processProposals, listProposalFiles, deferredProposals, resolveProposal, type ProposalCounts, type ProposalReport, type DeferredProposal } from './proposals';
 export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, statusFacts, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';

@@ -4,15 +4,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CONTROL_PROJECTIONS, decideAndAppend, getTask } from '../control';
-import { domainEvent } from '../domain/events';
+import { CONTROL_PROJECTIONS } from '../control';
 import { proposalSchemas } from '../domain/proposals';
 import { EFFORTS } from '../domain/model';
 import type { AgentBackend } from '../agents/types';
 import { CONFIG_FILE, loadConfig } from '../project/config';
 import { openStore } from '../store';
 import type { Engine, SubmitOutcome } from './engine';
-import { LoopBusyError } from './engine';
 import { openEventLog } from './eventLog';
 import type { CommandId } from './ids';
 import { Commands, HUMAN_ACTOR, Settings } from './ids';
@@ -168,21 +166,8 @@ const reprioritize: Factory = (c) => async (arg) => {
     validateInput: (v) => (/^\d+$/.test(v.trim()) ? undefined : 'a whole number'),
   });
   if (waveText === undefined) return;
-  const newWave = Number(waveText);
-  try {
-    await c.engine.withWriter((ctx) =>
-      decideAndAppend(ctx, (db) => {
-        const t = getTask(db, taskId);
-        if (!t) throw new Error(`no task ${taskId}`);
-        if (t.wave === newWave) return { events: [], result: undefined };
-        return { events: [domainEvent('task.reprioritized', taskId, HUMAN_ACTOR, { old_wave: t.wave, new_wave: newWave })], result: undefined };
-      }),
-    );
-  } catch (e) {
-    if (e instanceof LoopBusyError) throw new Error(`reprioritizing needs the writer, and ${e.message}. Stop that loop first.`);
-    throw e;
-  }
-  c.output.info(`${taskId} moved to wave ${newWave}`);
+  const o = await c.engine.submit({ command: 'reprioritize-task', task_id: taskId, new_wave: Number(waveText.trim()), actor: HUMAN_ACTOR });
+  reportOutcome(c, `${taskId} moved to wave ${waveText.trim()}`, o);
 };
 
 const openSource: Factory = (c) => async (arg) => {

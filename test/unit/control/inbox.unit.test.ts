@@ -43,6 +43,20 @@ describe('control inbox', () => {
     assert.deepEqual(await drainInbox(h.ctx), []);
   });
 
+  it('given a reprioritize-task command, then the task moves wave with one event; unchanged waves and closed tasks are not moved', async () => {
+    submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'W0-001', new_wave: 3, actor: 'human', rationale: 'later' }, new Date('2026-11-29T12:00:00.001Z'));
+    submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'W0-001', new_wave: 3, actor: 'human' }, new Date('2026-11-29T12:00:00.002Z'));
+    submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'NOPE', new_wave: 1, actor: 'human' }, new Date('2026-11-29T12:00:00.003Z'));
+    const r = await drainInbox(h.ctx);
+    assert.deepEqual(r.map((x) => x.ok), [true, true, false]);
+    assert.match(r[2]?.error ?? '', /NOPE not found/);
+    assert.equal(getTask(h.store, 'W0-001')?.wave, 3);
+    const moved = h.store.events().filter((e) => e.event_type === 'task.reprioritized');
+    assert.equal(moved.length, 1);
+    assert.deepEqual(moved[0]?.payload, { old_wave: 0, new_wave: 3, rationale: 'later' });
+    assert.throws(() => submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'W0-001', new_wave: -1, actor: 'human' }));
+  });
+
   it('submit validates before writing', () => {
     assert.throws(() => submitToInbox(h.ralphDir, { command: 'transition-task' } as never));
     assert.equal(fs.existsSync(path.join(h.ralphDir, 'inbox')) ? fs.readdirSync(path.join(h.ralphDir, 'inbox')).length : 0, 0);
