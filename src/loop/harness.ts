@@ -18,7 +18,7 @@ import { decidePolicy } from '../domain/policy';
 import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
 import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
-import { formatPromotionMessage, promotePatch } from '../git/promote';
+import { findPromotedCommit, formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
 import { branchTip } from '../git/repo';
 import { validatePhaseOutput } from '../project/phaseOutputs';
@@ -381,14 +381,7 @@ export class Harness {
           patchId,
         });
       }
-      if (result.status === 'promoted') {
-        await this.d.control.promotePatch(patchId, result.commit, agent);
-        this.waiting.delete(patchId);
-        this.totals.promoted++;
-        await this.archive(patchPath);
-        this.d.emitter.emit({ type: 'patch.promoted', taskId: task.task_id, patchId, commit: result.commit });
-        return { kind: 'promoted', commit: result.commit, patchId };
-      }
+      if (result.status === 'promoted') return this.recordPromoted(task.task_id, patchId, patchPath, result.commit, agent);
       if (result.status === 'waiting') {
         const prev = this.waiting.get(patchId);
         this.waiting.set(patchId, { taskId: task.task_id, patchPath, reason: result.reason });
@@ -400,6 +393,16 @@ export class Harness {
       }
       return { kind: 'conflict', reason: `${result.reason}: ${result.detail}` };
     });
+  }
+
+  /** The branch has the patch's commit: promote-patch in the store, then tell the hosts. */
+  private async recordPromoted(taskId: string, patchId: string, patchPath: string, commit: string, agent: string): Promise<PromotionOutcome> {
+    await this.d.control.promotePatch(patchId, commit, agent);
+    this.waiting.delete(patchId);
+    this.totals.promoted++;
+    await this.archive(patchPath);
+    this.d.emitter.emit({ type: 'patch.promoted', taskId, patchId, commit });
+    return { kind: 'promoted', commit, patchId };
   }
 
   private async archive(patchPath: string): Promise<void> {
@@ -599,6 +602,16 @@ export class Harness {
         // Moved between our read of the tip and the compare-and-swap: re-verify on the new one.
         if (!r.reason.startsWith('branch-moved')) return this.giveUpLate(task, actor, `${origin === 'approved' ? 'the approved patch' : 'the patch'} cannot be promoted: ${r.reason}`);
         continue;
+      }
+      // A run killed after the branch update but before the store heard of it (recovery):
+      // the commit is there, found by its trailer; re-verifying would find nothing to add.
+      if (reverified === 0) {
+        const done = await findPromotedCommit(this.d.projectDir, branch, cur.id, base ?? undefined);
+        if (done !== null) {
+          const r = await this.promotionLock.run(() => this.recordPromoted(taskId, cur.id, cur.path, done, actor));
+          await this.discardSuperseded(taskId, cur.id, done, actor);
+          return r;
+        }
       }
       if (reverified >= MAX_LATE_REVERIFICATIONS) {
         const head = origin === 'approved' ? 'the approved patch was not promoted: ' : '';

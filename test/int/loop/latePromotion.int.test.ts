@@ -10,8 +10,16 @@ import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { Loop } from '../../../src/loop/loop';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
+import type { ControlAdapterOptions } from '../../../src/loop/controlAdapter';
 import { submitToInbox } from '../../../src/control/inbox';
+import { LoopEmitter } from '../../../src/loop/events';
 import type { LoopEvent } from '../../../src/loop/events';
+import { Harness } from '../../../src/loop/harness';
+import type { PatchBaseReader } from '../../../src/loop/lateVerify';
+import { systemClock } from '../../../src/loop/sleep';
+import { capturePatch } from '../../../src/git/capture';
+import { formatPromotionMessage, promotePatch } from '../../../src/git/promote';
+import { ensureWorktree } from '../../../src/git/worktrees';
 import type { EventStore } from '../../../src/store/types';
 import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
@@ -288,5 +296,96 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     assert.deepEqual(patches, ['discarded', 'discarded', 'discarded', 'discarded']);
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'pending');
     await assertConsistent(p, store);
+  });
+});
+
+/** The port method the harness looks for: the base_commit of a patch's latest patch.gates note. */
+class ControlWithBases extends ControlAdapter implements PatchBaseReader {
+  constructor(private readonly opts: ControlAdapterOptions) {
+    super(opts);
+  }
+
+  patchBase(patchId: string): string | null {
+    const row = this.opts.store.get<{ payload: string }>(
+      "SELECT payload FROM events WHERE entity_type = 'patch' AND entity_id = ? AND event_type = 'patch.gates' ORDER BY event_id DESC LIMIT 1",
+      [patchId],
+    );
+    const base = row ? (JSON.parse(row.payload) as { base_commit?: unknown }).base_commit : undefined;
+    return typeof base === 'string' ? base : null;
+  }
+}
+
+describe('loop/Harness.promoteLate after a restart (no in-memory record of the base)', function () {
+  this.timeout(60_000);
+  let p: SampleProject;
+  let store: EventStore;
+
+  beforeEach(async () => {
+    p = createSampleProject();
+    store = await openSampleStore(p.ralphDir);
+  });
+  afterEach(async () => {
+    await store.close().catch(() => undefined);
+    rmSync(p.dir, { recursive: true, force: true });
+  });
+
+  /** A fresh harness (as after a restart) and T-9 proposed with a queued patch verified on main's tip by a run before. */
+  async function queuedByAnEarlierRun(withBases: boolean): Promise<{ harness: Harness; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
+    const settings = sampleSettings();
+    const options = { store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns };
+    const control = withBases ? new ControlWithBases(options) : new ControlAdapter(options);
+    const emitter = new LoopEmitter();
+    const events: LoopEvent[] = [];
+    emitter.on((e) => events.push(e));
+    const backend = createScriptedBackend({ scenario: p.scenarioFile });
+    const harness = new Harness({
+      projectDir: p.dir,
+      ralphDir: p.ralphDir,
+      branch: 'main',
+      settings,
+      control,
+      backends: { primary: backend, worker: backend, judge: backend },
+      metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
+      emitter,
+      clock: systemClock,
+    });
+    await addTasks(store, p.ralphDir, [{ id: 'T-9', title: 'Notes', effort: 'S', wave: 0 }]);
+    await control.claimTask('T-9', 'worker-1');
+    const wt = await ensureWorktree(p.dir, { name: 'worker-1', branch: 'main' });
+    writeFileSync(join(wt.path, 'NOTES.md'), '# Notes\n');
+    const patch = await capturePatch(wt.path, wt.base, join(p.ralphDir, 'commits', 'pending', 'T-9_worker-1_earlier.patch'));
+    const patchId = await control.queuePatch('T-9', patch.path, 'worker-1');
+    await control.note('patch', patchId, 'patch.gates', 'worker-1', { task_id: 'T-9', gates: [{ gate: 'test', status: 'passed' }], base_commit: wt.base });
+    return { harness, events, patchId, patchPath: patch.path, base: wt.base };
+  }
+
+  it('given a run killed after the branch update but before the store heard of it, then the commit is found by its trailer and recorded, not re-verified or applied twice', async () => {
+    const q = await queuedByAnEarlierRun(false);
+    const r = await promotePatch(p.dir, { branch: 'main', patchFile: q.patchPath, message: formatPromotionMessage('T-9', 'Notes'), patchId: q.patchId, expectedTip: q.base });
+    assert.equal(r.status, 'promoted');
+    const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
+    assert.ok(out?.kind === 'promoted' && r.status === 'promoted');
+    assert.equal(out.commit, r.commit);
+    assert.equal(git(p.dir, 'rev-list', '--count', `${q.base}..main`), '1');
+    assert.ok(!q.events.some((e) => e.type === 'gate.started'));
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-9'")?.status, 'done');
+  });
+
+  it('given the base is not known to the new run, then the patch is re-verified before it is promoted (safe, only slower)', async () => {
+    const q = await queuedByAnEarlierRun(false);
+    const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
+    assert.ok(out?.kind === 'promoted');
+    assert.ok(q.events.some((e) => e.type === 'gate.started' && e.taskId === 'T-9' && e.agent === 'harness'));
+    assert.equal(git(p.dir, 'rev-parse', `${out.commit}^`), q.base);
+    assert.equal(store.get<{ status: string }>('SELECT status FROM patch_view WHERE patch_id = ?', [q.patchId])?.status, 'discarded');
+  });
+
+  it('given the control port reads base_commit from the patch.gates note and the branch did not move, then the patch is promoted onto it without running the gates again', async () => {
+    const q = await queuedByAnEarlierRun(true);
+    const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
+    assert.ok(out?.kind === 'promoted');
+    assert.equal(out.patchId, q.patchId);
+    assert.ok(!q.events.some((e) => e.type === 'gate.started'));
+    assert.equal(git(p.dir, 'rev-parse', `${out.commit}^`), q.base);
   });
 });
