@@ -61,7 +61,7 @@ export const Settings = {
 export type NotificationLevel = 'all' | 'verdicts' | 'errors' | 'none';
 
 export const Schemes = {
-  /** Read-only file contents before/after a patch: ralph-patch:/<patchId>/<side>/<path> */
+  /** Read-only file contents before/after a patch: ralph-patch:/<path>?patch=<patchId>&side=<side> */
   patch: 'ralph-patch',
   /** Read-only rendering of the event log: ralph-events:/<query>.jsonl */
   events: 'ralph-events',

@@ -43,16 +43,23 @@ export class PatchContentProvider extends Disposable implements vscode.TextDocum
     return p;
   }
 
+  /**
+   * `ralph-patch:/<file>?patch=<id>&side=before|after`: both sides share the file's path,
+   * so the multi-file diff shows a modified file rather than a rename between two paths,
+   * and tabs are titled with the file's own name.
+   */
   uri(patchId: string, side: 'before' | 'after', file: string): vscode.Uri {
-    return vscode.Uri.from({ scheme: Schemes.patch, path: `/${patchId}/${side}/${file}` });
+    return vscode.Uri.from({ scheme: Schemes.patch, path: `/${file}`, query: new URLSearchParams({ patch: patchId, side }).toString() });
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const m = /^\/([^/]+)\/(before|after)\/(.+)$/.exec(uri.path);
-    if (!m) return '';
-    const [, patchId, side, file] = m;
-    const patch = this.engine.patch(patchId ?? '');
-    if (!patch) return `(patch ${patchId ?? '?'} is not in the event store)\n`;
+    const q = new URLSearchParams(uri.query);
+    const patchId = q.get('patch');
+    const side = q.get('side');
+    const file = uri.path.replace(/^\//, '');
+    if (patchId === null || (side !== 'before' && side !== 'after') || file === '') return '';
+    const patch = this.engine.patch(patchId);
+    if (!patch) return `(patch ${patchId} is not in the event store)\n`;
     const entry = (await this.sides(patch)).find((s) => s.entry.path === file);
     if (!entry) return '';
     return side === 'before' ? entry.before : entry.after;
@@ -79,7 +86,7 @@ export async function openPatchDiff(engine: Engine, provider: PatchContentProvid
     const s = sides[0]!;
     await vscode.commands.executeCommand(
       'vscode.diff',
-      provider.uri(patch.patch_id, 'before', s.entry.oldPath === s.entry.path ? s.entry.path : s.entry.path),
+      provider.uri(patch.patch_id, 'before', s.entry.path),
       provider.uri(patch.patch_id, 'after', s.entry.path),
       `${title}: ${s.entry.path}`,
       { preview: true },

@@ -112,11 +112,19 @@ describe('extension host: Ralph extension', function () {
     const [item] = (await api.views!.deferred.getChildren()) as DeferredItem[];
     await vscode.commands.executeCommand(Commands.openPatchDiff, item);
     const patchId = item!.patchId!;
-    const after = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-patch', path: `/${patchId}/after/src/auth/token.js` }));
+    const after = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-patch', path: '/src/auth/token.js', query: `patch=${patchId}&side=after` }));
     assert.match(after.getText(), /t\.length > 8/);
-    const before = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-patch', path: `/${patchId}/before/src/auth/token.js` }));
+    const before = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-patch', path: '/src/auth/token.js', query: `patch=${patchId}&side=before` }));
     assert.equal(before.getText(), 'module.exports = (t) => !!t;\n');
     await until('a diff tab for the patch', () => vscode.window.tabGroups.all.some((g) => g.tabs.some((tab) => tab.label.includes('W2-001'))));
+    // The multi-file diff loads both sides of each file under the file's own path (a
+    // modification, not a rename between two paths).
+    const sides = (): string[] =>
+      vscode.workspace.textDocuments
+        .filter((d) => d.uri.scheme === 'ralph-patch' && d.uri.path === '/src/auth/token.test.js')
+        .map((d) => new URLSearchParams(d.uri.query).get('side') ?? '?')
+        .sort();
+    await until('both sides of the added test file', () => sides().join() === 'after,before');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
