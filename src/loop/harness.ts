@@ -128,6 +128,8 @@ export class Harness {
   private readonly patchBases = new Map<string, string>();
   /** Patches a judge or a human approved (and their re-based successors), for the failure wording. */
   private readonly approvedPatches = new Set<string>();
+  /** Harness errors per late patch (see lateError). */
+  private readonly lateErrors = new Map<string, number>();
   private patchSeq = 0;
   /** Consecutive successful runs without a change, per task. */
   private readonly noChange = new Map<string, number>();
@@ -573,18 +575,43 @@ export class Harness {
    * no longer waiting for promotion.
    */
   async promoteLate(taskId: string, patchId: string, patchPath: string, actor: string, origin: LateOrigin, signal?: AbortSignal): Promise<PromotionOutcome | null> {
-    return this.lateLock.run(() => this.promoteLateLocked(taskId, { id: patchId, path: patchPath }, actor, origin, signal ?? this.d.signal ?? NEVER_ABORTED));
+    return this.lateLock.run(async () => {
+      const at = { id: patchId, path: patchPath };
+      try {
+        return await this.promoteLateLocked(taskId, at, actor, origin, signal ?? this.d.signal ?? NEVER_ABORTED);
+      } catch (e) {
+        return this.lateError(taskId, at, actor, e);
+      }
+    });
   }
 
-  private async promoteLateLocked(taskId: string, first: { id: string; path: string }, actor: string, origin: LateOrigin, signal: AbortSignal): Promise<PromotionOutcome | null> {
+  /**
+   * The harness itself failed mid-way (git, the file system): the patch waits and is tried
+   * again with the other waiting ones, visibly; the third failure gives it up with the error.
+   */
+  private async lateError(taskId: string, at: { id: string; path: string }, actor: string, e: unknown): Promise<PromotionOutcome> {
+    const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    const n = (this.lateErrors.get(at.id) ?? 0) + 1;
+    this.lateErrors.set(at.id, n);
+    const task = this.d.control.task(taskId);
+    if (n >= 3 && task) return this.giveUpLate(task, actor, `the harness failed ${n} times promoting the patch: ${msg}`);
+    const reason = `the harness failed promoting the patch (try ${n} of 3, retried later): ${msg}`;
+    this.waiting.set(at.id, { taskId, patchPath: at.path, reason });
+    await this.d.control.note('patch', at.id, 'patch.waiting', actor, { task_id: taskId, reason }).catch(() => undefined);
+    this.d.emitter.emit({ type: 'patch.waiting', taskId, patchId: at.id, reason });
+    return { kind: 'waiting', patchId: at.id, reason };
+  }
+
+  /** `cur` is updated in place as re-based patches replace it, so an error names the live one. */
+  private async promoteLateLocked(taskId: string, cur: { id: string; path: string }, actor: string, origin: LateOrigin, signal: AbortSignal): Promise<PromotionOutcome | null> {
     const { control, branch } = this.d;
+    const first = { ...cur };
     const live = control.patches(taskId).find((p) => p.patch_id === first.id);
     const start = control.task(taskId);
     if (!start || start.status !== 'proposed' || !live || (live.status !== 'queued' && live.status !== 'applied' && live.status !== 'verified')) {
       this.waiting.delete(first.id);
       return null;
     }
-    let cur = first;
     let reverified = 0;
     for (;;) {
       const task = control.task(taskId) ?? start;
@@ -655,7 +682,8 @@ export class Harness {
       this.d.emitter.emit({ type: 'patch.queued', taskId, patchId: newId, files: newFiles, tier });
       this.log('harness', 'info', `${taskId}: patch ${cur.id} re-verified on ${tip.slice(0, 8)} in ${v.durationMs} ms as ${newId}`);
       this.waiting.delete(cur.id);
-      cur = { id: newId, path: v.patch.path };
+      cur.id = newId;
+      cur.path = v.patch.path;
     }
   }
 
