@@ -4,7 +4,7 @@
 // through the inbox is attempted again from the reviewed patch, with the change asked in the
 // prompt, and its promoted commit holds both; a worker takes the efforts workers.effort names.
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { Loop } from '../../../src/loop/loop';
@@ -236,6 +236,52 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-9', decision: 'modify', actor: 'human:test', rationale: modification });
     const promoted = await throughFollowUp(loop, events, () => undefined);
     assertFollowedUp(events, reviewed, 'primary', 'judge', promoted.commit);
+  });
+
+  it('given the branch changed the reviewed lines before the follow-up, then the worker starts from scratch, is told so with the change, and the note says why', async () => {
+    await addTasks(store, p.ralphDir, [
+      { id: 'T-0', title: 'Slow primary work', effort: 'M', wave: 0 },
+      { id: 'T-9', title: 'Token check', effort: 'S', wave: 0 },
+    ]);
+    writeScenario(p, [
+      { name: 'hang-plan', match: 'RALPH-KEY: plan/T-0/', turns: [{ hang: true }] },
+      {
+        name: 'from-scratch',
+        match: `A reviewer asked for this change to this task's previous patch: ${modification}`,
+        turns: [
+          {
+            tools: [
+              { tool: 'write', path: 'src/auth/token.js', content: token },
+              { tool: 'write', path: 'src/auth/minLength.js', content: minLength },
+            ],
+          },
+          { text: 'DONE: redone with the minimum length' },
+        ],
+      },
+      script('worker/T-9/attempt-1/', [{ tool: 'write', path: 'src/auth/token.js', content: token }]),
+    ]);
+    const { loop, events } = makeLoop(p, store);
+    await loop.start();
+    await seen(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9');
+    // Meanwhile the user commits their own version of the same file.
+    mkdirSync(join(p.dir, 'src', 'auth'), { recursive: true });
+    writeFileSync(join(p.dir, 'src', 'auth', 'token.js'), 'module.exports = (t) => Boolean(t);\n');
+    git(p.dir, 'add', 'src/auth/token.js');
+    git(p.dir, 'commit', '-q', '-m', 'user: own token check');
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-9', decision: 'modify', actor: 'human:test', rationale: modification });
+    try {
+      await nth(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9', 2);
+    } finally {
+      await loop.stop('test done');
+    }
+    const followUps = notes(store, 'T-9', 'task.follow_up');
+    assert.equal(followUps.length, 1, debugOf(events));
+    assert.equal(followUps[0]?.['started_from'], 'scratch');
+    assert.match(String(followUps[0]?.['reason']), /no longer applies to [0-9a-f]{8}/);
+    assert.ok(events.some((e) => e.type === 'log' && e.level === 'warn' && /follow-up of human:test's modify starts from scratch/.test(e.message)));
+    // The from-scratch prompt matched: its patch carries the agent's own two files.
+    const second = store.get<{ patch_path: string }>("SELECT patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'");
+    assert.match(readFileSync(second?.patch_path ?? '', 'utf8'), /src\/auth\/minLength\.js/);
   });
 
   it('given workers.effort ["S","M"], then the worker claims an M task; the CLI claims by --efforts and keeps its default output', async () => {
