@@ -11,6 +11,8 @@ import type { RalphWorktree } from '../git/worktrees';
 import { currentBranch, isClean } from '../git/repo';
 import { recoverInterruptedPromotion } from '../git/promote';
 import type { CapturedPatch } from '../git/capture';
+import { attemptDecision, classifyAttemptFailure, lessonLine } from '../domain/task';
+import type { AttemptFailure } from '../domain/task';
 import { LoopEmitter } from './events';
 import type { AgentName, LoopRunState, LoopSummary } from './events';
 import type { GateResult } from './gates';
@@ -25,8 +27,6 @@ import { initialPrimaryState, periodicOverride, transition } from './primaryMach
 import type { CommitOutcome, Effect, PeriodicPhase, PhaseFact, PrimaryState, ReflectionClass, Transition } from './primaryMachine';
 import type { LoopSettings } from './settings';
 import { startFromPatch } from './startFromPatch';
-import { attemptDecision, classifyAttemptFailure, lessonLine } from '../domain/task';
-import type { AttemptFailure } from '../domain/task';
 import { idleDelayMs, systemClock, Waker } from './sleep';
 import type { Clock } from './sleep';
 import type { PhaseOutput } from '../project/phaseOutputs';
