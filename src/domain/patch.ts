@@ -79,7 +79,9 @@ export function decideDiscardPatch(patch: Patch | undefined, task: Task | undefi
   if (patch === undefined) throw new PatchNotFoundError(cmd.patchId);
   if (!isLivePatch(patch)) throw new InvalidStateError(cmd.patchId, patch.status, `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be discarded`);
   const events = [domainEvent('patch.discarded', cmd.patchId, cmd.actor, { task_id: patch.task_id, reason: cmd.reason })];
-  if (task !== undefined && task.status !== 'done' && task.status !== 'dropped' && task.status !== 'pending') {
+  // A patch the task has moved on from (a newer one is its current patch) closes alone.
+  const superseded = task?.patch_id != null && task.patch_id !== cmd.patchId;
+  if (task !== undefined && !superseded && task.status !== 'done' && task.status !== 'dropped' && task.status !== 'pending') {
     events.push(domainEvent('task.pending', task.task_id, cmd.actor, { old_status: task.status, new_status: 'pending', reason: cmd.reason }));
   }
   return events;

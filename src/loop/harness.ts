@@ -437,9 +437,16 @@ export class Harness {
     const v = await this.verify(change.agent, change.task, change.worktree, rb.base, signal);
     const failed = v.gates.find((g) => !g.ok);
     if (failed || v.patch === null) return give(`after rebase onto ${tip.slice(0, 8)} the ${failed?.gate ?? 'verify'} gate fails`);
-    await control.discardPatch(patchId, `superseded by a rebase onto ${tip.slice(0, 8)}`, change.agent);
+    // The re-based patch is queued before the old one is closed: the task stays proposed
+    // throughout (closing first would make it pending, and free for a worker to claim).
     const task = control.task(change.task.task_id) ?? change.task;
-    return this.promote({ ...change, task, base: rb.base, patch: v.patch, gates: v.gates }, signal, rebasesLeft);
+    const outcome = await this.promote({ ...change, task, base: rb.base, patch: v.patch, gates: v.gates }, signal, rebasesLeft);
+    if (control.patches(change.task.task_id).some((p) => p.patch_id === patchId && isLive(p.status))) {
+      const why = `superseded by a rebase onto ${tip.slice(0, 8)}`;
+      await control.discardPatch(patchId, why, change.agent);
+      this.d.emitter.emit({ type: 'patch.discarded', taskId: change.task.task_id, patchId, reason: why });
+    }
+    return outcome;
   }
 
   /** Tier 3: an agent proposes smaller tasks; the parent is dropped only if they are accepted. */

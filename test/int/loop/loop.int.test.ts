@@ -365,6 +365,9 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     assert.equal(verifies.length, 2, 'verified on the old base, then again after the rebase');
     const discarded = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded'");
     assert.ok(discarded.some((r) => /superseded by a rebase/.test(r.payload)), 'the first patch is discarded as superseded');
+    // The task never looked free to claim while its patch was re-based.
+    const statuses = store.all<{ event_type: string }>("SELECT event_type FROM events WHERE entity_id = 'T-8' AND entity_type = 'task' ORDER BY event_id").map((r) => r.event_type);
+    assert.deepEqual(statuses.filter((t) => /^task\.(claimed|pending|proposed|done)$/.test(t)).slice(-4), ['task.claimed', 'task.proposed', 'task.proposed', 'task.done']);
     await assertInvariants(p, store);
   });
 

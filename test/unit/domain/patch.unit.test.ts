@@ -46,6 +46,17 @@ describe('domain/patch lifecycle', () => {
     assert.throws(() => decideDiscardPatch(undefined, undefined, { patchId: 'nope', reason: 'r', actor: 'cp' }), { name: 'PatchNotFoundError' });
   });
 
+  it('given a task whose newer patch is queued, when the older one is discarded, then only the patch closes and the task stays proposed', () => {
+    const w = fold([migrated]);
+    fold(decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p1', path: 'p', createdBy: 'w' }), w);
+    fold(decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p2', path: 'q', createdBy: 'w' }), w);
+    const evs = decideDiscardPatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', reason: 'superseded by a rebase', actor: 'cp' });
+    assert.deepEqual(types(evs), ['patch.discarded p1']);
+    fold(evs, w);
+    assert.equal(w.tasks.get('W1-001')?.status, 'proposed');
+    assert.deepEqual(types(decideDiscardPatch(w.patches.get('p2'), w.tasks.get('W1-001'), { patchId: 'p2', reason: 'r', actor: 'cp' })), ['patch.discarded p2', 'task.pending W1-001']);
+  });
+
   it('patch ids are unique even within one millisecond (defect 6 class)', () => {
     const taken = new Set<string>();
     const now = new Date('2026-11-29T10:00:00.123Z');
