@@ -151,18 +151,28 @@ export class ControlAdapter implements LoopControl {
     return marks;
   }
 
-  gateResults(patchId: string): { gate: string; status: string }[] {
+  /** The latest `patch.gates` note of a patch, parsed (null when there is none or it is not JSON). */
+  private gatesNote(patchId: string): { gates?: unknown; base_commit?: unknown } | null {
     const row = this.o.store.get<{ payload: string }>(
       "SELECT payload FROM events WHERE entity_type = 'patch' AND entity_id = ? AND event_type = 'patch.gates' ORDER BY event_id DESC LIMIT 1",
       [patchId],
     );
-    if (!row) return [];
+    if (!row) return null;
     try {
-      const p = JSON.parse(row.payload) as { gates?: { gate: string; status: string }[] };
-      return Array.isArray(p.gates) ? p.gates : [];
+      return JSON.parse(row.payload) as { gates?: unknown; base_commit?: unknown };
     } catch {
-      return [];
+      return null;
     }
+  }
+
+  gateResults(patchId: string): { gate: string; status: string }[] {
+    const gates = this.gatesNote(patchId)?.gates;
+    return Array.isArray(gates) ? (gates as { gate: string; status: string }[]) : [];
+  }
+
+  patchBase(patchId: string): string | null {
+    const base = this.gatesNote(patchId)?.base_commit;
+    return typeof base === 'string' && /^[0-9a-f]{40,64}$/.test(base) ? base : null;
   }
 
   retryNotes(taskId: string): string[] {

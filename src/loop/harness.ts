@@ -29,7 +29,7 @@ import type { GateResult, GateSpec } from './gates';
 import { checkBudget, invocationBudget, summarizeSpend, utcDay } from './guards';
 import type { CostLine } from './guards';
 import { lateFailureReason, MAX_LATE_REVERIFICATIONS, reverifyOnTip } from './lateVerify';
-import type { LateOrigin, PatchBaseReader } from './lateVerify';
+import type { LateOrigin } from './lateVerify';
 import type { LoopControl, LoopTask, MetricsLine, MetricsSink } from './ports';
 import { decomposePrompt, judgePrompt } from './prompts';
 import type { PromptContext } from './prompts';
@@ -699,8 +699,7 @@ export class Harness {
     const known = this.patchBases.get(patchId);
     if (known !== undefined) return known;
     // Optional on the port: without it a patch from an earlier run is simply re-verified.
-    const reader = this.d.control as LoopControl & Partial<PatchBaseReader>;
-    return reader.patchBase?.(patchId) ?? null;
+    return this.d.control.patchBase?.(patchId) ?? null;
   }
 
   /** The task is done: its other live patches (predecessors of the promoted one) are closed with the reason. */

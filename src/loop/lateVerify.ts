@@ -115,11 +115,3 @@ export function lateFailureReason(origin: LateOrigin, branch: string, tip: strin
   }
 }
 
-/**
- * Optional on LoopControl: the `base_commit` of a patch's latest `patch.gates` note, so a
- * patch approved after a restart is promoted without re-verification when the branch did
- * not move. Without it such a patch is re-verified (safe, only slower).
- */
-export interface PatchBaseReader {
-  patchBase(patchId: string): string | null;
-}

@@ -109,6 +109,7 @@ export class Loop {
       metrics: this.o.metrics,
       emitter: this.events,
       clock: this.clock,
+      signal: this.abort.signal,
       ...(this.o.agentEnv ? { agentEnv: this.o.agentEnv } : {}),
     });
     await mkdir(join(this.ralphDir, 'commits', 'pending'), { recursive: true });
@@ -123,6 +124,7 @@ export class Loop {
     this.finished = Promise.all(this.runners).then(async () => {
       clearInterval(poll);
       await this.draining;
+      await this.approvals;
       return this.finish();
     });
   }
@@ -249,6 +251,11 @@ export class Loop {
     if (this.o.once === true) {
       this.idleAt.set(agent, this.progressGen);
       const all = [...this.wakers.keys()].every((n) => this.idleAt.get(n) === this.progressGen);
+      // An approved patch still being promoted is work in progress: wait for it.
+      if (all && this.approvalsInFlight > 0) {
+        await this.wakers.get(agent)?.wait(2000, this.signal);
+        return;
+      }
       if (all && this.harness.waiting.size === 0) {
         this.requestStop('backlog empty or blocked');
         return;
@@ -266,6 +273,13 @@ export class Loop {
   }
 
   private draining: Promise<void> | null = null;
+  /**
+   * Promotions of approved patches, one after another on their own chain: a re-verification
+   * runs gates for a while, and the inbox must stay readable meanwhile (a stop after an
+   * approval is honoured at once; the stop signal cancels the gates).
+   */
+  private approvals: Promise<void> = Promise.resolve();
+  private approvalsInFlight = 0;
 
   /** Human decisions override the judge at any time; host commands stop/pause/resume. */
   private consumeInbox(): Promise<void> {
@@ -286,7 +300,19 @@ export class Loop {
       // The human overrides the judge: one still reviewing this task is ended now.
       this.harness.cancelJudge(d.taskId, `${d.actor} decided ${d.decision}`);
       this.events.emit({ type: 'verdict', taskId: d.taskId, verdict: d.decision, rationale: d.rationale, confidence: null, by: 'human' });
-      if (d.decision === 'approve') await this.harness.promoteApproved(d.taskId, d.actor);
+      if (d.decision === 'approve') {
+        this.approvalsInFlight++;
+        this.approvals = this.approvals
+          .then(() => this.harness.promoteApproved(d.taskId, d.actor, this.signal))
+          .then(
+            () => undefined,
+            (e: unknown) => this.harness.log('harness', 'warn', `promoting the approved ${d.taskId} failed: ${String(e)}`),
+          )
+          .finally(() => {
+            this.approvalsInFlight--;
+            this.progress();
+          });
+      }
     }
     if (processed > 0) this.progress();
   }
@@ -352,10 +378,11 @@ export class Loop {
         await control.releaseTask(t.task_id, 'harness', 'proposed without a live patch after restart');
         continue;
       }
-      const r = await this.harness.promoteQueued(t, patch.patch_id, patch.patch_path, 'harness').catch((e: unknown) => ({ kind: 'conflict' as const, reason: String(e) }));
-      if (r.kind === 'conflict') {
-        await control.discardPatch(patch.patch_id, `re-evaluated after restart: ${r.reason}`, 'harness');
-      }
+      // Onto the commit its gates ran on, or verified again on the moved tip (promoteLate
+      // finds a commit a killed run already made, and discards and releases by itself).
+      await this.harness
+        .promoteLate(t.task_id, patch.patch_id, patch.patch_path, 'harness', 'recovered', this.signal)
+        .catch((e: unknown) => this.harness.log('harness', 'warn', `re-evaluating ${patch.patch_id} after restart failed: ${String(e)}`));
     }
   }
 

@@ -118,6 +118,12 @@ export interface LoopControl {
   /** Gate results recorded for a queued patch (`patch.gates` events), for the judge after a restart. */
   gateResults(patchId: string): { gate: string; status: string }[];
   /**
+   * The commit a queued patch's gates ran on (`base_commit` of its `patch.gates` note), so
+   * a patch approved after a restart is promoted without re-verification when the branch
+   * did not move. Optional: without it such a patch is re-verified (safe, only slower).
+   */
+  patchBase?(patchId: string): string | null;
+  /**
    * Notes for the next attempt of a task: the judge's or a human's rejection rationale and
    * earlier modifications. The open follow-up's modification is not among them: the loop
    * states it itself, with where the attempt starts from (followUp).

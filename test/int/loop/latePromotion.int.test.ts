@@ -10,12 +10,10 @@ import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { Loop } from '../../../src/loop/loop';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
-import type { ControlAdapterOptions } from '../../../src/loop/controlAdapter';
 import { submitToInbox } from '../../../src/control/inbox';
 import { LoopEmitter } from '../../../src/loop/events';
 import type { LoopEvent } from '../../../src/loop/events';
 import { Harness } from '../../../src/loop/harness';
-import type { PatchBaseReader } from '../../../src/loop/lateVerify';
 import { systemClock } from '../../../src/loop/sleep';
 import { capturePatch } from '../../../src/git/capture';
 import { formatPromotionMessage, promotePatch } from '../../../src/git/promote';
@@ -299,19 +297,10 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   });
 });
 
-/** The port method the harness looks for: the base_commit of a patch's latest patch.gates note. */
-class ControlWithBases extends ControlAdapter implements PatchBaseReader {
-  constructor(private readonly opts: ControlAdapterOptions) {
-    super(opts);
-  }
-
-  patchBase(patchId: string): string | null {
-    const row = this.opts.store.get<{ payload: string }>(
-      "SELECT payload FROM events WHERE entity_type = 'patch' AND entity_id = ? AND event_type = 'patch.gates' ORDER BY event_id DESC LIMIT 1",
-      [patchId],
-    );
-    const base = row ? (JSON.parse(row.payload) as { base_commit?: unknown }).base_commit : undefined;
-    return typeof base === 'string' ? base : null;
+/** A port that cannot tell a patch's base (an older store, another implementation). */
+class ControlWithoutBases extends ControlAdapter {
+  override patchBase(): string | null {
+    return null;
   }
 }
 
@@ -333,7 +322,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
   async function queuedByAnEarlierRun(withBases: boolean): Promise<{ harness: Harness; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
     const settings = sampleSettings();
     const options = { store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns };
-    const control = withBases ? new ControlWithBases(options) : new ControlAdapter(options);
+    const control = withBases ? new ControlAdapter(options) : new ControlWithoutBases(options);
     const emitter = new LoopEmitter();
     const events: LoopEvent[] = [];
     emitter.on((e) => events.push(e));
