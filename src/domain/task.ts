@@ -271,14 +271,15 @@ export type FailureClass = 'transient' | 'recoverable' | 'environment' | 'fundam
 /** What the harness saw of a failed attempt: the agent's run itself, or a gate it ran after. */
 export type AttemptFailure =
   | { readonly kind: 'agent'; readonly status: string; readonly stopReason?: 'abort' | 'timeout' | undefined }
-  | { readonly kind: 'gate'; readonly gate: string; readonly status: string };
+  | { readonly kind: 'gate'; readonly gate: string; readonly status: string; readonly exitCode?: number | null };
 
 /**
  * A worker's failed attempt, classed from machine facts only (a worker has no reflect
  * phase, so no model is paid to classify it):
  * - agent crashed, errored (API error) or timed out: transient, the same prompt may pass;
  * - agent stopped by its turn or budget limit: recoverable, the task needs a tighter pass;
- * - a gate that could not start (status error: command missing): environment;
+ * - a gate that could not start (status error), or whose shell could not find or run its
+ *   command (exit 127 / 126: a tool not installed): environment — no change fixes that;
  * - a gate cancelled under it: transient;
  * - a gate that failed or timed out on the change: recoverable (the gates passed on the
  *   branch tip the worktree started from, so the change is the likeliest cause).
@@ -289,13 +290,18 @@ export function classifyAttemptFailure(f: AttemptFailure): FailureClass {
     if (f.status === 'max_turns' || f.status === 'budget') return 'recoverable';
     return 'transient';
   }
-  if (f.status === 'error') return 'environment';
+  if (f.status === 'error' || (f.status === 'failed' && (f.exitCode === 127 || f.exitCode === 126))) return 'environment';
   if (f.status === 'cancelled') return 'transient';
   return 'recoverable';
 }
 
-/** After a failed attempt (1-based): block on a repeated identical failure or when retries are spent. */
-export function attemptDecision(attempt: number, maxRetries: number, identicalFailure: boolean): 'retry' | 'block' {
+/**
+ * After a failed attempt (1-based): an environment failure releases the task (retrying
+ * cannot fix a missing tool, and blocking would keep it from running once it is fixed);
+ * otherwise block on a repeated identical failure or when retries are spent.
+ */
+export function attemptDecision(attempt: number, maxRetries: number, identicalFailure: boolean, klass?: FailureClass): 'retry' | 'block' | 'release' {
+  if (klass === 'environment') return 'release';
   return identicalFailure || attempt > maxRetries ? 'block' : 'retry';
 }
 

@@ -27,7 +27,7 @@ import { initialPrimaryState, periodicOverride, transition } from './primaryMach
 import type { CommitOutcome, Effect, PeriodicPhase, PhaseFact, PrimaryState, ReflectionClass, Transition } from './primaryMachine';
 import type { LoopSettings } from './settings';
 import { startFromPatch } from './startFromPatch';
-import { idleDelayMs, systemClock, Waker } from './sleep';
+import { backoffDelayMs, idleDelayMs, systemClock, Waker } from './sleep';
 import type { Clock } from './sleep';
 import type { PhaseOutput } from '../project/phaseOutputs';
 
@@ -280,6 +280,8 @@ export class Loop {
    */
   private approvals: Promise<void> = Promise.resolve();
   private approvalsInFlight = 0;
+  /** Environment failures in a row, per worker (back-off before the next claim). */
+  private readonly envBackoff = new Map<AgentName, number>();
 
   /** Human decisions override the judge at any time; host commands stop/pause/resume. */
   private consumeInbox(): Promise<void> {
@@ -509,9 +511,16 @@ export class Loop {
       idleRounds = 0;
       this.busy(name);
       this.current.set(name, task.task_id);
+      const envFailures = this.envBackoff.get(name) ?? 0;
       try {
         const ok = await this.workerCycle(name, task);
-        this.countOutcome(!ok);
+        if (ok) this.envBackoff.delete(name);
+        if (this.countOutcome(!ok) && (this.envBackoff.get(name) ?? 0) > envFailures) {
+          // Released for a missing tool: claiming again at once would only fail again.
+          const ms = backoffDelayMs(envFailures);
+          this.harness.log(name, 'info', `environment failure: waiting ${Math.round(ms / 1000)} s before claiming again`);
+          await this.clock.sleep(ms, this.signal).catch(() => undefined);
+        }
       } catch (e) {
         const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
         this.harness.log(name, 'error', `${task.task_id} failed in the harness: ${msg}`);
@@ -559,15 +568,26 @@ export class Loop {
           return r.kind !== 'conflict' && r.kind !== 'no_change';
         }
         failure = { gate: failed?.gate ?? 'verify', output: failed?.outputTail ?? '' };
-        facts = { kind: 'gate', gate: failure.gate, status: failed?.status ?? 'failed' };
+        facts = { kind: 'gate', gate: failure.gate, status: failed?.status ?? 'failed', exitCode: failed?.exitCode ?? null };
       }
       const identical = tracker.record(task.task_id, failure.gate, failure.output);
       const klass = classifyAttemptFailure(facts);
-      const decision = attemptDecision(attempt, settings.maxRetries, identical);
+      const decision = attemptDecision(attempt, settings.maxRetries, identical, klass);
       const lesson = lessonLine(failure.gate, failure.output);
       await control
         .note('task', task.task_id, 'task.reflected', name, { attempt, gate: failure.gate, origin: 'worker', class: klass, decision, lesson })
         .catch((e: unknown) => this.harness.log(name, 'warn', `task.reflected not recorded: ${String(e)}`));
+      if (decision === 'release') {
+        // A tool the gates need is missing: no model call can fix that. The task goes back
+        // for when the environment is fixed; this worker backs off before claiming again.
+        const reason = `${failure.gate} could not run in ${wt.path} (${lesson}); fix the environment — released, not retried`;
+        await this.harness.recordLesson(task, failure.gate, klass, reason, null);
+        await control.releaseTask(task.task_id, name, reason);
+        this.harness.totals.released++;
+        this.events.emit({ type: 'task.released', taskId: task.task_id, reason });
+        this.envBackoff.set(name, (this.envBackoff.get(name) ?? 0) + 1);
+        return false;
+      }
       if (decision === 'block') {
         const reason = identical ? `identical ${failure.gate} failure twice; not retrying the same way` : `${settings.maxRetries} retries exhausted: ${failure.gate} failed`;
         await this.harness.recordLesson(task, failure.gate, klass, `${reason} (worker ${name}, attempt ${attempt}).\nLast output: ${lesson}`, null);

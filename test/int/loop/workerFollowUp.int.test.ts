@@ -191,6 +191,32 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     assert.deepEqual(adapter.retryNotes('T-9'), [`Reviewer asked for a change: ${modification}`]);
   }
 
+  it('given a gate whose tool is not installed (exit 127), then the worker releases the task after one attempt as an environment failure and backs off, instead of paying for retries', async () => {
+    await addTasks(store, p.ralphDir, [
+      { id: 'T-0', title: 'Slow primary work', effort: 'M', wave: 0 },
+      { id: 'T-7', title: 'Add inc()', effort: 'S', wave: 0 },
+    ]);
+    writeScenario(p, [
+      { name: 'hang-plan', match: 'RALPH-KEY: plan/T-0/', turns: [{ hang: true }] },
+      script('worker/T-7/', [{ tool: 'write', path: 'src/inc.js', content: 'module.exports = (a) => a + 1;\n' }]),
+    ]);
+    const { loop, events } = makeLoop(p, store, { build: 'ralph-no-such-tool-xyz --version' });
+    await loop.start();
+    try {
+      await seen(loop, events, (e) => e.type === 'task.released' && e.taskId === 'T-7');
+    } finally {
+      await loop.stop('test done');
+    }
+    const runs = events.filter((e) => e.type === 'agent.started' && e.taskId === 'T-7');
+    assert.equal(runs.length, 1, 'one paid attempt, no retries against a missing tool');
+    const released = events.find((e) => e.type === 'task.released' && e.taskId === 'T-7');
+    assert.ok(released?.type === 'task.released' && /build could not run .*fix the environment/.test(released.reason), JSON.stringify(released));
+    const reflected = notes(store, 'T-7', 'task.reflected');
+    assert.deepEqual(reflected.map((n) => [n['class'], n['decision'], n['gate']]), [['environment', 'release', 'build']]);
+    assert.equal(statusOf(store, 'T-7'), 'pending');
+    assert.match(readFileSync(join(p.ralphDir, 'REFLECTIONS.md'), 'utf8'), /T-7 \(build, environment\)/);
+  });
+
   it('given a tier-2 worker patch a human resolves `modify` through the inbox, then the worker\'s next attempt starts from the reviewed patch with the change in its prompt, and the promoted commit holds both changes', async () => {
     await addTasks(store, p.ralphDir, [
       // Keeps the primary busy (its plan never answers): the worker does T-9 and nobody judges.

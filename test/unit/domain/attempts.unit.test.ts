@@ -27,6 +27,14 @@ describe('domain/task failed attempts', () => {
     assert.equal(classifyAttemptFailure({ kind: 'gate', gate: 'lint', status: 'cancelled' }), 'transient');
   });
 
+  it('given a gate whose shell could not find or run its command (exit 127 / 126), then environment, and the task is released rather than retried', () => {
+    assert.equal(classifyAttemptFailure({ kind: 'gate', gate: 'build', status: 'failed', exitCode: 127 }), 'environment');
+    assert.equal(classifyAttemptFailure({ kind: 'gate', gate: 'build', status: 'failed', exitCode: 126 }), 'environment');
+    assert.equal(classifyAttemptFailure({ kind: 'gate', gate: 'test', status: 'failed', exitCode: 1 }), 'recoverable');
+    assert.equal(attemptDecision(1, 3, false, 'environment'), 'release');
+    assert.equal(attemptDecision(1, 3, false, 'recoverable'), 'retry');
+  });
+
   it('given attempts against 3 retries, then retry until the 4th fails; an identical failure blocks at once', () => {
     assert.deepEqual([1, 2, 3, 4].map((a) => attemptDecision(a, 3, false)), ['retry', 'retry', 'retry', 'block']);
     assert.equal(attemptDecision(2, 3, true), 'block');
