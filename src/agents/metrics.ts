@@ -1,8 +1,15 @@
-// The per-invocation metrics log: one JSON line per agent run in
-// `.ralph/logs/par-metrics-YYYYMMDD.jsonl` with the seed's field names, plus backend and
-// task id; and its reader, which sums cost per day, task and agent for budget caps and the
-// monitor. Every string field is redacted before it is written.
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+// The per-invocation metrics log `.ralph/logs/par-metrics-YYYYMMDD.jsonl`: one JSON line per
+// agent run with the seed's field names plus backend and task id, string fields redacted.
+// This module owns the format: file naming, the day range, writing, and reading lines through
+// a schema with problems named by file and line (never dropped), with a size/mtime cache.
+// Readers differ only in the schema they pass, i.e. in how lenient they are:
+// - strict (`metricsLineSchema`, `readMetrics` here): what this writer writes; for tests and
+//   tools that check our own output, so a missing field is a problem.
+// - spend (src/loop/metricsFile.ts): any line with a `ts` counts, since spend recorded by a
+//   partial line is still spend; budgets must not undercount.
+// - monitor (src/monitor/metrics.ts): coerces and defaults, since it shows whatever history a
+//   project has, including lines written before a field existed.
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { redactSecrets } from './secrets';
@@ -48,9 +55,16 @@ export interface MetricsContext {
   readonly secrets?: readonly string[];
 }
 
-export function metricsFileName(date: Date): string {
-  const iso = date.toISOString();
-  return `par-metrics-${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}.jsonl`;
+const FILE_RE = /^par-metrics-(\d{8})\.jsonl$/;
+
+/** `YYYYMMDD`, the UTC day of `at` as file names spell it. */
+export function metricsDay(at: Date): string {
+  return at.toISOString().slice(0, 10).replace(/-/g, '');
+}
+
+/** `par-metrics-YYYYMMDD.jsonl` for the UTC day of `at`. */
+export function metricsFileName(at: Date): string {
+  return `par-metrics-${metricsDay(at)}.jsonl`;
 }
 
 export function metricsDir(projectRoot: string): string {
@@ -99,18 +113,29 @@ export function appendMetricsIn(logsDir: string, line: MetricsLine): string {
 
 export interface MetricsProblem {
   readonly file: string;
+  /** 1-based; 0 when the whole file (or the directory) could not be read. */
   readonly line: number;
   readonly message: string;
 }
 
-export interface MetricsRead {
-  readonly lines: MetricsLine[];
-  /** Malformed lines, named by file and line number (never silently dropped). */
+export interface MetricsRead<T = MetricsLine> {
+  /** Files in day order, lines in file order. */
+  readonly lines: T[];
   readonly problems: MetricsProblem[];
 }
 
-/** Calls `take` with each non-blank line's JSON; a line that is not JSON, or that `take` refuses (returns a message), becomes a problem. */
-function eachJsonLine(file: string, problems: MetricsProblem[], take: (json: unknown) => string | null): void {
+/** Days `from`..`to` (YYYYMMDD, inclusive); an open end takes every day on that side. */
+export interface MetricsDays {
+  readonly from?: string;
+  readonly to?: string;
+}
+
+/** Parsed files by name, reused while size and mtime are unchanged. One cache per schema. */
+export type MetricsCache<T> = Map<string, { readonly size: number; readonly mtimeMs: number; readonly read: MetricsRead<T> }>;
+
+function parseFile<T>(file: string, schema: z.ZodType<T>): MetricsRead<T> {
+  const lines: T[] = [];
+  const problems: MetricsProblem[] = [];
   readFileSync(file, 'utf8')
     .split('\n')
     .forEach((text, i) => {
@@ -119,70 +144,61 @@ function eachJsonLine(file: string, problems: MetricsProblem[], take: (json: unk
       try {
         json = JSON.parse(text);
       } catch {
+        // A torn write (a crash mid-line): reported like any other bad line.
         problems.push({ file, line: i + 1, message: 'not JSON' });
         return;
       }
-      const message = take(json);
-      if (message !== null) problems.push({ file, line: i + 1, message });
+      const r = schema.safeParse(json);
+      if (r.success) lines.push(r.data);
+      else problems.push({ file, line: i + 1, message: r.error.issues.map((x) => `${x.path.join('.') || '(line)'}: ${x.message}`).join('; ') });
     });
-}
-
-/** Reads metrics files, optionally limited to days `from`..`to` (YYYYMMDD, inclusive). */
-export function readMetrics(projectRoot: string, range: { from?: string; to?: string } = {}): MetricsRead {
-  return readMetricsIn(metricsDir(projectRoot), range);
-}
-
-/** readMetrics for a logs directory given directly. */
-export function readMetricsIn(dir: string, range: { from?: string; to?: string } = {}): MetricsRead {
-  const lines: MetricsLine[] = [];
-  const problems: MetricsProblem[] = [];
-  if (!existsSync(dir)) return { lines, problems };
-  const files = readdirSync(dir)
-    .filter((f) => /^par-metrics-\d{8}\.jsonl$/.test(f))
-    .filter((f) => {
-      const day = f.slice(12, 20);
-      return (range.from === undefined || day >= range.from) && (range.to === undefined || day <= range.to);
-    })
-    .sort();
-  for (const name of files) {
-    eachJsonLine(join(dir, name), problems, (json) => {
-      const parsed = metricsLineSchema.safeParse(json);
-      if (parsed.success) lines.push(parsed.data);
-      return parsed.success ? null : parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ');
-    });
-  }
   return { lines, problems };
 }
 
-/** The part of a metrics line budgets need. */
-export interface CostEntry {
-  readonly ts: string;
-  readonly cost: number;
-  readonly task_id: string | null;
+/**
+ * Reads the metrics files of `days` in `dir` through `schema`. A missing directory is a log
+ * without invocations; anything else unreadable is a problem at line 0. With `cache`, only
+ * files that changed since the last call are parsed again.
+ */
+export function readMetricsLog<T>(dir: string, days: MetricsDays, schema: z.ZodType<T>, cache?: MetricsCache<T>): MetricsRead<T> {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    return { lines: [], problems: missing ? [] : [{ file: dir, line: 0, message: `unreadable (${(e as Error).message})` }] };
+  }
+  const wanted = names
+    .filter((name) => {
+      const day = FILE_RE.exec(name)?.[1];
+      return day !== undefined && (days.from === undefined || day >= days.from) && (days.to === undefined || day <= days.to);
+    })
+    .sort();
+  const lines: T[] = [];
+  const problems: MetricsProblem[] = [];
+  for (const name of wanted) {
+    const file = join(dir, name);
+    try {
+      const { size, mtimeMs } = statSync(file);
+      let hit = cache?.get(name);
+      if (hit?.size !== size || hit.mtimeMs !== mtimeMs) {
+        hit = { size, mtimeMs, read: parseFile(file, schema) };
+        cache?.set(name, hit);
+      }
+      // Not push(...): a long day would overflow the call stack.
+      for (const l of hit.read.lines) lines.push(l);
+      for (const p of hit.read.problems) problems.push(p);
+    } catch (e) {
+      problems.push({ file, line: 0, message: `unreadable (${(e as Error).message})` });
+    }
+  }
+  if (cache) for (const name of cache.keys()) if (!wanted.includes(name)) cache.delete(name);
+  return { lines, problems };
 }
 
-/**
- * The cost entries of the given UTC days (YYYY-MM-DD), for budget guards. Lenient where
- * readMetrics is strict: any JSON line with a `ts` counts, since spend recorded by a partial
- * line is still spend; `cost` not a number counts 0; the task is `task_id`, or `task` as
- * older loop lines named it. Entries keep the line's other fields. Lines that are not JSON
- * (a torn write) are reported.
- */
-export function readCostEntries(logsDir: string, days: readonly string[]): { entries: (CostEntry & Readonly<Record<string, unknown>>)[]; problems: MetricsProblem[] } {
-  const entries: (CostEntry & Readonly<Record<string, unknown>>)[] = [];
-  const problems: MetricsProblem[] = [];
-  for (const day of days) {
-    const file = join(logsDir, `par-metrics-${day.replace(/-/g, '')}.jsonl`);
-    if (!existsSync(file)) continue;
-    eachJsonLine(file, problems, (json) => {
-      const v = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
-      if (typeof v.ts !== 'string') return 'ts: not a string';
-      const task = typeof v.task_id === 'string' ? v.task_id : typeof v.task === 'string' ? v.task : null;
-      entries.push({ ...v, ts: v.ts, cost: Number(v.cost) || 0, task_id: task });
-      return null;
-    });
-  }
-  return { entries, problems };
+/** The strict reader of a project's log, optionally limited to some days. */
+export function readMetrics(projectRoot: string, days: MetricsDays = {}): MetricsRead {
+  return readMetricsLog(metricsDir(projectRoot), days, metricsLineSchema);
 }
 
 export interface CostSummary {
@@ -214,6 +230,6 @@ export function summarizeCost(lines: readonly MetricsLine[]): CostSummary {
 
 /** Today's spend (UTC day), for the daily budget cap. */
 export function costToday(projectRoot: string, now: Date = new Date()): number {
-  const day = metricsFileName(now).slice(12, 20);
+  const day = metricsDay(now);
   return summarizeCost(readMetrics(projectRoot, { from: day, to: day }).lines).total;
 }

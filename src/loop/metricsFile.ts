@@ -1,8 +1,24 @@
-// The loop's MetricsSink port over src/agents/metrics (`.ralph/logs/par-metrics-YYYYMMDD.jsonl`,
-// the seed's field names): a thin adapter that maps the port's `task` to the file's `task_id`
-// (the name the monitor and the agents reader use) and back.
-import { appendMetricsIn, readCostEntries } from '../agents/metrics';
+// The loop's MetricsSink port over the metrics log (src/agents/metrics owns the format): the
+// port's `task` is the file's `task_id`. Reads spend for budgets leniently: any JSON line with
+// a `ts` counts, since spend recorded by a partial line is still spend.
+import { z } from 'zod';
+import { appendMetricsIn, readMetricsLog } from '../agents/metrics';
+import type { MetricsProblem } from '../agents/metrics';
 import type { MetricsLine, MetricsSink } from './ports';
+
+/** A cost that is not a number counts 0; older loop lines named the task `task`. Other fields are kept as they are. */
+const spendLineSchema = z.looseObject({ ts: z.string() }).transform(
+  ({ cost, task_id, task, ...rest }) =>
+    ({ ...rest, cost: Number(cost) || 0, task: typeof task_id === 'string' ? task_id : typeof task === 'string' ? task : null }) as unknown as MetricsLine,
+);
+
+/** Budgets fail closed: a metrics file that cannot be read may hold the day's spend. */
+export class MetricsUnreadableError extends Error {
+  override readonly name = 'MetricsUnreadableError';
+  constructor(readonly problem: MetricsProblem) {
+    super(`${problem.file}: ${problem.message}`);
+  }
+}
 
 export class JsonlMetrics implements MetricsSink {
   constructor(private readonly logsDir: string) {}
@@ -17,13 +33,15 @@ export class JsonlMetrics implements MetricsSink {
   }
 
   /**
-   * Spend lines of the given days. Torn lines (not JSON) are left out here; budgets only
-   * lose what a crash cut off, and `ralph repair` names them.
+   * Spend lines of the given days (YYYY-MM-DD). Torn lines cannot be reported through this
+   * port; they only lose what a crash cut off, and the monitor names them.
    */
   read(days: readonly string[]): Promise<MetricsLine[]> {
     return new Promise((resolve) => {
-      const { entries } = readCostEntries(this.logsDir, days);
-      resolve(entries.map(({ task_id, ...rest }) => ({ ...(rest as unknown as MetricsLine), task: task_id })));
+      const reads = days.map((day) => day.replace(/-/g, '')).map((day) => readMetricsLog(this.logsDir, { from: day, to: day }, spendLineSchema));
+      const unreadable = reads.flatMap((r) => r.problems).find((p) => p.line === 0);
+      if (unreadable) throw new MetricsUnreadableError(unreadable);
+      resolve(reads.flatMap((r) => r.lines));
     });
   }
 }

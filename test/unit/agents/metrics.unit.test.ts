@@ -1,12 +1,14 @@
 // Metrics lines (seed field names), the reader and cost sums, and secret redaction.
 import { strict as assert } from 'node:assert';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appendMetrics, costToday, metricsFileName, metricsLineFor, readMetrics, summarizeCost } from '../../../src/agents/metrics';
 import type { MetricsLine } from '../../../src/agents/metrics';
 import { REDACTED, redactArgs, redactSecrets, secretValuesOf } from '../../../src/agents/secrets';
 import type { AgentResult } from '../../../src/agents/types';
+import { JsonlMetrics, MetricsUnreadableError } from '../../../src/loop/metricsFile';
+import { readMetrics as readMonitorMetrics } from '../../../src/monitor/metrics';
 
 const result = (over: Partial<AgentResult> = {}): AgentResult => ({
   status: 'success',
@@ -94,6 +96,22 @@ describe('agents/metrics', () => {
     ]);
     assert.equal(problems[0]?.message, 'not JSON');
     assert.match(problems[1]?.message ?? '', /agent/);
+  });
+
+  it('given a full line, a partial older line and a torn line, then strict, spend and monitor readers differ only in leniency', async () => {
+    const file = appendMetrics(root, metricsLineFor(result({ costUsd: 1 }), { agent: 'A', iter: 1, phaseFrom: 'a', phaseTo: 'b', promptBytes: 1, backend: 'claude', taskId: 'T1', ts: new Date('2026-01-02T00:00:00Z') }));
+    appendFileSync(file, '{"ts":"2026-01-02T01:00:00Z","agent":"B","cost":"0.5","task":"T2"}\n{"ts":"2026-01-02T02:0');
+    const strict = readMetrics(root);
+    assert.deepEqual([strict.lines.length, strict.problems.map((p) => p.line)], [1, [2, 3]]);
+    const spend = await new JsonlMetrics(join(root, '.ralph', 'logs')).read(['2026-01-02']);
+    assert.deepEqual(spend.map((l) => [l.cost, l.task]), [[1, 'T1'], [0.5, 'T2']]);
+    const monitor = readMonitorMetrics(join(root, '.ralph', 'logs'), new Date('2026-01-02T12:00:00Z'), 1);
+    assert.deepEqual([monitor.lines.map((l) => l.cost), monitor.problems], [[1, 0.5], ['par-metrics-20260102.jsonl:3: not JSON']]);
+  });
+
+  it('given a metrics file that cannot be read, then budgets refuse to guess rather than count no spend', async () => {
+    mkdirSync(join(root, 'par-metrics-20260102.jsonl'), { recursive: true });
+    await assert.rejects(new JsonlMetrics(root).read(['2026-01-02']), MetricsUnreadableError);
   });
 
   it('given secrets in env values, model, task or subtype, then the file never contains them', () => {

@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { metricsFileName, readMetrics } from '../../../src/monitor/metrics';
+import { metricsFileName } from '../../../src/agents/metrics';
+import { readMetrics } from '../../../src/monitor/metrics';
 import type { MetricsFileCache } from '../../../src/monitor/metrics';
 
 const NOW = new Date('2026-11-29T12:00:00.000Z');
