@@ -162,8 +162,10 @@ export class Harness {
   /** Loads today's spend from the metrics log (budgets survive restarts). */
   async loadSpend(): Promise<void> {
     const today = utcDay(new Date(this.d.clock.now()).toISOString());
-    const lines = await this.d.metrics.read([today]);
+    const { lines, problems } = await this.d.metrics.read([today]);
     for (const l of lines) this.costLines.push({ ts: l.ts, cost: l.cost, task: l.task });
+    // A torn line (a crash mid-write) may have held spend the budget now cannot count.
+    for (const p of problems) this.log('harness', 'warn', `metrics line not counted for today's budget: ${p}`);
   }
 
   private spend(): ReturnType<typeof summarizeSpend> {

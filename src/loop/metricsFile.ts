@@ -33,15 +33,16 @@ export class JsonlMetrics implements MetricsSink {
   }
 
   /**
-   * Spend lines of the given days (YYYY-MM-DD). Torn lines cannot be reported through this
-   * port; they only lose what a crash cut off, and the monitor names them.
+   * Spend lines of the given days (YYYY-MM-DD), and the torn lines (not JSON, no `ts`) as
+   * `file:line: message` for the harness to report: they lose only what a crash cut off.
    */
-  read(days: readonly string[]): Promise<MetricsLine[]> {
+  read(days: readonly string[]): Promise<{ lines: MetricsLine[]; problems: string[] }> {
     return new Promise((resolve) => {
       const reads = days.map((day) => day.replace(/-/g, '')).map((day) => readMetricsLog(this.logsDir, { from: day, to: day }, spendLineSchema));
-      const unreadable = reads.flatMap((r) => r.problems).find((p) => p.line === 0);
+      const problems = reads.flatMap((r) => r.problems);
+      const unreadable = problems.find((p) => p.line === 0);
       if (unreadable) throw new MetricsUnreadableError(unreadable);
-      resolve(reads.flatMap((r) => r.lines));
+      resolve({ lines: reads.flatMap((r) => r.lines), problems: problems.map((p) => `${p.file}:${p.line}: ${p.message}`) });
     });
   }
 }

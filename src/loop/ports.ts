@@ -168,6 +168,9 @@ export interface MetricsLine {
 
 export interface MetricsSink {
   append(line: MetricsLine): Promise<void>;
-  /** Every line of the given UTC days (for budgets). */
-  read(days: readonly string[]): Promise<MetricsLine[]>;
+  /**
+   * Every line of the given UTC days (for budgets), and the lines that could not be read
+   * (a torn write), named by file and line so the harness can say so.
+   */
+  read(days: readonly string[]): Promise<{ lines: MetricsLine[]; problems: string[] }>;
 }

@@ -104,7 +104,9 @@ describe('agents/metrics', () => {
     const strict = readMetrics(root);
     assert.deepEqual([strict.lines.length, strict.problems.map((p) => p.line)], [1, [2, 3]]);
     const spend = await new JsonlMetrics(join(root, '.ralph', 'logs')).read(['2026-01-02']);
-    assert.deepEqual(spend.map((l) => [l.cost, l.task]), [[1, 'T1'], [0.5, 'T2']]);
+    assert.deepEqual(spend.lines.map((l) => [l.cost, l.task]), [[1, 'T1'], [0.5, 'T2']]);
+    assert.equal(spend.problems.length, 1);
+    assert.match(spend.problems[0] ?? '', /par-metrics-20260102\.jsonl:3: not JSON$/);
     const monitor = readMonitorMetrics(join(root, '.ralph', 'logs'), new Date('2026-01-02T12:00:00Z'), 1);
     assert.deepEqual([monitor.lines.map((l) => l.cost), monitor.problems], [[1, 0.5], ['par-metrics-20260102.jsonl:3: not JSON']]);
   });
