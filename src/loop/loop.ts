@@ -20,6 +20,7 @@ import { checkRunLimits, countIteration, IdenticalFailureTracker, ZERO_COUNTERS 
 import type { RunCounters } from './guards';
 import { Harness } from './harness';
 import type { PromotionOutcome } from './harness';
+import { LATE_VERIFY_WORKTREE } from './lateVerify';
 import type { LoopControl, LoopTask, MetricsSink, SpecWatch } from './ports';
 import { implementPrompt, periodicPrompt, planPrompt, reflectPrompt, workerPrompt } from './prompts';
 import type { FollowUpBrief } from './prompts';
@@ -367,7 +368,8 @@ export class Loop {
         this.events.emit({ type: 'task.released', taskId: t.task_id, reason: 'stale claim from a dead run' });
       }
     }
-    const active = ['primary', ...Array.from({ length: this.o.settings.workers }, (_, i) => `worker-${i + 1}`)];
+    // The late-verification worktree is kept too: its installed dependencies are a cache.
+    const active = ['primary', LATE_VERIFY_WORKTREE, ...Array.from({ length: this.o.settings.workers }, (_, i) => `worker-${i + 1}`)];
     for (const w of await findOrphanedWorktrees(this.o.projectDir, active)) {
       await removeWorktree(this.o.projectDir, w.name).catch(() => undefined);
       this.harness.log('harness', 'info', `removed orphaned worktree ${w.name}`);
