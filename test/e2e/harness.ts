@@ -550,3 +550,62 @@ export async function startSession(folder: string, options: CodeServerOptions & 
     },
   };
 }
+
+// ---- context menus, input-box validation and polled conditions (added for the human-input
+// tests; free functions so the helpers above keep their behaviour) ---------------------------
+
+/** Polls `probe` until it returns true (a poll period, not a synchronisation); throws E2EError with `detail()` on timeout. */
+export function pollUntil(what: string, probe: () => Promise<boolean>, detail?: () => string, timeoutMs = DEFAULT_TIMEOUT): Promise<void> {
+  return until(what, timeoutMs, probe, detail);
+}
+
+/** An entry of the open context menu by its label ("Drop Task"); the menu lives in a shadow root, which CSS locators pierce. */
+export function contextMenuItem(wb: Workbench, label: string): Locator {
+  return wb.page.locator('.monaco-menu .action-menu-item').filter({ has: wb.page.locator('.action-label', { hasText: new RegExp(`^${escapeRegExp(label)}$`) }) });
+}
+
+/**
+ * Right-clicks the tree row showing `rowText` (inside `within`, e.g. one view pane) and picks
+ * `label` from its context menu, as a user would. A tree refresh landing on the right-click
+ * can close the menu before it shows: then the menu is dismissed and opened again.
+ */
+export async function runContextMenuCommand(wb: Workbench, rowText: string | RegExp, label: string, within?: Locator): Promise<void> {
+  const row = wb.treeRows(within).filter({ hasText: rowText }).first();
+  const item = contextMenuItem(wb, label).first();
+  const deadline = Date.now() + DEFAULT_TIMEOUT;
+  for (;;) {
+    await row.waitFor({ state: 'visible', timeout: Math.max(1, deadline - Date.now()) });
+    await row.click({ button: 'right' });
+    try {
+      await item.waitFor({ state: 'visible', timeout: 5_000 });
+      break;
+    } catch (e) {
+      const shown = await wb.page.locator('.monaco-menu .action-menu-item').allInnerTexts().catch(() => []);
+      await wb.page.keyboard.press('Escape');
+      if (Date.now() >= deadline) throw new E2EError(`context menu of "${String(rowText)}" shows no "${label}"`, `shown: ${shown.join(' | ')}\n${String(e)}`);
+    }
+  }
+  // A menu entry acts on mouse-up only once it has been shown for 100 ms (VS Code's menu.ts,
+  // runOnceToEnableMouseUp), and playwright can be quicker: a click that left the menu open
+  // was ignored, so the user clicks again.
+  const menu = wb.page.locator('.monaco-menu').first();
+  for (;;) {
+    await item.click({ timeout: 5_000 }).catch(() => undefined);
+    try {
+      await menu.waitFor({ state: 'hidden', timeout: 3_000 });
+      return;
+    } catch (e) {
+      if (Date.now() >= deadline) throw new E2EError(`"${label}" in the context menu of "${String(rowText)}" did not act`, String(e));
+    }
+  }
+}
+
+/** The quick input's title ("Modify W2-001") once it shows. */
+export function quickInputTitle(wb: Workbench): Locator {
+  return wb.page.locator('.quick-input-widget .quick-input-title');
+}
+
+/** The validation or prompt text under the quick input box. */
+export function quickInputMessage(wb: Workbench): Locator {
+  return wb.page.locator('.quick-input-widget .quick-input-message');
+}

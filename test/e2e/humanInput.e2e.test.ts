@@ -1,0 +1,151 @@
+// The human input flows of the trees, in a real VS Code 1.100.3 with the packaged .vsix and
+// no loop running (a short-lived writer in the window applies each command): Modify… on a
+// deferred patch asks for an instruction, Drop Task asks for a modal confirmation,
+// Reprioritize Task… asks for a wave and refuses what is not a number. Each flow is driven
+// through the context menu and the keyboard, checked in the trees first and then in the
+// store (read as an observer, as another process would). Escape / Cancel change nothing.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { CONTROL_PROJECTIONS } from '../../src/control';
+import { openStore } from '../../src/store';
+import type { StoredEvent } from '../../src/store';
+import { EVENT_COLUMNS, rowToEvent } from '../../src/store/eventRows';
+import type { EventRow } from '../../src/store/eventRows';
+import { makeDeferredProject } from '../int/extension/fixture';
+import type { DeferredProject } from '../int/extension/fixture';
+import type { Locator } from 'playwright-core';
+import type { Session } from './harness';
+import { defaultVsix, pollUntil, quickInputMessage, quickInputTitle, runContextMenuCommand, startSession } from './harness';
+
+/** The events about one task, oldest first, read from .ralph as an observer. */
+async function taskEvents(ralphDir: string, taskId: string): Promise<StoredEvent[]> {
+  const store = await openStore({ ralphDir, mode: 'observer', projections: CONTROL_PROJECTIONS });
+  try {
+    return store
+      .all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE entity_type = 'task' AND entity_id = ? ORDER BY event_id`, [taskId])
+      .map(rowToEvent);
+  } finally {
+    await store.close();
+  }
+}
+
+const byHuman = (events: readonly StoredEvent[]): StoredEvent[] => events.filter((e) => e.actor === 'human');
+
+describe('e2e: human input flows (modify, drop, reprioritize)', function () {
+  this.timeout(300_000);
+  let session: Session | undefined;
+  let project: DeferredProject;
+
+  before(async () => {
+    assert.ok(fs.existsSync(defaultVsix), `${defaultVsix} missing: run node scripts/run-e2e.mjs (it packages first)`);
+    // W1-001 and W1-002 pending in wave 1, W2-001 deferred (tier 2) with a two-file patch.
+    project = await makeDeferredProject();
+    session = await startSession(project.dir, { vsix: [defaultVsix] });
+  });
+
+  after(async () => {
+    await session?.dispose();
+    if (project && process.env.RALPH_E2E_KEEP !== '1') fs.rmSync(project.dir, { recursive: true, force: true });
+  });
+
+  const wb = (): Session['workbench'] => session!.workbench;
+  const backlog = (): ReturnType<Session['workbench']['viewPane']> => wb().viewPane('Backlog');
+  const deferred = (): ReturnType<Session['workbench']['viewPane']> => wb().viewPane('Deferred');
+  /** A Backlog row by the accessible label the extension gives it: "<id> <title>, <status>". */
+  const taskRow = (id: string, title: string, status: string): Locator =>
+    wb().treeRows(backlog()).and(wb().page.locator(`[aria-label="${id} ${title}, ${status}"]`));
+
+  it('given a deferred patch, when Modify… is picked from its context menu and the input box is dismissed with Escape, then nothing changes', async () => {
+    await wb().openViewContainer('Ralph', 'ralph');
+    await wb().treeRows(deferred()).filter({ hasText: 'W2-001' }).first().waitFor();
+    await taskRow('W2-001', 'Token check', 'deferred').waitFor();
+    await wb().screenshot('human-input-01-deferred');
+    await runContextMenuCommand(wb(), 'W2-001', 'Modify Deferred Patch…', deferred());
+    await quickInputTitle(wb()).filter({ hasText: 'Modify W2-001' }).waitFor();
+    await wb().quickInput.press('Escape');
+    await wb().quickInput.waitFor({ state: 'hidden' });
+    // The command returns on Escape without writing; the tree and the store still say deferred.
+    await wb().treeRows(deferred()).filter({ hasText: 'W2-001' }).first().waitFor();
+    await taskRow('W2-001', 'Token check', 'deferred').waitFor();
+    assert.deepEqual(byHuman(await taskEvents(project.ralphDir, 'W2-001')), []);
+  });
+
+  it('when Modify… is picked again and an instruction typed with Enter, then the task leaves Deferred, the Backlog shows it pending and the store holds the human decision with the instruction', async () => {
+    const instruction = 'Accept tokens of 16 characters or more, not 8';
+    await runContextMenuCommand(wb(), 'W2-001', 'Modify Deferred Patch…', deferred());
+    await quickInputTitle(wb()).filter({ hasText: 'Modify W2-001' }).waitFor();
+    await wb().quickInput.fill(instruction);
+    await wb().screenshot('human-input-02-modify-instruction');
+    await wb().quickInput.press('Enter');
+    await wb().quickInput.waitFor({ state: 'hidden' });
+    await wb().treeRows(deferred()).filter({ hasText: 'W2-001' }).first().waitFor({ state: 'detached' });
+    await taskRow('W2-001', 'Token check', 'pending').waitFor();
+    await wb().screenshot('human-input-03-modified-pending');
+    const resolved = byHuman(await taskEvents(project.ralphDir, 'W2-001')).filter((e) => e.event_type === 'task.deferral_resolved');
+    assert.equal(resolved.length, 1, 'one human task.deferral_resolved');
+    assert.equal(resolved[0]!.payload.decision, 'modify');
+    assert.equal(resolved[0]!.payload.rationale, instruction);
+    assert.equal(resolved[0]!.payload.modification, instruction);
+    assert.equal(resolved[0]!.payload.new_status, 'pending');
+  });
+
+  it('given a pending task, when Drop Task is picked from its context menu and the modal is cancelled, then nothing changes', async () => {
+    await taskRow('W1-001', 'Parse config', 'pending').waitFor();
+    await runContextMenuCommand(wb(), 'W1-001', 'Drop Task', backlog());
+    await wb().waitForDialog(/Drop W1-001\?/);
+    await wb().screenshot('human-input-04-drop-confirm');
+    await wb().clickDialogButton(/Drop W1-001\?/, 'Cancel');
+    await taskRow('W1-001', 'Parse config', 'pending').waitFor();
+    assert.deepEqual(byHuman(await taskEvents(project.ralphDir, 'W1-001')), []);
+  });
+
+  it('when Drop Task is picked again and the modal answered with Drop, then the task shows as dropped and the store holds task.dropped by the human', async () => {
+    await runContextMenuCommand(wb(), 'W1-001', 'Drop Task', backlog());
+    await wb().clickDialogButton(/Drop W1-001\?/, 'Drop');
+    await taskRow('W1-001', 'Parse config', 'dropped').waitFor();
+    await wb().screenshot('human-input-05-dropped');
+    const mine = byHuman(await taskEvents(project.ralphDir, 'W1-001'));
+    assert.deepEqual(
+      mine.map((e) => e.event_type),
+      ['task.dropped'],
+    );
+  });
+
+  it('given a pending task in wave 1, when Reprioritize Task… is given a non-number, then the validation message shows and Enter does not accept it; given 3, the task moves under Wave 3', async () => {
+    await runContextMenuCommand(wb(), 'W1-002', 'Reprioritize Task…', backlog());
+    await quickInputTitle(wb()).filter({ hasText: 'Move W1-002 to wave' }).waitFor();
+    await wb().quickInput.fill('soon');
+    await quickInputMessage(wb()).filter({ hasText: 'a whole number' }).waitFor();
+    await wb().screenshot('human-input-06-reprioritize-invalid');
+    await wb().quickInput.press('Enter');
+    // Refused: the box stays open with the text and the message (the store check below shows no event came of it).
+    assert.ok(await wb().quickInput.isVisible(), 'the input box stays open');
+    assert.equal(await wb().quickInput.inputValue(), 'soon');
+    await quickInputMessage(wb()).filter({ hasText: 'a whole number' }).waitFor();
+    await wb().quickInput.fill('3');
+    await quickInputMessage(wb()).filter({ hasText: 'a whole number' }).waitFor({ state: 'hidden' });
+    await wb().quickInput.press('Enter');
+    await wb().quickInput.waitFor({ state: 'hidden' });
+    // Under Wave 3: the nearest wave row (level 1) above the task's row; tree rows are flat in the DOM, in order.
+    const rows = wb().treeRows(backlog());
+    let outline: Array<{ level: string; label: string }> = [];
+    await pollUntil(
+      'W1-002 under "Wave 3" in the Backlog',
+      async () => {
+        outline = await rows.evaluateAll((els) =>
+          els.map((el) => ({ level: el.getAttribute('aria-level') ?? '', label: el.getAttribute('aria-label') ?? '' })),
+        );
+        const at = outline.findIndex((r) => r.label.startsWith('W1-002 '));
+        const wave = outline.slice(0, Math.max(0, at)).reverse().find((r) => r.level === '1');
+        return at >= 0 && outline[at]!.level === '2' && wave !== undefined && /^Wave 3\b/.test(wave.label);
+      },
+      () => `backlog rows: ${outline.map((r) => `${r.level}:${r.label}`).join(' | ')}`,
+    );
+    await wb().screenshot('human-input-07-reprioritized');
+    const moved = byHuman(await taskEvents(project.ralphDir, 'W1-002'));
+    assert.deepEqual(
+      moved.map((e) => [e.event_type, e.payload.old_wave, e.payload.new_wave]),
+      [['task.reprioritized', 1, 3]],
+    );
+  });
+});
