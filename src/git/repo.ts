@@ -118,6 +118,18 @@ export async function isClean(worktree: string): Promise<boolean> {
   return r.stdout === '';
 }
 
+/**
+ * Which of `paths` have uncommitted changes in the worktree (modified, staged, untracked,
+ * deleted). Literal pathspecs, so names with `*` or `:` are themselves.
+ */
+export async function dirtyPaths(worktree: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const r = await runGit(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--', ...paths], {
+    env: { GIT_LITERAL_PATHSPECS: '1' },
+  });
+  return splitNul(r.stdout).map((e) => e.slice(3));
+}
+
 export interface ChangedFile {
   readonly path: string;
   readonly oldPath?: string;

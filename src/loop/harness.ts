@@ -20,7 +20,7 @@ import type { CapturedPatch } from '../git/capture';
 import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { findPromotedCommit, formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
-import { branchTip } from '../git/repo';
+import { branchTip, currentBranch, dirtyPaths } from '../git/repo';
 import { validatePhaseOutput } from '../project/phaseOutputs';
 import type { Phase as OutputPhase, PhaseOutput } from '../project/phaseOutputs';
 import type { AgentName, LoopEmitter } from './events';
@@ -653,13 +653,18 @@ export class Harness {
         const head = origin === 'approved' ? 'the approved patch was not promoted: ' : '';
         return this.giveUpLate(task, actor, `${head}${branch} kept moving: ${reverified} re-verifications of ${task.task_id}'s patch were each overtaken by another commit`);
       }
-      reverified++;
       let files: string[];
       try {
         files = touchedPaths(filesTouchedByPatch(await readFile(cur.path, 'utf8')));
       } catch (e) {
         return this.giveUpLate(task, actor, `the patch file ${cur.path} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
       }
+      // Waiting on the user's uncommitted edits to the patch's files: while they are still
+      // there the promotion would only wait again, so the gates are not run for nothing on
+      // every commit that moves the branch meanwhile.
+      const waitingFor = this.waiting.get(cur.id);
+      if (waitingFor !== undefined && (await this.checkoutHolds(files))) return { kind: 'waiting', patchId: cur.id, reason: waitingFor.reason };
+      reverified++;
       const why = base === null ? 'the commit its gates ran on is not known' : `its gates ran on ${base.slice(0, 8)}`;
       this.log('harness', 'info', `${taskId}: ${branch} is at ${tip.slice(0, 8)} and ${why}; re-verifying patch ${cur.id} there (${origin})`);
       const v = await reverifyOnTip({
@@ -694,6 +699,12 @@ export class Harness {
       cur.id = newId;
       cur.path = v.patch.path;
     }
+  }
+
+  /** Whether the user's checkout of the target branch has uncommitted changes to any of `files`. */
+  private async checkoutHolds(files: readonly string[]): Promise<boolean> {
+    if ((await currentBranch(this.d.projectDir)) !== this.d.branch) return false;
+    return (await dirtyPaths(this.d.projectDir, files)).length > 0;
   }
 
   /** The commit a queued patch's gates ran on: this run's record, else the store's (if it can tell). */
