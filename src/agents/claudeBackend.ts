@@ -83,6 +83,7 @@ export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBa
         timeoutMs: request.timeoutMs,
         ...(request.signal !== undefined ? { signal: request.signal } : {}),
         ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+        ...(request.processLedger !== undefined ? { ledger: request.processLedger } : {}),
         onStdoutLine: (line) => {
           const out = foldClaudeLine(state, line);
           state = out.state;

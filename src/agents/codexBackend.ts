@@ -69,6 +69,7 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
           timeoutMs: request.timeoutMs,
           signal,
           ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+          ...(request.processLedger !== undefined ? { ledger: request.processLedger } : {}),
           onStdoutLine: (line) => {
             const out = foldCodexLine(state, line);
             state = out.state;

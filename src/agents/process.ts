@@ -5,6 +5,7 @@
 // child process behind, and the wait never hangs on a grandchild holding stdout open.
 import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
 import { createInterface } from 'node:readline';
+import type { ProcessLedgerPort } from '../shared/processLedger';
 
 // execa is ESM-only; a static import compiles to require() under tsx/cjs (mocha), which
 // fails on its ESM-only dependencies. A dynamic import loads it natively (and esbuild
@@ -31,6 +32,8 @@ export interface ProcessRequest {
   /** Bytes of stderr kept; default 4096. */
   readonly stderrTailBytes?: number;
   readonly onStdoutLine?: (line: string) => void;
+  /** Told when the group starts and ends, so a killed host's next run can reap it. */
+  readonly ledger?: ProcessLedgerPort;
 }
 
 export interface ProcessOutcome {
@@ -132,6 +135,7 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
 
   if (pid !== undefined) {
     trackGroup(pid);
+    req.ledger?.started(pid, req.file, req.cwd);
     // The leader's exit ends the run: kill what it left in its group so stdout closes.
     child.once('exit', () => {
       killGroup(pid, 'SIGKILL');
@@ -147,6 +151,7 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
   if (pid !== undefined) {
     killGroup(pid, 'SIGKILL');
     liveGroups.delete(pid);
+    req.ledger?.ended(pid);
   }
 
   const spawnError = pid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined) ? result.message : undefined;

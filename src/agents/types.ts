@@ -3,6 +3,7 @@
 // and the in-process VS Code Language Model backend that src/extension implements).
 
 /** How a run ended, as the loop needs to decide the next step. */
+import type { ProcessLedgerPort } from '../shared/processLedger';
 export type AgentStatus = 'success' | 'max_turns' | 'budget' | 'error' | 'cancelled' | 'crashed';
 
 export const AGENT_STATUSES: readonly AgentStatus[] = ['success', 'max_turns', 'budget', 'error', 'cancelled', 'crashed'];
@@ -31,6 +32,8 @@ export interface AgentRequest {
   readonly jsonSchema?: Readonly<Record<string, unknown>>;
   readonly permissionMode?: PermissionMode;
   readonly appendSystemPrompt?: string;
+  /** Where the agent's process group is recorded while it runs (crash recovery reaps it). */
+  readonly processLedger?: ProcessLedgerPort;
 }
 
 export interface TokenCounts {

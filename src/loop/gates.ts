@@ -2,6 +2,7 @@
 // from ralph.config.json, each in the worktree with a timeout, output captured with a
 // bounded tail, the process group killed on stop or timeout, progress lines streamed; and
 // forbidden patterns checked only on the lines the change adds (from the patch).
+import type { ProcessLedgerPort } from '../shared/processLedger';
 import picomatch from 'picomatch';
 import { runShell, tailOf } from './shell';
 import type { FileAddedLines } from '../git/patchParse';
@@ -38,6 +39,8 @@ export interface GateRunOptions {
   readonly tailBytes?: number;
   readonly graceMs?: number;
   readonly onProgress?: (gate: string, line: string) => void;
+  /** Where gate commands' process groups are recorded while they run. */
+  readonly ledger?: ProcessLedgerPort;
 }
 
 const DEFAULT_TAIL = 8192;
@@ -59,6 +62,7 @@ export async function runGate(spec: GateSpec, opts: GateRunOptions): Promise<Gat
     graceMs: opts.graceMs ?? 3000,
     tailBytes,
     ...(onProgress ? { onLine: (line: string) => onProgress(spec.name, line) } : {}),
+    ...(opts.ledger ? { ledger: opts.ledger } : {}),
   });
   const outputTail = outcome.outputTail.replace(/\n$/, '');
   const common = { ...base, exitCode: outcome.exitCode, durationMs: outcome.durationMs };

@@ -21,6 +21,7 @@ import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { findPromotedCommit, formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
 import { branchTip, currentBranch, dirtyPaths } from '../git/repo';
+import { ProcessLedger } from '../shared/processLedger';
 import { validatePhaseOutput } from '../project/phaseOutputs';
 import type { Phase as OutputPhase, PhaseOutput } from '../project/phaseOutputs';
 import type { AgentName, LoopEmitter } from './events';
@@ -138,10 +139,15 @@ export class Harness {
   /** Patches whose promotion waits on the user's checkout (patchId -> task). */
   readonly waiting = new Map<string, { taskId: string; patchPath: string; reason: string }>();
 
+  /** Agents' and gates' process groups while they run: a run killed with SIGKILL leaves them for the next to reap. */
+  readonly ledger: ProcessLedger;
+
   /** Judge invocations in flight (taskId -> its abort), so a human decision can end them. */
   private readonly judging = new Map<string, AbortController>();
 
-  constructor(readonly d: HarnessDeps) {}
+  constructor(readonly d: HarnessDeps) {
+    this.ledger = new ProcessLedger(join(d.ralphDir, 'locks', 'processes'));
+  }
 
   /**
    * A human decided a deferred item: a judge still reviewing it is aborted (its process
@@ -229,6 +235,7 @@ export class Harness {
       ...(budgetUsd > 0 ? { budgetUsd } : {}),
       timeoutMs: settings.invocationTimeoutMs,
       signal: local.signal,
+      processLedger: this.ledger,
       env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.d.agentEnv },
     }, onEvent).finally(() => signal.removeEventListener('abort', onStop));
     const duration = this.d.clock.now() - started;
@@ -282,6 +289,7 @@ export class Harness {
         onGateEnd: (r) =>
           this.d.emitter.emit({ type: 'gate.finished', agent, gate: r.gate, taskId, status: r.status, durationMs: r.durationMs, outputTail: r.outputTail }),
         onProgress: (gate, line) => this.d.emitter.emit({ type: 'gate.progress', agent, gate, line }),
+        ledger: this.ledger,
       });
     } finally {
       this.totals.gateMs += this.d.clock.now() - started;

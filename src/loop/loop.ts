@@ -3,8 +3,9 @@
 // machine and N workers concurrently, each in its own worktree, with the harness running
 // gates and promotions, and reports everything as typed events. Stop aborts every agent
 // and gate (process groups killed) and leaves claims released and views rendered.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
 import { ensureWorktree, findOrphanedWorktrees, removeWorktree } from '../git/worktrees';
 import type { RalphWorktree } from '../git/worktrees';
@@ -359,6 +360,13 @@ export class Loop {
    */
   private async recover(): Promise<void> {
     const { control } = this.o;
+    // First the agents and gates a killed run left running: they would keep writing into
+    // worktrees this run is about to reset and reuse.
+    for (const g of await this.harness.ledger.reap()) {
+      if (g.killed) this.harness.log('harness', 'warn', `ended ${g.what} (process group ${g.pid}) left running by a killed run in ${g.cwd}`);
+      // A killed judge's empty review folder is ours to remove.
+      if (dirname(g.cwd) === tmpdir() && basename(g.cwd).startsWith('ralph-judge-')) await rm(g.cwd, { recursive: true, force: true });
+    }
     for (const r of await recoverInterruptedPromotion(this.o.projectDir)) {
       this.harness.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
     }

@@ -4,6 +4,7 @@
 // is killed, so a gate never leaves a child behind. (Plain child_process rather than execa:
 // execa is ESM-only and does not load under the tests' tsx/cjs hook.)
 import { spawn } from 'node:child_process';
+import type { ProcessLedgerPort } from '../shared/processLedger';
 
 export interface ShellRequest {
   readonly command: string;
@@ -14,6 +15,8 @@ export interface ShellRequest {
   readonly graceMs: number;
   readonly tailBytes: number;
   readonly onLine?: (line: string) => void;
+  /** Told when the group starts and ends, so a killed host's next run can reap it. */
+  readonly ledger?: ProcessLedgerPort;
 }
 
 export interface ShellOutcome {
@@ -69,6 +72,7 @@ export function runShell(req: ShellRequest): Promise<ShellOutcome> {
         });
       }
       liveGroups.add(pid);
+      req.ledger?.started(pid, `sh -c ${req.command}`, req.cwd);
     }
     const onData = (chunk: Buffer): void => {
       const text = chunk.toString('utf8');
@@ -102,6 +106,7 @@ export function runShell(req: ShellRequest): Promise<ShellOutcome> {
       if (pid !== undefined) {
         killGroup(pid, 'SIGKILL');
         liveGroups.delete(pid);
+        req.ledger?.ended(pid);
       }
       clearTimeout(timer);
       if (killTimer !== undefined) clearTimeout(killTimer);

@@ -9,3 +9,18 @@ export function pidAlive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** True while any process of the group `pgid` exists. */
+export function groupAlive(pgid: number): boolean {
+  return pgid > 0 && pidAlive(-pgid);
+}
+
+/** Signals a whole process group; a group that is already gone is not an error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
