@@ -5,6 +5,7 @@
 // child process behind, and the wait never hangs on a grandchild holding stdout open.
 import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
 import { createInterface } from 'node:readline';
+import { groupAlive, signalGroup } from '../shared/process';
 import type { ProcessLedgerPort } from '../shared/processLedger';
 
 // execa is ESM-only; a static import compiles to require() under tsx/cjs (mocha), which
@@ -64,24 +65,8 @@ function trackGroup(pid: number): void {
 }
 
 /** Signals a whole process group; a group that is already gone is not an error. */
-export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether any process of the group is still alive. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const killGroup = signalGroup;
+export { groupAlive };
 
 /** Runs a process to its end; never throws for a failing or stopped process. */
 export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {

@@ -4,6 +4,7 @@
 // is killed, so a gate never leaves a child behind. (Plain child_process rather than execa:
 // execa is ESM-only and does not load under the tests' tsx/cjs hook.)
 import { spawn } from 'node:child_process';
+import { signalGroup as killGroup } from '../shared/process';
 import type { ProcessLedgerPort } from '../shared/processLedger';
 
 export interface ShellRequest {
@@ -26,14 +27,6 @@ export interface ShellOutcome {
   readonly outputTail: string;
   readonly durationMs: number;
   readonly spawnError?: string;
-}
-
-function killGroup(pgid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, sig);
-  } catch {
-    // the group is already gone
-  }
 }
 
 const liveGroups = new Set<number>();
