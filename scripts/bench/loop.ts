@@ -8,13 +8,8 @@
 // turn (`RALPH_BENCH_TURN_MS`, default 1500 ms; the seed's metrics show ~19 s per real
 // invocation, so this is still a conservative figure).
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { createScriptedBackend } from '../../src/agents/scriptedBackend';
 import { gitCallCount } from '../../src/git/exec';
-import { ControlAdapter } from '../../src/loop/controlAdapter';
-import { Loop } from '../../src/loop/loop';
-import { JsonlMetrics } from '../../src/loop/metricsFile';
-import { addTasks, createSampleProject, openSampleStore, plan, sampleSettings, script, writeScenario } from '../../test/int/loop/sampleProject';
+import { addTasks, createSampleProject, openSampleStore, plan, script, scriptedLoop, writeScenario } from '../../test/int/loop/sampleProject';
 
 interface RunNumbers {
   readonly tasks: number;
@@ -48,16 +43,7 @@ async function runOnce(turnMs: number): Promise<RunNumbers> {
   // The model's thinking time: every scripted turn waits `turnMs` before answering.
   const withLatency = scripts.map((sc) => ({ ...sc, turns: (sc['turns'] as Record<string, unknown>[]).map((t) => ({ ...t, delayMs: turnMs })) }));
   writeScenario(p, withLatency);
-  const settings = sampleSettings({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
-  const backend = createScriptedBackend({ scenario: p.scenarioFile });
-  const loop = new Loop({
-    projectDir: p.dir,
-    settings,
-    control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-    backends: { primary: backend, worker: backend, judge: backend },
-    metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-    once: true,
-  });
+  const { loop } = scriptedLoop(p, store, { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } }, true);
   // With parallel agents, model and gate time overlap; count the wall time during which
   // at least one agent or gate was busy, so overhead is what remains.
   let busy = 0;

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
-import { Loop } from '../../../src/loop/loop';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { submitToInbox } from '../../../src/control/inbox';
@@ -19,28 +18,9 @@ import { capturePatch } from '../../../src/git/capture';
 import { formatPromotionMessage, promotePatch } from '../../../src/git/promote';
 import { ensureWorktree } from '../../../src/git/worktrees';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
-function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unknown> = {}): { loop: Loop; events: LoopEvent[] } {
-  const settings = sampleSettings(extra);
-  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
-  const loop = new Loop({
-    projectDir: p.dir,
-    settings,
-    control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-    backends: { primary: backend, worker: backend, judge: backend },
-    metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-    once: false,
-  });
-  const events: LoopEvent[] = [];
-  const t0 = Date.now();
-  loop.events.on((e) => {
-    events.push(e);
-    if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 240));
-  });
-  return { loop, events };
-}
 
 /** Every done task has its promoted commit on main; views rebuilt from events equal the stored ones. */
 async function assertConsistent(p: SampleProject, store: EventStore): Promise<void> {
@@ -134,7 +114,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given a deferred tier-2 patch and a user commit on main before a human approves, then the approved patch is re-verified on the new tip and promoted onto it', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
@@ -170,7 +150,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given a deferred tier-2 patch whose test the moved branch breaks, when a human approves, then it is not promoted: discarded naming the failing gate, the task back to pending, nothing on the branch', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
@@ -210,7 +190,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     await addTasks(store, p.ralphDir, [{ id: 'T-6', title: 'Readme section', effort: 'S', wave: 0 }]);
     writeScenario(p, [script('worker/T-6/attempt-1/', [{ tool: 'write', path: 'README.md', content: '# Sample\n\n## Usage\nrun it\n' }])]);
     writeFileSync(join(p.dir, 'README.md'), '# Sample\nmy local notes\n');
-    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } });
+    const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } });
     await loop.start();
     const waiting = await loop.events.next((e) => e.type === 'patch.waiting' && e.taskId === 'T-6');
     assert.ok(waiting.type === 'patch.waiting' && /README\.md \(modified\)/.test(waiting.reason), JSON.stringify(waiting));
@@ -236,7 +216,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given a deferred tier-2 patch and an unmoved branch, when a human approves, then it is promoted onto the commit its gates ran on without running them again', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
@@ -255,7 +235,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given an approved patch whose re-verification is overtaken by another commit, then it is re-verified again on the newer tip and promoted onto that', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = makeLoop(p, store, { test: branchMoverGate(p, 1) });
+    const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 1) });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
@@ -276,7 +256,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given a branch that moves during every re-verification, then after three the approved patch is discarded with that reason and the task goes back to pending', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = makeLoop(p, store, { test: branchMoverGate(p, 99) });
+    const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 99) });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');

@@ -7,35 +7,12 @@ import assert from 'node:assert/strict';
 import { execSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
-import { Loop } from '../../../src/loop/loop';
-import { ControlAdapter } from '../../../src/loop/controlAdapter';
-import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { submitToInbox } from '../../../src/control/inbox';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, git, openSampleStore, plan, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
-function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unknown> = {}, once = true): { loop: Loop; events: LoopEvent[] } {
-  const settings = sampleSettings(extra);
-  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
-  const loop = new Loop({
-    projectDir: p.dir,
-    settings,
-    control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-    backends: { primary: backend, worker: backend, judge: backend },
-    metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-    once,
-  });
-  const events: LoopEvent[] = [];
-  const t0 = Date.now();
-  loop.events.on((e) => {
-    events.push(e);
-    if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 220));
-  });
-  return { loop, events };
-}
 
 function viewRows(store: EventStore): string {
   return JSON.stringify([store.all('SELECT * FROM task_view ORDER BY task_id'), store.all('SELECT * FROM patch_view ORDER BY patch_id')]);
@@ -88,7 +65,7 @@ describe('loop/Loop end to end (scripted claude)', function () {
     ]);
     // A user edit in the checkout during the run must survive.
     writeFileSync(join(p.dir, 'README.md'), '# Sample\nuser notes, uncommitted\n');
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store, {}, true);
     const summary = await loop.run();
     assert.equal(summary.promoted, 2, JSON.stringify(events.filter((e) => e.type === 'log' || e.type === 'task.blocked'), null, 1));
     const tasks = store.all<{ task_id: string; status: string; claimed_by: string | null }>('SELECT task_id, status, claimed_by FROM task_view ORDER BY task_id');
@@ -158,7 +135,7 @@ describe('loop/Loop end to end (scripted claude)', function () {
       script('plan/T-5b/', [], plan('T-5b', [{ description: 'docs', files: ['docs/rotation.md'] }])),
       script('implement/T-5b/step-1/', [{ tool: 'write', path: 'docs/rotation.md', content: '# Rotation\nEvery 30 days.\n' }]),
     ]);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store, {}, true);
     const summary = await loop.run();
     const status = Object.fromEntries(store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]));
     assert.deepEqual(status, { 'T-3': 'done', 'T-4': 'done', 'T-5': 'dropped', 'T-5a': 'done', 'T-5b': 'done' }, JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.')), null, 1));
@@ -210,7 +187,7 @@ describe('loop/Loop periodic phases (scripted claude)', function () {
       script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
       script('refactor_dry/-/', [{ tool: 'write', path: 'src/add.js', content: '// Adds two numbers.\nmodule.exports = (a, b) => a + b;\n' }], 'Documented add()'),
     ]);
-    const { loop, events } = makeLoop(p, store, { periodic: { refactor_every: 1, evolve_every: 1000 } });
+    const { loop, events } = scriptedLoop(p, store, { periodic: { refactor_every: 1, evolve_every: 1000 } }, true);
     await loop.run();
     const maint = store.all<{ task_id: string; status: string; title: string }>("SELECT task_id, status, title FROM task_view WHERE task_id LIKE 'MAINT-%'");
     assert.equal(maint.length, 1, JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.') || e.type === 'phase.changed'), null, 1));
@@ -244,7 +221,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
       { name: 'hang-plan', match: 'RALPH-KEY: plan/T-1/', turns: [{ hang: true }] },
       { name: 'hang-worker', match: 'RALPH-KEY: worker/T-2/', turns: [{ hang: true }] },
     ]);
-    const { loop, events } = makeLoop(p, store, {}, false);
+    const { loop, events } = scriptedLoop(p, store, {}, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'primary');
     if (!events.some((e) => e.type === 'agent.started' && e.agent === 'worker-1')) await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'worker-1');
@@ -271,7 +248,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
         turns: [{ text: JSON.stringify({ task_id: 'T-4', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }), delayMs: 600_000 }],
       },
     ]);
-    const { loop, events } = makeLoop(p, store, {}, false);
+    const { loop, events } = scriptedLoop(p, store, {}, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
     const judgeDone = loop.events.next((e) => e.type === 'agent.finished' && e.agent === 'judge');
@@ -295,7 +272,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     await addTasks(store, p.ralphDir, [{ id: 'T-6', title: 'Readme section', effort: 'S', wave: 0 }]);
     writeScenario(p, [script('worker/T-6/attempt-1/', [{ tool: 'write', path: 'README.md', content: '# Sample\n\n## Usage\nrun it\n' }])]);
     writeFileSync(join(p.dir, 'README.md'), '# Sample\nmy local notes\n');
-    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
     await loop.start();
     const waiting = await loop.events.next((e) => e.type === 'patch.waiting');
     assert.ok(waiting.type === 'patch.waiting' && /README\.md \(modified\)/.test(waiting.reason), JSON.stringify(waiting));
@@ -325,7 +302,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
         turns: [{ tools: [{ tool: 'write', path: 'README.md', content: '# Sample, as the agent wants it\n' }] }, { text: 'done', delayMs: 1500 }],
       },
     ]);
-    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.taskId === 'T-7');
     // Meanwhile the user commits a conflicting change of the same line on main.
@@ -349,7 +326,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
         turns: [{ tools: [{ tool: 'write', path: 'NOTES.md', content: '# Notes\n' }] }, { text: 'done', delayMs: 1500 }],
       },
     ]);
-    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.taskId === 'T-8');
     // Meanwhile the user commits an unrelated file on main.
@@ -374,7 +351,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
   it('given a paused loop, then no agent starts until it is resumed', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-2', title: 'Quick', effort: 'S', wave: 0 }]);
     writeScenario(p, [script('worker/T-2/attempt-1/', [{ tool: 'write', path: 'src/q.js', content: 'module.exports = 1;\n' }])]);
-    const { loop, events } = makeLoop(p, store, { workers: { count: 1 } }, false);
+    const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
     await loop.start();
     loop.pause('test pause');
     const startedBefore = events.filter((e) => e.type === 'agent.started').length;
@@ -391,7 +368,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     writeScenario(p, []);
     const today = new Date().toISOString();
     writeFileSync(join(p.ralphDir, 'logs', `par-metrics-${today.slice(0, 10).replace(/-/g, '')}.jsonl`), JSON.stringify({ ts: today, agent: 'A', cost: 60, task: null }) + '\n');
-    const { loop, events } = makeLoop(p, store, { budgets: { per_day: 50 } });
+    const { loop, events } = scriptedLoop(p, store, { budgets: { per_day: 50 } }, true);
     const summary = await loop.run();
     assert.match(summary.stopReason, /daily budget reached/);
     assert.equal(events.filter((e) => e.type === 'agent.started').length, 0);

@@ -14,6 +14,11 @@ import { domainEvent } from '../../../src/domain/events';
 import { validateConfig } from '../../../src/project/config';
 import { settingsFromConfig } from '../../../src/loop/settings';
 import type { LoopSettings } from '../../../src/loop/settings';
+import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
+import { ControlAdapter } from '../../../src/loop/controlAdapter';
+import { Loop } from '../../../src/loop/loop';
+import type { LoopEvent } from '../../../src/loop/events';
+import { JsonlMetrics } from '../../../src/loop/metricsFile';
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'U', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'U', GIT_COMMITTER_EMAIL: 'u@x' } }).trim();
@@ -124,4 +129,29 @@ export function plan(taskId: string, steps: { description: string; files: string
     steps: steps.map((s, i) => ({ id: i + 1, description: s.description, files: s.files, acceptance: 'tests pass' })),
     files: [...new Set(steps.flatMap((s) => s.files))],
   };
+}
+
+/**
+ * A Loop over the sample project with the scripted claude executable for every role, and
+ * the list of its events (RALPH_LOOP_DEBUG=1 prints them). `once` ends it when the backlog
+ * is empty or blocked.
+ */
+export function scriptedLoop(p: SampleProject, store: EventStore, overrides: Record<string, unknown> = {}, once = false): { loop: Loop; events: LoopEvent[] } {
+  const settings = sampleSettings(overrides);
+  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
+  const loop = new Loop({
+    projectDir: p.dir,
+    settings,
+    control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
+    backends: { primary: backend, worker: backend, judge: backend },
+    metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
+    once,
+  });
+  const events: LoopEvent[] = [];
+  const t0 = Date.now();
+  loop.events.on((e) => {
+    events.push(e);
+    if (process.env['RALPH_LOOP_DEBUG'] && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 240));
+  });
+  return { loop, events };
 }

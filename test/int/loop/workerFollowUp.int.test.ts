@@ -6,10 +6,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
-import { Loop } from '../../../src/loop/loop';
+import type { Loop } from '../../../src/loop/loop';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
-import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { startFromPatch } from '../../../src/loop/startFromPatch';
 import { submitToInbox } from '../../../src/control/inbox';
 import { capturePatch } from '../../../src/git/capture';
@@ -17,27 +15,9 @@ import { ensureWorktree } from '../../../src/git/worktrees';
 import { runCli } from '../../../src/cli/run';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
-function makeLoop(p: SampleProject, store: EventStore, extra: Record<string, unknown> = {}): { loop: Loop; events: LoopEvent[] } {
-  const settings = sampleSettings(extra);
-  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
-  const loop = new Loop({
-    projectDir: p.dir,
-    settings,
-    control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-    backends: { primary: backend, worker: backend, judge: backend },
-    metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-    once: false,
-  });
-  const events: LoopEvent[] = [];
-  loop.events.on((e) => {
-    events.push(e);
-    if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(JSON.stringify(e).slice(0, 240));
-  });
-  return { loop, events };
-}
 
 function notes(store: EventStore, taskId: string, type: string): Record<string, unknown>[] {
   return store
@@ -99,7 +79,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
         { tool: 'write', path: 'test/half.test.js', content: "require('assert').equal(require('../src/half.js')(8), 4);\n" },
       ]),
     ]);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     try {
       await seen(loop, events, (e) => e.type === 'patch.promoted' && e.taskId === 'T-3');
@@ -200,7 +180,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       { name: 'hang-plan', match: 'RALPH-KEY: plan/T-0/', turns: [{ hang: true }] },
       script('worker/T-7/', [{ tool: 'write', path: 'src/inc.js', content: 'module.exports = (a) => a + 1;\n' }]),
     ]);
-    const { loop, events } = makeLoop(p, store, { build: 'ralph-no-such-tool-xyz --version' });
+    const { loop, events } = scriptedLoop(p, store, { build: 'ralph-no-such-tool-xyz --version' });
     await loop.start();
     try {
       await seen(loop, events, (e) => e.type === 'task.released' && e.taskId === 'T-7');
@@ -228,7 +208,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       followUpScript,
       script('worker/T-9/attempt-1/', [{ tool: 'write', path: 'src/auth/token.js', content: token }]),
     ]);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     await seen(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9');
     const reviewed = store.get<{ patch_id: string; patch_path: string }>("SELECT patch_id, patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'");
@@ -254,7 +234,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
         turns: [{ text: JSON.stringify({ task_id: 'T-9', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }), delayMs: 600_000 }],
       },
     ]);
-    const { loop, events } = makeLoop(p, store, { workers: { count: 0 } });
+    const { loop, events } = scriptedLoop(p, store, { workers: { count: 0 } });
     await loop.start();
     await seen(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     const reviewed = store.get<{ patch_id: string; patch_path: string }>("SELECT patch_id, patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'");
@@ -286,7 +266,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       },
       script('worker/T-9/attempt-1/', [{ tool: 'write', path: 'src/auth/token.js', content: token }]),
     ]);
-    const { loop, events } = makeLoop(p, store);
+    const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     await seen(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9');
     // Meanwhile the user commits their own version of the same file.
