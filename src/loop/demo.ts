@@ -25,7 +25,8 @@ import { openStore } from '../store/sqlJsStore';
 import { formatLoopEvent, openLoopHost } from './host';
 import type { LoopSummary } from './events';
 
-const FILES: Record<string, string> = {
+/** The demo calculator's gates and first module: what a sample project needs to be verified. */
+export const CALCULATOR_BASE_FILES: Readonly<Record<string, string>> = {
   'scripts/build.js': `// Build gate: every module under src/ must load.
 const fs = require('fs'); const path = require('path');
 function walk(d) { if (!fs.existsSync(d)) return []; return fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]); }
@@ -40,6 +41,10 @@ console.log(n + ' test files passed');
 `,
   'src/index.js': "module.exports = { name: 'calculator' };\n",
   'test/index.test.js': "require('assert').equal(require('../src/index.js').name, 'calculator');\n",
+};
+
+const FILES: Record<string, string> = {
+  ...CALCULATOR_BASE_FILES,
   'README.md': '# Calculator (Ralph Loop demo)\n',
   'specs/calculator.md': `# Calculator specification
 

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CALCULATOR_BASE_FILES } from '../../../src/loop/demo';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { initProject } from '../../../src/project/init';
 import { openStore } from '../../../src/store/sqlJsStore';
@@ -21,20 +22,7 @@ export const README_USER_LINE = 'User: remember the changelog.';
 export const NOTES_USER_TEXT = '# Notes\nThe maintainer keeps these; nobody else touches them.\nUser: local scribbles, never committed.\n';
 
 const FILES: Record<string, string> = {
-  'scripts/build.js': `// Build gate: every module under src/ must load.
-const fs = require('fs'); const path = require('path');
-function walk(d) { if (!fs.existsSync(d)) return []; return fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]); }
-for (const f of walk('src').filter((f) => f.endsWith('.js'))) require(path.resolve(f));
-console.log('build ok');
-`,
-  'scripts/test.js': `// Test gate: runs every test/*.test.js.
-const fs = require('fs'); const path = require('path');
-let n = 0;
-for (const f of fs.readdirSync('test').filter((f) => f.endsWith('.test.js')).sort()) { require(path.resolve('test', f)); n++; }
-console.log(n + ' test files passed');
-`,
-  'src/index.js': "module.exports = { name: 'calculator' };\n",
-  'test/index.test.js': "require('assert').equal(require('../src/index.js').name, 'calculator');\n",
+  ...CALCULATOR_BASE_FILES,
   // The agent changes line 3; the user appends at the end: a clean 3-way merge.
   'README.md': '# Calculator\n\nUsage: to be written.\n\n## Notes\nKept by the maintainers.\n',
   'NOTES.md': '# Notes\nThe maintainer keeps these; nobody else touches them.\n',
