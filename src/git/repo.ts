@@ -1,6 +1,6 @@
 // Read-only questions the loop asks of a repository: branches, tips, ancestry, cleanliness,
 // the worktrees git knows about, and what a worktree changed relative to a base commit.
-import { copyFile, lstat, mkdtemp, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, readFile, realpath, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { gitOut, runGit, splitNul } from './exec';
@@ -270,7 +270,9 @@ const adminQueues = new Map<string, Promise<void>>();
 
 /** Runs `fn` when no other worktree administration of the same repository is running. */
 export async function withWorktreeAdmin<T>(repo: string, fn: () => Promise<T>): Promise<T> {
-  const key = await gitCommonDir(repo);
+  // One queue per repository however it is reached (a symlinked path, a worktree's path).
+  const common = await gitCommonDir(repo);
+  const key = await realpath(common).catch(() => common);
   const before = adminQueues.get(key) ?? Promise.resolve();
   const run = before.then(fn);
   const settled = run.then(
