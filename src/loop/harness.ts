@@ -94,7 +94,9 @@ export type PromotionOutcome =
   | { readonly kind: 'decomposed'; readonly accepted: number }
   | { readonly kind: 'waiting'; readonly patchId: string; readonly reason: string }
   | { readonly kind: 'no_change' }
-  | { readonly kind: 'conflict'; readonly reason: string };
+  | { readonly kind: 'conflict'; readonly reason: string }
+  /** The store moved on while the patch was verified (a human dropped, blocked or re-deferred the task, discarded the patch): not promoted. */
+  | { readonly kind: 'abandoned'; readonly reason: string };
 
 /** A verified change ready for promotion. */
 export interface VerifiedChange {
@@ -374,25 +376,21 @@ export class Harness {
     patchId: string,
     patchPath: string,
     agent: string,
-    expectedTip?: string,
+    expectedTip: string,
   ): Promise<PromotionOutcome> {
     return this.promotionLock.run(async () => {
-      let result = await promotePatch(this.d.projectDir, {
+      // The store decides before git does: a human may have dropped, blocked or re-deferred
+      // the task, or discarded the patch, while its gates ran; git would otherwise put on the
+      // branch what the store then refuses to record.
+      const why = this.notPromotable(task.task_id, patchId);
+      if (why !== null) return this.abandon(task.task_id, patchId, why, agent);
+      const result = await promotePatch(this.d.projectDir, {
         branch: this.d.branch,
         patchFile: patchPath,
         message: formatPromotionMessage(task.task_id, task.title ?? task.task_id),
         patchId,
-        ...(expectedTip !== undefined ? { expectedTip } : {}),
+        expectedTip,
       });
-      if (result.status === 'conflict' && result.reason === 'branch-moved' && expectedTip === undefined) {
-        // Someone moved the branch between our read and our compare-and-swap: once more.
-        result = await promotePatch(this.d.projectDir, {
-          branch: this.d.branch,
-          patchFile: patchPath,
-          message: formatPromotionMessage(task.task_id, task.title ?? task.task_id),
-          patchId,
-        });
-      }
       if (result.status === 'promoted') return this.recordPromoted(task.task_id, patchId, patchPath, result.commit, agent);
       if (result.status === 'waiting') {
         const prev = this.waiting.get(patchId);
@@ -405,6 +403,35 @@ export class Harness {
       }
       return { kind: 'conflict', reason: `${result.reason}: ${result.detail}` };
     });
+  }
+
+  /** Why the store no longer wants this patch promoted, or null when it does. */
+  private notPromotable(taskId: string, patchId: string): string | null {
+    const t = this.d.control.task(taskId);
+    const p = this.d.control.patches(taskId).find((x) => x.patch_id === patchId);
+    if (!t) return `task ${taskId} is gone`;
+    if (!p || !isLive(p.status)) return `patch ${patchId} is ${p?.status ?? 'unknown'}`;
+    if (t.status !== 'proposed') return `task ${taskId} is ${t.status} now`;
+    if (t.patch_id !== null && t.patch_id !== patchId) return `task ${taskId} moved on to patch ${t.patch_id}`;
+    return null;
+  }
+
+  /**
+   * Not promoted because the store moved on. The patch is closed when nothing else will use
+   * it (the task is done or dropped, or has a newer patch); otherwise the human's state for
+   * the task stands and the patch stays for them to decide.
+   */
+  private async abandon(taskId: string, patchId: string, why: string, actor: string): Promise<PromotionOutcome> {
+    this.waiting.delete(patchId);
+    const t = this.d.control.task(taskId);
+    const p = this.d.control.patches(taskId).find((x) => x.patch_id === patchId);
+    const closes = t === undefined || t.status === 'done' || t.status === 'dropped' || (t.patch_id !== null && t.patch_id !== patchId);
+    if (p && isLive(p.status) && closes) {
+      await this.d.control.discardPatch(patchId, `not promoted: ${why}`, actor);
+      this.d.emitter.emit({ type: 'patch.discarded', taskId, patchId, reason: `not promoted: ${why}` });
+    }
+    this.log('harness', 'info', `${taskId}: patch ${patchId} not promoted: ${why}`);
+    return { kind: 'abandoned', reason: why };
   }
 
   /** The branch has the patch's commit: promote-patch in the store, then tell the hosts. */
@@ -445,6 +472,9 @@ export class Harness {
     const rb = await rebaseWorktree(change.worktree, tip);
     if (rb.status !== 'rebased') return give(`patch no longer applies and rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}`);
     const v = await this.verify(change.agent, change.task, change.worktree, rb.base, signal);
+    // Stopped mid-way: the gates were cancelled, not failed. The patch stays queued for the
+    // next run's recovery, which verifies it again on whatever the tip is then.
+    if (signal.aborted) return { kind: 'waiting', patchId, reason: 'the loop stopped during the re-verification after a rebase' };
     const failed = v.gates.find((g) => !g.ok);
     if (failed || v.patch === null) return give(`after rebase onto ${tip.slice(0, 8)} the ${failed?.gate ?? 'verify'} gate fails`);
     // The re-based patch is queued before the old one is closed: the task stays proposed
@@ -633,6 +663,8 @@ export class Harness {
     for (;;) {
       const task = control.task(taskId) ?? start;
       if (signal.aborted) return { kind: 'waiting', patchId: cur.id, reason: 'the loop stopped before the promotion finished' };
+      const gone = this.notPromotable(taskId, cur.id);
+      if (gone !== null) return this.abandon(taskId, cur.id, gone, actor);
       const tip = await branchTip(this.d.projectDir, branch);
       if (tip === null) return this.giveUpLate(task, actor, `target branch ${branch} is gone`);
       const base = this.baseOf(cur.id);
@@ -688,6 +720,12 @@ export class Harness {
       });
       if (v.kind === 'stopped') return { kind: 'waiting', patchId: cur.id, reason: 'the loop stopped during the re-verification' };
       if (v.kind !== 'ok') return this.giveUpLate(task, actor, lateFailureReason(origin, branch, tip, v));
+      // The gates took a while: the human may have decided meanwhile, and their word stands.
+      const changed = this.notPromotable(taskId, cur.id);
+      if (changed !== null) {
+        await rm(v.patch.path, { force: true });
+        return this.abandon(taskId, cur.id, changed, actor);
+      }
       const newFiles = touchedPaths(v.patch.files);
       const newId = await control.queuePatch(taskId, v.patch.path, actor);
       const tier = this.classifyFiles(task, newFiles);

@@ -873,6 +873,7 @@ class PrimaryWork {
       waiting: 'waiting',
       no_change: 'no_change',
       conflict: 'conflict',
+      abandoned: 'abandoned',
     };
     return { kind: 'committed', outcome: map[r.kind] };
   }

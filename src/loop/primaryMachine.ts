@@ -185,7 +185,7 @@ export interface GateOutcome {
  * waiting: the user's checkout blocks promotion (retried later); no_change: nothing to
  * promote (task released, defect 5); conflict: the patch no longer applies after rebase.
  */
-export type CommitOutcome = 'promoted' | 'deferred' | 'decomposed' | 'waiting' | 'no_change' | 'conflict';
+export type CommitOutcome = 'promoted' | 'deferred' | 'decomposed' | 'waiting' | 'no_change' | 'conflict' | 'abandoned';
 
 /** Side effects the loop performs for a transition; the machine only names them. */
 export type Effect =
@@ -365,6 +365,8 @@ export function transition(state: PrimaryState, fact: PhaseFact): Transition {
             return backToAssess(state, 'promotion waiting on the user checkout');
           case 'no_change':
             return backToAssess(state, 'no change produced', [{ type: 'release_task', taskId, reason: 'the run changed no files' }]);
+          case 'abandoned':
+            return backToAssess(state, 'the task changed while its patch was verified; not promoted');
           case 'conflict':
             return backToAssess(state, 'patch does not apply on the new tip', [
               { type: 'release_task', taskId, reason: 'patch no longer applies after rebase and re-verify' },

@@ -81,6 +81,32 @@ execFileSync('git', ['commit', '-q', '-m', 'user: move ' + (n + 1)], { cwd: dir,
   return `node scripts/test.js && node ${JSON.stringify(file)}`;
 }
 
+/**
+ * A test-gate step that, run in the late-verify scratch worktree, has a human drop T-4
+ * through the inbox and waits until the running loop has processed it: the decision lands
+ * while the re-verification's gates run.
+ */
+function dropDuringReverifyGate(p: SampleProject): string {
+  const file = join(p.ralphDir, 'dropper.js');
+  writeFileSync(
+    file,
+    `const fs = require('fs'); const path = require('path');
+if (!process.cwd().split(path.sep).join('/').endsWith('/worktrees/verify')) process.exit(0);
+const inbox = ${JSON.stringify(join(p.ralphDir, 'inbox'))};
+fs.mkdirSync(inbox, { recursive: true });
+const name = 'cmd_drop_T-4.json';
+fs.writeFileSync(path.join(inbox, '.tmp'), JSON.stringify({ command: 'transition-task', task_id: 'T-4', status: 'dropped', actor: 'human:test' }));
+fs.renameSync(path.join(inbox, '.tmp'), path.join(inbox, name));
+const deadline = Date.now() + 60000;
+while (!fs.existsSync(path.join(inbox, 'processed', name))) {
+  if (Date.now() > deadline) { console.error('the loop never read the inbox'); process.exit(1); }
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+}
+`,
+  );
+  return `node scripts/test.js && node ${JSON.stringify(file)}`;
+}
+
 const TOKEN = 'module.exports = (t) => typeof t === "string" && t.length > 8;\n';
 // The patch's own test also leans on src/index.js: a commit that changes it breaks the patch.
 const TOKEN_TEST = "const assert = require('assert');\nassert.equal(require('../src/auth/token.js')('123456789'), true);\nassert.equal(require('../src/index.js').name, 'sample');\n";
@@ -250,6 +276,27 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     assert.equal(git(p.dir, 'status', '--porcelain'), '');
     const live = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id").map((r) => r.status);
     assert.deepEqual(live, ['discarded', 'discarded', 'promoted']);
+    await assertConsistent(p, store);
+  });
+
+  it('given an approved patch being re-verified, when a human drops the task meanwhile, then nothing is promoted: the human\'s decision stands and the patch is closed', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
+    tier2Scenario(p);
+    const { loop, events } = scriptedLoop(p, store, { test: dropDuringReverifyGate(p) });
+    await loop.start();
+    await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
+    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    const moved = userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
+    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
+    const closed = await loop.events.next((e) => e.type === 'patch.discarded' && e.taskId === 'T-4' && /not promoted: task T-4 is dropped/.test(e.reason));
+    await loop.stop();
+    assert.ok(closed.type === 'patch.discarded');
+    assert.ok(events.some((e) => e.type === 'gate.started' && e.taskId === 'T-4' && e.agent === 'harness'), 'the re-verification ran');
+    assert.ok(!events.some((e) => e.type === 'patch.promoted'));
+    assert.equal(git(p.dir, 'rev-parse', 'main'), moved, 'nothing reached the branch');
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'dropped');
+    const live = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4' AND status IN ('queued', 'applied', 'verified')");
+    assert.deepEqual(live, [], 'no patch of the dropped task is left queued');
     await assertConsistent(p, store);
   });
 
