@@ -114,7 +114,9 @@ async function isLinkedWorktree(path: string, root: string): Promise<boolean> {
     const commonDir = resolve(root, '..', '..');
     if ((await canonical(resolve(admin, '..', '..'))) !== (await canonical(commonDir))) return false;
     const back = (await readFile(join(admin, 'gitdir'), 'utf8')).trim();
-    return (await canonical(resolve(admin, back))) === (await canonical(join(path, '.git')));
+    if ((await canonical(resolve(admin, back))) !== (await canonical(join(path, '.git')))) return false;
+    // A half-written admin dir (a crash inside `worktree add`) is not a usable worktree.
+    return (await pathExists(join(admin, 'commondir'))) && (await pathExists(join(admin, 'HEAD')));
   } catch {
     return false;
   }

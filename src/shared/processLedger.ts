@@ -64,7 +64,7 @@ export class ProcessLedger implements ProcessLedgerPort {
   /**
    * Ends the groups whose owner is dead (a run killed with SIGKILL), then forgets them. A
    * record whose leader pid now belongs to another process (a different start time) is
-   * dropped without signalling anything.
+   * dropped without signalling anything, as is one without a recorded start time (no /proc).
    */
   async reap(graceMs = 2000): Promise<ReapedGroup[]> {
     let names: string[];
@@ -87,7 +87,9 @@ export class ProcessLedger implements ProcessLedgerPort {
     }
     const out: ReapedGroup[] = [];
     const live = orphans.filter((e) => {
-      const reused = e.startTicks !== null && pidAlive(e.pid) && processStartTicks(e.pid) !== e.startTicks;
+      // Without a recorded start time (no /proc: macOS, Windows) the pid may name someone
+      // else's process by now: never signal on a guess.
+      const reused = e.startTicks === null || (pidAlive(e.pid) && processStartTicks(e.pid) !== e.startTicks);
       const alive = !reused && groupAlive(e.pid);
       if (!alive) out.push({ pid: e.pid, what: e.what, cwd: e.cwd, killed: false });
       return alive;

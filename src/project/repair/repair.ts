@@ -72,11 +72,15 @@ function hasStoreFiles(ralphDir: string): boolean {
   return exists(path.join(ralphDir, 'ralph.db')) || exists(path.join(ralphDir, JOURNAL_FILE));
 }
 
-/** The worktree names the loop's agents use (primary, worker-1..N); other Ralph worktrees are orphaned. */
+/**
+ * The worktree names the loop uses (primary, worker-1..N, and `verify` where late
+ * promotions are re-verified); other Ralph worktrees are orphaned.
+ */
 function agentNames(projectDir: string): string[] {
   const config = loadConfig(projectDir);
   const workers = config.ok ? config.value.workers.count : 1;
-  return ['primary', ...Array.from({ length: workers }, (_, i) => `worker-${i + 1}`)];
+  // 'verify' is src/loop/lateVerify.ts LATE_VERIFY_WORKTREE (the project layer does not import the loop).
+  return ['primary', 'verify', ...Array.from({ length: workers }, (_, i) => `worker-${i + 1}`)];
 }
 
 /** Every check, reading only: the store is opened as an observer (or not at all). */

@@ -74,4 +74,15 @@ describe('shared/processLedger', () => {
     assert.equal(groupAlive(pid), true);
     assert.deepEqual(readdirSync(dir), []);
   });
+
+  it('given a record without a start time (a system without /proc), then nothing is signalled on a guess and the record is dropped', async () => {
+    const pid = sleeper();
+    started.push(pid);
+    const owner = await deadPid();
+    writeFileSync(join(dir, `${pid}.json`), JSON.stringify({ pid, owner, startTicks: null, what: 'claude', cwd: '/w' }));
+    const reaped = await new ProcessLedger(dir).reap(100);
+    assert.deepEqual(reaped.map((r) => [r.pid, r.killed]), [[pid, false]]);
+    assert.equal(groupAlive(pid), true);
+    assert.deepEqual(readdirSync(dir), []);
+  });
 });
