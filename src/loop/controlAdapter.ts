@@ -170,6 +170,19 @@ export class ControlAdapter implements LoopControl {
     return Array.isArray(gates) ? (gates as { gate: string; status: string }[]) : [];
   }
 
+  approvedSinceDeferral(taskId: string): boolean {
+    const row = this.o.store.get<{ event_type: string; payload: string }>(
+      "SELECT event_type, payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type IN ('task.deferred', 'task.deferral_resolved') ORDER BY event_id DESC LIMIT 1",
+      [taskId],
+    );
+    if (row?.event_type !== 'task.deferral_resolved') return false;
+    try {
+      return (JSON.parse(row.payload) as { decision?: unknown }).decision === 'approve';
+    } catch {
+      return false;
+    }
+  }
+
   patchBase(patchId: string): string | null {
     const base = this.gatesNote(patchId)?.base_commit;
     return typeof base === 'string' && /^[0-9a-f]{40,64}$/.test(base) ? base : null;

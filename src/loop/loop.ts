@@ -3,7 +3,7 @@
 // machine and N workers concurrently, each in its own worktree, with the harness running
 // gates and promotions, and reports everything as typed events. Stop aborts every agent
 // and gate (process groups killed) and leaves claims released and views rendered.
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
@@ -19,6 +19,7 @@ import type { AgentName, LoopRunState, LoopSummary } from './events';
 import type { GateResult } from './gates';
 import { checkRunLimits, countIteration, IdenticalFailureTracker, ZERO_COUNTERS } from './guards';
 import type { RunCounters } from './guards';
+import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { Harness } from './harness';
 import type { PromotionOutcome } from './harness';
 import { LATE_VERIFY_WORKTREE } from './lateVerify';
@@ -390,11 +391,35 @@ export class Loop {
         await control.releaseTask(t.task_id, 'harness', 'proposed without a live patch after restart');
         continue;
       }
+      // A run killed between queueing a patch and deferring it left a sensitive patch
+      // looking ready: it goes to the judge (tier 2) or back to be decomposed (tier 3).
+      const tier = this.harness.classifyFiles(t, await this.patchFiles(patch.patch_path));
+      if (tier >= 2 && !control.approvedSinceDeferral(t.task_id)) {
+        if (tier === 2) {
+          const why = `risk tier 2, found unreviewed after a restart: deferred to the judge`;
+          await control.deferTask(t.task_id, 'harness', why, tier, patch.patch_id);
+          this.events.emit({ type: 'patch.deferred', taskId: t.task_id, patchId: patch.patch_id, reason: why });
+        } else {
+          const why = `risk tier 3, found undecomposed after a restart: back to pending to be decomposed`;
+          await control.discardPatch(patch.patch_id, why, 'harness');
+          this.events.emit({ type: 'task.released', taskId: t.task_id, reason: why });
+        }
+        continue;
+      }
       // Onto the commit its gates ran on, or verified again on the moved tip (promoteLate
       // finds a commit a killed run already made, and discards and releases by itself).
       await this.harness
         .promoteLate(t.task_id, patch.patch_id, patch.patch_path, 'harness', 'recovered', this.signal)
         .catch((e: unknown) => this.harness.log('harness', 'warn', `re-evaluating ${patch.patch_id} after restart failed: ${String(e)}`));
+    }
+  }
+
+  /** The files a patch file touches; none when it cannot be read (promoteLate reports that). */
+  private async patchFiles(patchPath: string): Promise<string[]> {
+    try {
+      return touchedPaths(filesTouchedByPatch(await readFile(patchPath, 'utf8')));
+    } catch {
+      return [];
     }
   }
 

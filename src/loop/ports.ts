@@ -123,6 +123,8 @@ export interface LoopControl {
    * did not move. Optional: without it such a patch is re-verified (safe, only slower).
    */
   patchBase?(patchId: string): string | null;
+  /** Whether the task's latest deferral was resolved by an approval (a judge's or a human's). */
+  approvedSinceDeferral(taskId: string): boolean;
   /**
    * Notes for the next attempt of a task: the judge's or a human's rejection rationale and
    * earlier modifications. The open follow-up's modification is not among them: the loop

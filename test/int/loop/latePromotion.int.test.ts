@@ -4,7 +4,7 @@
 // executable) before they land; a patch the moved branch breaks is discarded with the
 // failing gate named and its task goes back to pending, with nothing on the branch.
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
@@ -12,6 +12,7 @@ import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { submitToInbox } from '../../../src/control/inbox';
 import { LoopEmitter } from '../../../src/loop/events';
 import type { LoopEvent } from '../../../src/loop/events';
+import type { Loop } from '../../../src/loop/loop';
 import { Harness } from '../../../src/loop/harness';
 import { systemClock } from '../../../src/loop/sleep';
 import { capturePatch } from '../../../src/git/capture';
@@ -324,6 +325,12 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   });
 });
 
+/** The first event (already seen or still to come) the predicate holds for. */
+function seenOrNext(loop: Loop, events: readonly LoopEvent[], pred: (e: LoopEvent) => boolean): Promise<LoopEvent> {
+  const hit = events.find(pred);
+  return hit !== undefined ? Promise.resolve(hit) : loop.events.next(pred);
+}
+
 /** A port that cannot tell a patch's base (an older store, another implementation). */
 class ControlWithoutBases extends ControlAdapter {
   override patchBase(): string | null {
@@ -374,6 +381,27 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     await control.note('patch', patchId, 'patch.gates', 'worker-1', { task_id: 'T-9', gates: [{ gate: 'test', status: 'passed' }], base_commit: wt.base });
     return { harness, events, patchId, patchPath: patch.path, base: wt.base };
   }
+
+  it('given a run killed between queueing a tier-2 patch and deferring it, when a new run starts, then the patch goes to the judge instead of being promoted', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-7', title: 'Token rules', effort: 'S', wave: 0 }]);
+    const control = new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: sampleSettings().riskPatterns });
+    await control.claimTask('T-7', 'worker-1');
+    const wt = await ensureWorktree(p.dir, { name: 'worker-1', branch: 'main' });
+    mkdirSync(join(wt.path, 'src', 'auth'), { recursive: true });
+    writeFileSync(join(wt.path, 'src', 'auth', 'rules.js'), 'module.exports = [];\n');
+    const patch = await capturePatch(wt.path, wt.base, join(p.ralphDir, 'commits', 'pending', 'T-7_worker-1_killed.patch'));
+    const patchId = await control.queuePatch('T-7', patch.path, 'worker-1');
+    writeScenario(p, [{ name: 'silent judge', match: 'RALPH-KEY: review_deferred/T-7/', turns: [{ hang: true }] }]);
+    const tip = git(p.dir, 'rev-parse', 'main');
+    const { loop, events } = scriptedLoop(p, store);
+    await loop.start();
+    const deferred = await seenOrNext(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-7');
+    await loop.stop();
+    assert.ok(deferred.type === 'patch.deferred' && deferred.patchId === patchId && /found unreviewed after a restart/.test(deferred.reason), JSON.stringify(deferred));
+    assert.ok(!events.some((e) => e.type === 'patch.promoted'));
+    assert.equal(git(p.dir, 'rev-parse', 'main'), tip);
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-7'")?.status, 'deferred');
+  });
 
   it('given a run killed after the branch update but before the store heard of it, then the commit is found by its trailer and recorded, not re-verified or applied twice', async () => {
     const q = await queuedByAnEarlierRun(false);
