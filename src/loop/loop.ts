@@ -94,9 +94,16 @@ export class Loop {
     this.events.emit({ type: 'loop.state', state, ...(reason !== undefined ? { reason } : {}) });
   }
 
+  private starting: Promise<void> | null = null;
+
   /** Recovers, then starts the primary and the workers; resolves once they run. */
-  async start(): Promise<void> {
-    if (this.runState !== 'idle') throw new LoopAlreadyStartedError();
+  start(): Promise<void> {
+    if (this.runState !== 'idle') return Promise.reject(new LoopAlreadyStartedError());
+    this.starting = this.doStart();
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
     this.started = this.clock.now();
     this.setState('starting');
     const branch = this.o.settings.targetBranch ?? (await currentBranch(this.o.projectDir));
@@ -117,13 +124,20 @@ export class Loop {
     });
     await mkdir(join(this.ralphDir, 'commits', 'pending'), { recursive: true });
     await this.harness.loadSpend();
-    await this.recover();
-    this.setState('running');
+    // The inbox is read from the start, recovery included (it may re-verify patches for a
+    // while), and even while every agent is deep in a long invocation.
+    const poll = setInterval(() => void this.consumeInbox().catch((e: unknown) => this.harness.log('harness', 'warn', `inbox: ${String(e)}`)), 1000);
+    try {
+      await this.recover();
+    } catch (e) {
+      clearInterval(poll);
+      throw e;
+    }
+    // A stop during recovery: the agents start only to see it and end at once.
+    if (!this.signal.aborted) this.setState('running');
     const names: AgentName[] = ['primary', ...Array.from({ length: this.o.settings.workers }, (_, i) => `worker-${i + 1}`)];
     for (const n of names) this.wakers.set(n, new Waker(this.clock));
     this.runners = [this.guarded('primary', () => this.runPrimary()), ...names.slice(1).map((n) => this.guarded(n, () => this.runWorker(n)))];
-    // The inbox is read even while every agent is deep in a long invocation.
-    const poll = setInterval(() => void this.consumeInbox().catch((e: unknown) => this.harness.log('harness', 'warn', `inbox: ${String(e)}`)), 1000);
     this.finished = Promise.all(this.runners).then(async () => {
       clearInterval(poll);
       await this.draining;
@@ -147,6 +161,8 @@ export class Loop {
   async stop(reason = 'stopped by request'): Promise<LoopSummary> {
     if (this.runState === 'idle') throw new Error('the loop was not started');
     this.requestStop(reason);
+    // Stopped while still recovering: start() ends quickly once aborted, then the agents do.
+    if (this.finished === null) await this.starting?.catch(() => undefined);
     return this.whenStopped();
   }
 

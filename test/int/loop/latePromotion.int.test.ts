@@ -382,6 +382,22 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     return { harness, events, patchId, patchPath: patch.path, base: wt.base };
   }
 
+  it('given a stop while recovery re-verifies a leftover patch, then the loop stops cleanly with a summary and the patch is kept for the next run', async () => {
+    await queuedByAnEarlierRun(true);
+    userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
+    const slowInVerify = `node -e "if (process.cwd().endsWith('/worktrees/verify')) setTimeout(() => {}, 120000)"`;
+    const { loop, events } = scriptedLoop(p, store, { test: slowInVerify });
+    const starting = loop.start();
+    await seenOrNext(loop, events, (e) => e.type === 'gate.started' && e.agent === 'harness' && e.gate === 'test' && e.taskId === 'T-9');
+    const summary = await loop.stop('test stop');
+    await starting;
+    assert.equal(summary.stopReason, 'test stop');
+    assert.equal(loop.state, 'stopped');
+    assert.ok(!events.some((e) => e.type === 'agent.started'), 'no agent started after a stop during recovery');
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-9'")?.status, 'proposed');
+    assert.equal(store.all("SELECT 1 FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'").length, 1);
+  });
+
   it('given a run killed between queueing a tier-2 patch and deferring it, when a new run starts, then the patch goes to the judge instead of being promoted', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-7', title: 'Token rules', effort: 'S', wave: 0 }]);
     const control = new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: sampleSettings().riskPatterns });
