@@ -48,6 +48,9 @@ export interface LoopOptions {
   readonly agentEnv?: Readonly<Record<string, string>>;
 }
 
+/** A task released for a missing tool this many times is blocked: each attempt is paid for. */
+const ENV_RELEASES_BEFORE_BLOCK = 2;
+
 export class LoopAlreadyStartedError extends Error {
   override readonly name = 'LoopAlreadyStartedError';
   constructor() {
@@ -301,6 +304,8 @@ export class Loop {
   private approvalsInFlight = 0;
   /** Environment failures in a row, per worker (back-off before the next claim). */
   private readonly envBackoff = new Map<AgentName, number>();
+  /** Environment releases per task this run (blocked at ENV_RELEASES_BEFORE_BLOCK). */
+  private readonly envReleases = new Map<string, number>();
 
   /** Human decisions override the judge at any time; host commands stop/pause/resume. */
   private consumeInbox(): Promise<void> {
@@ -628,9 +633,16 @@ export class Loop {
       await control
         .note('task', task.task_id, 'task.reflected', name, { attempt, gate: failure.gate, origin: 'worker', class: klass, decision, lesson })
         .catch((e: unknown) => this.harness.log(name, 'warn', `task.reflected not recorded: ${String(e)}`));
+      if (decision === 'release' && (this.envReleases.get(task.task_id) ?? 0) + 1 >= ENV_RELEASES_BEFORE_BLOCK) {
+        // Every agent that took it hit the same missing tool: stop paying for attempts.
+        const reason = `${failure.gate} could not run (${lesson}) in ${ENV_RELEASES_BEFORE_BLOCK} attempts; fix the environment, then unblock the task`;
+        await this.harness.recordLesson(task, failure.gate, klass, reason, null);
+        return this.blockWorkerTask(name, task.task_id, reason);
+      }
       if (decision === 'release') {
         // A tool the gates need is missing: no model call can fix that. The task goes back
         // for when the environment is fixed; this worker backs off before claiming again.
+        this.envReleases.set(task.task_id, (this.envReleases.get(task.task_id) ?? 0) + 1);
         const reason = `${failure.gate} could not run in ${wt.path} (${lesson}); fix the environment — released, not retried`;
         await this.harness.recordLesson(task, failure.gate, klass, reason, null);
         await control.releaseTask(task.task_id, name, reason);

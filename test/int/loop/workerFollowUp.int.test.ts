@@ -197,6 +197,28 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     assert.match(readFileSync(join(p.ralphDir, 'REFLECTIONS.md'), 'utf8'), /T-7 \(build, environment\)/);
   });
 
+  it('given a tool that stays missing, then the second environment failure blocks the task with what to do, instead of more paid attempts', async () => {
+    await addTasks(store, p.ralphDir, [
+      { id: 'T-0', title: 'Slow primary work', effort: 'M', wave: 0 },
+      { id: 'T-7', title: 'Add inc()', effort: 'S', wave: 0 },
+    ]);
+    writeScenario(p, [
+      { name: 'hang-plan', match: 'RALPH-KEY: plan/T-0/', turns: [{ hang: true }] },
+      script('worker/T-7/', [{ tool: 'write', path: 'src/inc.js', content: 'module.exports = (a) => a + 1;\n' }]),
+    ]);
+    const { loop, events } = scriptedLoop(p, store, { build: 'ralph-no-such-tool-xyz --version' });
+    await loop.start();
+    let blocked: LoopEvent;
+    try {
+      blocked = await seen(loop, events, (e) => e.type === 'task.blocked' && e.taskId === 'T-7');
+    } finally {
+      await loop.stop('test done');
+    }
+    assert.ok(blocked.type === 'task.blocked' && /could not run .* in 2 attempts; fix the environment, then unblock the task/.test(blocked.reason), JSON.stringify(blocked));
+    assert.equal(events.filter((e) => e.type === 'agent.started' && e.taskId === 'T-7').length, 2);
+    assert.equal(statusOf(store, 'T-7'), 'blocked');
+  });
+
   it('given a tier-2 worker patch a human resolves `modify` through the inbox, then the worker\'s next attempt starts from the reviewed patch with the change in its prompt, and the promoted commit holds both changes', async () => {
     await addTasks(store, p.ralphDir, [
       // Keeps the primary busy (its plan never answers): the worker does T-9 and nobody judges.
