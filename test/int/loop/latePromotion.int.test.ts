@@ -19,7 +19,7 @@ import { capturePatch } from '../../../src/git/capture';
 import { formatPromotionMessage, promotePatch } from '../../../src/git/promote';
 import { ensureWorktree } from '../../../src/git/worktrees';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
+import { addTasks, freshSampleProjectEachTest, git, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 
@@ -128,15 +128,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   this.timeout(120_000);
   let p: SampleProject;
   let store: EventStore;
-
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  freshSampleProjectEachTest((s) => ({ p, store } = s));
 
   it('given a deferred tier-2 patch and a user commit on main before a human approves, then the approved patch is re-verified on the new tip and promoted onto it', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
@@ -342,15 +334,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
   this.timeout(60_000);
   let p: SampleProject;
   let store: EventStore;
-
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  freshSampleProjectEachTest((s) => ({ p, store } = s));
 
   /** A fresh harness (as after a restart) and T-9 proposed with a queued patch verified on main's tip by a run before. */
   async function queuedByAnEarlierRun(withBases: boolean): Promise<{ harness: Harness; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, git, openSampleStore, plan, script, scriptedLoop, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, freshSampleProjectEachTest, git, openSampleStore, plan, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 
@@ -36,15 +36,7 @@ describe('loop/Loop end to end (scripted claude)', function () {
   this.timeout(120_000);
   let p: SampleProject;
   let store: EventStore;
-
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  freshSampleProjectEachTest((s) => ({ p, store } = s));
 
   it('given a tier-1 task with a sub-step plan and an S task, then the primary and a worker finish both in parallel', async () => {
     await addTasks(store, p.ralphDir, [
@@ -202,15 +194,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
   this.timeout(60_000);
   let p: SampleProject;
   let store: EventStore;
-
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  freshSampleProjectEachTest((s) => ({ p, store } = s));
 
   it('given agents that never answer, when stopped, then both process groups end within seconds and no task stays claimed', async () => {
     await addTasks(store, p.ralphDir, [

@@ -2,7 +2,7 @@
 // (syntax check of src/) and "test" (runs test/*.test.js) gate, a backlog of tasks in the
 // event store, and a scenario for the scripted claude executable keyed by RALPH-KEY.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../src/store/sqlJsStore';
@@ -154,4 +154,23 @@ export function scriptedLoop(p: SampleProject, store: EventStore, overrides: Rec
     if (process.env['RALPH_LOOP_DEBUG'] && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 240));
   });
   return { loop, events };
+}
+
+/**
+ * Gives each test of the enclosing `describe` a fresh sample project and a writer store on
+ * it (handed to `set`), closed and removed after the test.
+ */
+export function freshSampleProjectEachTest(set: (s: { p: SampleProject; store: EventStore }) => void): void {
+  let current: { p: SampleProject; store: EventStore } | undefined;
+  beforeEach(async () => {
+    const p = createSampleProject();
+    current = { p, store: await openSampleStore(p.ralphDir) };
+    set(current);
+  });
+  afterEach(async () => {
+    if (current === undefined) return;
+    await current.store.close().catch(() => undefined);
+    rmSync(current.p.dir, { recursive: true, force: true });
+    current = undefined;
+  });
 }

@@ -15,7 +15,7 @@ import { ensureWorktree } from '../../../src/git/worktrees';
 import { runCli } from '../../../src/cli/run';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, freshSampleProjectEachTest, git, openSampleStore, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 
@@ -48,15 +48,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
   this.timeout(120_000);
   let p: SampleProject;
   let store: EventStore;
-
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  freshSampleProjectEachTest((s) => ({ p, store } = s));
 
   it('given a worker task failing its tests first and one failing the same way twice, then each failed attempt is a task.reflected note, the first is fixed on retry and the second blocked with its lesson in REFLECTIONS.md', async () => {
     await addTasks(store, p.ralphDir, [
