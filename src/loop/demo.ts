@@ -151,12 +151,16 @@ function git(dir: string, ...args: string[]): void {
 export type DemoBackend = { readonly kind: 'claude'; readonly binary: string; readonly version: string } | { readonly kind: 'scripted' };
 
 /**
- * Generates the sample project (a git repo with a spec) and runs `ralph init` on it. The
- * config names the backend the demo runs (claude leaves permission_mode at its default,
- * bypassPermissions, which the worktrees under .git/ need; as root that sets IS_SANDBOX=1).
+ * A calculator sample: `files` committed in a new git repo on main, `ralph init` run on it,
+ * then a ralph.config.json (the sample's gates and patterns, with `config` laid over them)
+ * and any `ralphFiles` committed as "ralph init". Shared by the demo and the tests that
+ * tell a longer story on the same sample.
  */
-export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-demo-')), backend: DemoBackend = { kind: 'scripted' }): Promise<string> {
-  for (const [rel, text] of Object.entries(FILES)) {
+export async function createCalculatorProject(
+  dir: string,
+  opts: { readonly files: Readonly<Record<string, string>>; readonly config: Readonly<Record<string, unknown>>; readonly ralphFiles?: Readonly<Record<string, string>> },
+): Promise<string> {
+  for (const [rel, text] of Object.entries(opts.files)) {
     mkdirSync(join(dir, rel, '..'), { recursive: true });
     writeFileSync(join(dir, rel), text);
   }
@@ -185,21 +189,36 @@ export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-
     forbidden_patterns: ['eval(', 'console.debug('],
     forbidden_exclude: ['test/**', 'scripts/**'],
     model: 'claude-sonnet-4-5-20250929',
-    backends: {
-      primary: backend.kind,
-      worker: backend.kind,
-      judge: backend.kind,
-      scripted: { scenario: '.ralph/demo-scenario.json' },
-      ...(backend.kind === 'claude' ? { claude: { binary: backend.binary } } : {}),
-    },
     workers: { count: 1 },
     intervals: { primary: 1, worker: 1 },
+    ...opts.config,
   };
   writeFileSync(join(dir, 'ralph.config.json'), `${JSON.stringify(config, null, 2)}\n`);
-  writeFileSync(join(dir, '.ralph', 'demo-scenario.json'), `${JSON.stringify(demoScenario(), null, 2)}\n`);
+  for (const [rel, text] of Object.entries(opts.ralphFiles ?? {})) writeFileSync(join(dir, rel), text);
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'ralph init');
   return dir;
+}
+
+/**
+ * Generates the sample project (a git repo with a spec) and runs `ralph init` on it. The
+ * config names the backend the demo runs (claude leaves permission_mode at its default,
+ * bypassPermissions, which the worktrees under .git/ need; as root that sets IS_SANDBOX=1).
+ */
+export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-demo-')), backend: DemoBackend = { kind: 'scripted' }): Promise<string> {
+  return createCalculatorProject(dir, {
+    files: FILES,
+    config: {
+      backends: {
+        primary: backend.kind,
+        worker: backend.kind,
+        judge: backend.kind,
+        scripted: { scenario: '.ralph/demo-scenario.json' },
+        ...(backend.kind === 'claude' ? { claude: { binary: backend.binary } } : {}),
+      },
+    },
+    ralphFiles: { '.ralph/demo-scenario.json': `${JSON.stringify(demoScenario(), null, 2)}\n` },
+  });
 }
 
 export interface DemoResult {

@@ -4,14 +4,10 @@
 // keyed by RALPH-KEY: tasks from the spec, a two-step plan, a worker's S task, a retry, a
 // tier-2 patch for the judge, a tier-3 task decomposed, and a README change that meets the
 // user's uncommitted edit. Shared by realClaudeFull.int.test.ts's in-process and kill -9 runs.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CALCULATOR_BASE_FILES } from '../../../src/loop/demo';
-import { CONTROL_PROJECTIONS } from '../../../src/control/views';
-import { initProject } from '../../../src/project/init';
-import { openStore } from '../../../src/store/sqlJsStore';
+import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/loop/demo';
 
 export const STORY_TASKS = ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4', 'CALC-5', 'CALC-5a', 'CALC-5b', 'CALC-6'] as const;
 /** Tasks that end done (CALC-5 is dropped for its children). */
@@ -158,10 +154,6 @@ export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string,
   };
 }
 
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
-}
-
 /**
  * Generates the sample, runs `ralph init`, and commits a ralph.config.json whose backends
  * are the real claude (default permission mode bypassPermissions: the worktrees live under
@@ -169,46 +161,14 @@ function git(dir: string, ...args: string[]): string {
  * another process (the kill -9 run) gets everything from the config alone.
  */
 export async function createStoryProject(claudeBinary: string, claudeEnv: Readonly<Record<string, string>>): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'ralph-story-'));
-  for (const [rel, text] of Object.entries(FILES)) {
-    mkdirSync(join(dir, rel, '..'), { recursive: true });
-    writeFileSync(join(dir, rel), text);
-  }
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.name', 'Story User');
-  git(dir, 'config', 'user.email', 'story@example.com');
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'Calculator skeleton and spec');
-  await initProject({
-    dir,
-    lang: 'generic',
-    name: 'calculator',
-    model: 'claude-sonnet-4-5-20250929',
-    createDatabase: async (ralphDir) => {
-      const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
-      await s.close();
+  return createCalculatorProject(mkdtempSync(join(tmpdir(), 'ralph-story-')), {
+    files: FILES,
+    config: {
+      backends: { primary: 'claude', worker: 'claude', judge: 'claude', claude: { binary: claudeBinary, env: { ...claudeEnv } } },
+      // Only the story's phases: no extra evolve/refactor rounds answered by the fallback.
+      periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 },
     },
   });
-  const config = {
-    name: 'calculator',
-    lang: 'generic',
-    build: 'node scripts/build.js',
-    test: 'node scripts/test.js',
-    lint: '',
-    fmt: '',
-    forbidden_patterns: ['eval(', 'console.debug('],
-    forbidden_exclude: ['test/**', 'scripts/**'],
-    model: 'claude-sonnet-4-5-20250929',
-    backends: { primary: 'claude', worker: 'claude', judge: 'claude', claude: { binary: claudeBinary, env: { ...claudeEnv } } },
-    workers: { count: 1 },
-    intervals: { primary: 1, worker: 1 },
-    // Only the story's phases: no extra evolve/refactor rounds answered by the fallback.
-    periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 },
-  };
-  writeFileSync(join(dir, 'ralph.config.json'), `${JSON.stringify(config, null, 2)}\n`);
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'ralph init');
-  return dir;
 }
 
 /**
