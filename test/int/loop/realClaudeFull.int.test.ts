@@ -8,11 +8,10 @@
 // commits). Then the same story in a child process killed with SIGKILL while the judge runs,
 // and a resume in this process that finishes it: every task done once, nothing left running.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { rebuildViews } from '../../../src/control/derived';
 import { testsPassOnTip } from '../../../src/loop/demo';
 import { openLoopHost } from '../../../src/loop/host';
@@ -24,6 +23,7 @@ import type { Sandbox } from '../../kit/agentEnv';
 import { startModelServer } from '../../kit/modelServer';
 import type { ModelServer } from '../../kit/modelServer';
 import { commandOf, createStoryProject, cwdOf, NOTES_USER_TEXT, processesWithEnv, README_AGENT_LINE, README_USER_LINE, STORY_DONE, STORY_TASKS, storyScenario } from './fullStoryProject';
+import { runLoopChildUntil } from './sampleProject';
 
 interface Row {
   readonly entity_id: string;
@@ -292,11 +292,11 @@ describe('loop: the whole story through the real claude CLI', function () {
 
       const judgeProcess = (): number | undefined => processesWithEnv(sandbox.dir).find((p) => cwdOf(p).startsWith(join(tmpdir(), 'ralph-judge-')));
       const t0 = Date.now();
-      const { seen, pid } = await runChildUntil(dir, async (e) => {
+      const { seen, pid } = await runLoopChildUntil(dir, async (e) => {
         if (e.type !== 'agent.started' || e.agent !== 'judge') return false;
         await waitUntil("the judge's claude process", () => judgeProcess() !== undefined, 60_000);
         return true;
-      });
+      }, (e) => debug(t0, e));
       const killedAt = Date.now() - t0;
       const promotedBefore = seen.flatMap((e) => (e.type === 'patch.promoted' ? [e.taskId] : []));
       assert.ok(promotedBefore.length >= 2, `promoted before the kill: ${promotedBefore.join(', ')}`);
@@ -357,43 +357,3 @@ describe('loop: the whole story through the real claude CLI', function () {
   });
 });
 
-/**
- * Runs `ralph start --once` in miniature (loopChild.ts: openLoopHost, backends from the
- * config) and SIGKILLs it once `killAt` resolves true for an event (later events are kept).
- */
-function runChildUntil(dir: string, killAt: (e: LoopEvent) => Promise<boolean>): Promise<{ seen: LoopEvent[]; pid: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(__dirname, 'loopChild.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const seen: LoopEvent[] = [];
-  const t0 = Date.now();
-  let killing = false;
-  return new Promise((res, rej) => {
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (l) => {
-      let e: LoopEvent;
-      try {
-        e = JSON.parse(l) as LoopEvent;
-      } catch {
-        return;
-      }
-      seen.push(e);
-      debug(t0, e);
-      if (killing) return;
-      killAt(e).then(
-        (kill) => {
-          if (kill && !killing) {
-            killing = true;
-            child.kill('SIGKILL');
-          }
-        },
-        (err: unknown) => {
-          killing = true;
-          child.kill('SIGKILL');
-          rej(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
-    });
-    child.on('exit', (code, signal) =>
-      signal === 'SIGKILL' ? res({ seen, pid: child.pid ?? -1 }) : rej(new Error(`the child ended on its own (${code}) before the kill point: ${story(seen)}`)),
-    );
-  });
-}

@@ -2,13 +2,11 @@
 // run recovers (stale claims back to pending, orphaned worktrees, queued patches re-evaluated)
 // and finishes without losing or duplicating promoted work.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopEvent } from '../../../src/loop/events';
-import { addTasks, createSampleProject, git, openSampleStore, plan, script, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, git, openSampleStore, plan, runLoopChildUntil, script, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 function writeConfig(p: SampleProject): void {
@@ -27,26 +25,6 @@ function writeConfig(p: SampleProject): void {
   writeFileSync(join(p.dir, 'ralph.config.json'), JSON.stringify(config, null, 2));
   git(p.dir, 'add', 'ralph.config.json');
   git(p.dir, 'commit', '-q', '-m', 'ralph config');
-}
-
-/** Runs the loop in a child and SIGKILLs it at the first event matching `killAt`. */
-function runChildUntil(p: SampleProject, killAt: (e: LoopEvent) => boolean): Promise<LoopEvent[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(__dirname, 'loopChild.ts'), p.dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const seen: LoopEvent[] = [];
-  return new Promise((res, rej) => {
-    const lines = createInterface({ input: child.stdout });
-    lines.on('line', (l) => {
-      let e: LoopEvent;
-      try {
-        e = JSON.parse(l) as LoopEvent;
-      } catch {
-        return;
-      }
-      seen.push(e);
-      if (killAt(e)) child.kill('SIGKILL');
-    });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? res(seen) : rej(new Error(`child ended on its own (${code}) before the kill point: ${JSON.stringify(seen)}`))));
-  });
 }
 
 describe('loop recovery after kill -9', function () {
@@ -81,7 +59,7 @@ describe('loop recovery after kill -9', function () {
         script('plan/T-3/', [], plan('T-3', [{ description: 'neg', files: ['src/neg.js'] }])),
         script('implement/T-3/step-1/', [{ tool: 'write', path: 'src/neg.js', content: 'module.exports = (a) => -a;\n' }]),
       ]);
-      const before = await runChildUntil(p, killAt);
+      const { seen: before } = await runLoopChildUntil(p.dir, killAt);
       assert.ok(before.length > 0);
 
       const host = await openLoopHost({ projectDir: p.dir, once: true });

@@ -1,10 +1,11 @@
 // A small sample project for the loop's integration tests: a git repo with a Node "build"
 // (syntax check of src/) and "test" (runs test/*.test.js) gate, a backlog of tasks in the
 // event store, and a scenario for the scripted claude executable keyed by RALPH-KEY.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore } from '../../../src/store/types';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
@@ -172,5 +173,49 @@ export function freshSampleProjectEachTest(set: (s: { p: SampleProject; store: E
     await current.store.close().catch(() => undefined);
     rmSync(current.p.dir, { recursive: true, force: true });
     current = undefined;
+  });
+}
+
+/**
+ * Runs `ralph start --once` in miniature in a child process (loopChild.ts: openLoopHost,
+ * backends from the project's config) and SIGKILLs it once `killAt` says so for an event;
+ * resolves with the events it printed and its pid. Rejects if it ends on its own first.
+ */
+export function runLoopChildUntil(
+  dir: string,
+  killAt: (e: LoopEvent) => boolean | Promise<boolean>,
+  onEvent?: (e: LoopEvent) => void,
+): Promise<{ seen: LoopEvent[]; pid: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(__dirname, 'loopChild.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const seen: LoopEvent[] = [];
+  let killing = false;
+  const kill = (): void => {
+    killing = true;
+    child.kill('SIGKILL');
+  };
+  return new Promise((res, rej) => {
+    createInterface({ input: child.stdout }).on('line', (l) => {
+      let e: LoopEvent;
+      try {
+        e = JSON.parse(l) as LoopEvent;
+      } catch {
+        return;
+      }
+      seen.push(e);
+      onEvent?.(e);
+      if (killing) return;
+      Promise.resolve(killAt(e)).then(
+        (yes) => {
+          if (yes && !killing) kill();
+        },
+        (err: unknown) => {
+          kill();
+          rej(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? res({ seen, pid: child.pid ?? -1 }) : rej(new Error(`the child ended on its own (${code}) before the kill point: ${JSON.stringify(seen.slice(-20))}`)),
+    );
   });
 }
