@@ -204,7 +204,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     name: 'promote-patch',
     arity: [2, 2],
     usage: 'promote-patch <patch_id> <commit_hash>',
-    summary: 'patch -> promoted, task -> done (the commit must exist)',
+    summary: 'patch -> promoted, task -> done (the commit must be on the target branch)',
     store: 'writer',
     switches: J,
     async run(ctx, a, io) {
