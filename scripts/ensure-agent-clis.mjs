@@ -62,9 +62,7 @@ export function ensureAgentClis(log = (m) => process.stderr.write(`${m}\n`)) {
   if (!existsSync(manifest)) {
     writeFileSync(manifest, JSON.stringify({ name: 'ralph-tools', private: true }, null, 2) + '\n');
   }
-  const missing = Object.values(PINNED).filter(
-    (p) => installedVersion(p.pkg) !== p.version || !existsSync(binPath(p.bin)),
-  );
+  const missing = Object.values(PINNED).filter((p) => installedVersion(p.pkg) !== p.version || !existsSync(binPath(p.bin)));
   if (missing.length > 0) {
     withInstallLock(() => {
       // Another process may have installed them while we waited for the lock.
@@ -72,11 +70,9 @@ export function ensureAgentClis(log = (m) => process.stderr.write(`${m}\n`)) {
       if (still.length === 0) return;
       const specs = still.map((p) => `${p.pkg}@${p.version}`);
       log(`ensure-agent-clis: installing ${specs.join(' ')} into ${toolsDir} (large, once)`);
-      execFileSync(
-        'npm',
-        ['install', '--prefix', toolsDir, '--save-exact', '--no-audit', '--no-fund', '--loglevel=error', ...specs],
-        { stdio: ['ignore', 'inherit', 'inherit'] },
-      );
+      execFileSync('npm', ['install', '--prefix', toolsDir, '--save-exact', '--no-audit', '--no-fund', '--loglevel=error', ...specs], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
     });
   }
   const paths = {};

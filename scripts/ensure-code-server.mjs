@@ -27,9 +27,7 @@ function log(msg) {
 
 function installedVersion() {
   try {
-    const pkg = JSON.parse(
-      fs.readFileSync(path.join(installDir, 'node_modules', 'code-server', 'package.json'), 'utf8'),
-    );
+    const pkg = JSON.parse(fs.readFileSync(path.join(installDir, 'node_modules', 'code-server', 'package.json'), 'utf8'));
     return pkg.version;
   } catch {
     return undefined;

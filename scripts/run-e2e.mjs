@@ -68,10 +68,14 @@ async function main() {
   fs.rmSync(path.join(root, '.artifacts', 'screenshots'), { recursive: true, force: true });
   const mocha = path.join(root, 'node_modules', '.bin', 'mocha');
   const mochaArgs = [
-    '--require', 'tsx/cjs',
-    '--extension', 'ts',
-    '--timeout', '300000',
-    '--reporter', 'spec',
+    '--require',
+    'tsx/cjs',
+    '--extension',
+    'ts',
+    '--timeout',
+    '300000',
+    '--reporter',
+    'spec',
     ...mochaExtra,
     'test/e2e/**/*.e2e.test.ts',
   ];

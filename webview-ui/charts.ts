@@ -198,19 +198,49 @@ export class MonitorCharts {
       data: {
         labels: labels(s.cost, s.costBucketSec),
         datasets: [
-          line('Cost (USD)', s.cost.map((p) => p.cost), t.blue, 'cost', true),
-          line('Output tokens', s.cost.map((p) => p.outputTokens), t.orange, 'tokens', false),
+          line(
+            'Cost (USD)',
+            s.cost.map((p) => p.cost),
+            t.blue,
+            'cost',
+            true,
+          ),
+          line(
+            'Output tokens',
+            s.cost.map((p) => p.outputTokens),
+            t.orange,
+            'tokens',
+            false,
+          ),
           // Context tokens dwarf output tokens (cache reads are ~50k a call): off by default,
           // one click on the legend shows them.
-          line('Input + cache tokens', s.cost.map((p) => p.inputTokens + p.cacheTokens), t.purple, 'tokens', false, true),
+          line(
+            'Input + cache tokens',
+            s.cost.map((p) => p.inputTokens + p.cacheTokens),
+            t.purple,
+            'tokens',
+            false,
+            true,
+          ),
         ],
       },
       options: {
         ...this.baseOptions(),
         scales: {
           x: this.axis(),
-          cost: { ...this.axis(`USD per ${bucketName(s.costBucketSec)}`), position: 'left', beginAtZero: true, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => usdTick(Number(v)) } },
-          tokens: { ...this.axis('tokens'), position: 'right', beginAtZero: true, grid: { display: false }, ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => compact(Number(v)) } },
+          cost: {
+            ...this.axis(`USD per ${bucketName(s.costBucketSec)}`),
+            position: 'left',
+            beginAtZero: true,
+            ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => usdTick(Number(v)) },
+          },
+          tokens: {
+            ...this.axis('tokens'),
+            position: 'right',
+            beginAtZero: true,
+            grid: { display: false },
+            ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => compact(Number(v)) },
+          },
         },
       },
     } as ChartConfiguration;
@@ -241,7 +271,10 @@ export class MonitorCharts {
       },
       options: {
         ...this.baseOptions(),
-        scales: { x: this.axis(), y: { ...this.axis('tasks'), stacked: true, beginAtZero: true, ticks: { ...(this.axis().ticks as object), precision: 0 } } },
+        scales: {
+          x: this.axis(),
+          y: { ...this.axis('tasks'), stacked: true, beginAtZero: true, ticks: { ...(this.axis().ticks as object), precision: 0 } },
+        },
       },
     } as ChartConfiguration;
   }
@@ -253,8 +286,28 @@ export class MonitorCharts {
       data: {
         labels: s.phases.map((p) => p.phase),
         datasets: [
-          { label: 'Average', data: s.phases.map((p) => p.avgSec), backgroundColor: withAlpha(t.blue, 0.75), borderColor: t.blue, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7, maxBarThickness: 12 },
-          { label: 'Longest', data: s.phases.map((p) => p.maxSec), backgroundColor: withAlpha(t.orange, 0.45), borderColor: t.orange, borderWidth: 1, borderRadius: 2, barPercentage: 0.8, categoryPercentage: 0.7, maxBarThickness: 12 },
+          {
+            label: 'Average',
+            data: s.phases.map((p) => p.avgSec),
+            backgroundColor: withAlpha(t.blue, 0.75),
+            borderColor: t.blue,
+            borderWidth: 1,
+            borderRadius: 2,
+            barPercentage: 0.8,
+            categoryPercentage: 0.7,
+            maxBarThickness: 12,
+          },
+          {
+            label: 'Longest',
+            data: s.phases.map((p) => p.maxSec),
+            backgroundColor: withAlpha(t.orange, 0.45),
+            borderColor: t.orange,
+            borderWidth: 1,
+            borderRadius: 2,
+            barPercentage: 0.8,
+            categoryPercentage: 0.7,
+            maxBarThickness: 12,
+          },
         ],
       },
       options: {
@@ -278,7 +331,11 @@ export class MonitorCharts {
           x: {
             ...this.axis(),
             beginAtZero: true,
-            ticks: { ...(this.axis().ticks as object), stepSize: niceStep(Math.max(0, ...s.phases.map((p) => p.maxSec))), callback: (v: number | string) => duration(Number(v)) },
+            ticks: {
+              ...(this.axis().ticks as object),
+              stepSize: niceStep(Math.max(0, ...s.phases.map((p) => p.maxSec))),
+              callback: (v: number | string) => duration(Number(v)),
+            },
           },
           y: { ...this.axis(), grid: { display: false }, ticks: { ...(this.axis().ticks as object), autoSkip: false } },
         },

@@ -41,7 +41,9 @@ const TAB_NAMES = ['Activity', 'Charts', 'Deferred', 'Cost', 'Log'] as const;
 
 function card(id: string, title: string, icon: string): HTMLElement {
   const body = h('div', { className: 'card-body', id: `${id}-body` });
-  h('section', { className: 'card', id, role: 'group', 'aria-labelledby': `${id}-title` },
+  h(
+    'section',
+    { className: 'card', id, role: 'group', 'aria-labelledby': `${id}-title` },
     h('h2', { className: 'card-title', id: `${id}-title` }, h('vscode-icon', { name: icon, 'aria-hidden': 'true' }), title),
     body,
   );
@@ -50,13 +52,20 @@ function card(id: string, title: string, icon: string): HTMLElement {
 
 function panelBlock(title: string, id: string, ...extra: HTMLElement[]): { block: HTMLElement; body: HTMLElement } {
   const body = h('div', { className: 'block-body', id });
-  const block = h('section', { className: 'block', 'aria-labelledby': `${id}-title` }, h('h3', { className: 'block-title', id: `${id}-title` }, title, ...extra), body);
+  const block = h(
+    'section',
+    { className: 'block', 'aria-labelledby': `${id}-title` },
+    h('h3', { className: 'block-title', id: `${id}-title` }, title, ...extra),
+    body,
+  );
   return { block, body };
 }
 
 function chartBox(kind: string, title: string, wide: boolean): { box: HTMLElement; canvas: HTMLCanvasElement } {
   const canvas = h('canvas', { role: 'img', id: `chart-${kind}` });
-  const box = h('figure', { className: `chart${wide ? ' wide' : ''}` },
+  const box = h(
+    'figure',
+    { className: `chart${wide ? ' wide' : ''}` },
     h('figcaption', {}, title),
     h('div', { className: 'chart-area' }, canvas),
   );
@@ -66,9 +75,17 @@ function chartBox(kind: string, title: string, wide: boolean): { box: HTMLElemen
 /** Builds the static page skeleton once; rendering fills its sections. */
 export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   const header = h('div', { className: 'facts', id: 'facts' });
-  const settings = h('vscode-button', { icon: 'settings-gear', secondary: true, 'aria-label': 'Open monitor settings', title: 'Monitor settings', id: 'settings' });
+  const settings = h('vscode-button', {
+    icon: 'settings-gear',
+    secondary: true,
+    'aria-label': 'Open monitor settings',
+    title: 'Monitor settings',
+    id: 'settings',
+  });
   settings.addEventListener('click', () => o.openSettings());
-  const top = h('header', { className: 'topbar' },
+  const top = h(
+    'header',
+    { className: 'topbar' },
     h('div', { className: 'brand' }, h('vscode-icon', { name: 'pulse', 'aria-hidden': 'true' }), h('h1', {}, 'Ralph Loop')),
     header,
     h('span', { className: 'status', id: 'status', role: 'status', 'aria-live': 'polite' }),
@@ -145,15 +162,23 @@ type Cell = Node | string;
  * CSP forbids style attributes).
  */
 function table(label: string, columns: readonly Column[], rows: readonly Cell[][], rowLabels?: readonly string[]): HTMLElement {
-  const colgroup = h('colgroup', {}, ...columns.map((c) => {
-    const col = h('col');
-    if (c.width !== 'auto') col.style.width = c.width;
-    return col;
-  }));
+  const colgroup = h(
+    'colgroup',
+    {},
+    ...columns.map((c) => {
+      const col = h('col');
+      if (c.width !== 'auto') col.style.width = c.width;
+      return col;
+    }),
+  );
   const head = h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', className: c.num ? 'num' : null }, c.label))));
-  const body = h('tbody', {}, ...rows.map((cells, i) =>
-    h('tr', { 'aria-label': rowLabels?.[i] ?? null }, ...cells.map((c, j) => h('td', { className: columns[j]?.num ? 'num' : null }, c))),
-  ));
+  const body = h(
+    'tbody',
+    {},
+    ...rows.map((cells, i) =>
+      h('tr', { 'aria-label': rowLabels?.[i] ?? null }, ...cells.map((c, j) => h('td', { className: columns[j]?.num ? 'num' : null }, c))),
+    ),
+  );
   return h('table', { className: 'data', 'aria-label': label }, colgroup, head, body);
 }
 
@@ -166,7 +191,12 @@ function dot(status: string): HTMLElement {
 }
 
 function fact(label: string, value: string | number, id: string): HTMLElement {
-  return h('div', { className: 'fact' }, h('span', { className: 'fact-label' }, label), h('span', { className: 'fact-value', id }, String(value)));
+  return h(
+    'div',
+    { className: 'fact' },
+    h('span', { className: 'fact-label' }, label),
+    h('span', { className: 'fact-value', id }, String(value)),
+  );
 }
 
 function bigNumber(value: string, label: string, id: string): HTMLElement {
@@ -216,16 +246,33 @@ function renderNotice(s: Sections, snap: MonitorSnapshot): void {
   const parts: HTMLElement[] = [];
   if (snap.empty) {
     parts.push(
-      h('div', { className: 'welcome', role: 'note' },
+      h(
+        'div',
+        { className: 'welcome', role: 'note' },
         h('vscode-icon', { name: 'info', 'aria-hidden': 'true' }),
-        h('span', {}, 'No activity yet. Run ', h('strong', {}, 'Ralph: Initialize Project'), ' and then ', h('strong', {}, 'Ralph: Start Loop'), ' — this page fills in as the loop writes events.'),
+        h(
+          'span',
+          {},
+          'No activity yet. Run ',
+          h('strong', {}, 'Ralph: Initialize Project'),
+          ' and then ',
+          h('strong', {}, 'Ralph: Start Loop'),
+          ' — this page fills in as the loop writes events.',
+        ),
       ),
     );
   }
   if (snap.warnings.length > 0) {
     parts.push(
-      h('details', { className: 'warnings' },
-        h('summary', {}, h('vscode-icon', { name: 'warning', 'aria-hidden': 'true' }), `${snap.warnings.length} input problem${snap.warnings.length === 1 ? '' : 's'}`),
+      h(
+        'details',
+        { className: 'warnings' },
+        h(
+          'summary',
+          {},
+          h('vscode-icon', { name: 'warning', 'aria-hidden': 'true' }),
+          `${snap.warnings.length} input problem${snap.warnings.length === 1 ? '' : 's'}`,
+        ),
         h('ul', {}, ...snap.warnings.map((w) => h('li', {}, w))),
       ),
     );
@@ -236,16 +283,36 @@ function renderNotice(s: Sections, snap: MonitorSnapshot): void {
 function renderTasks(el: HTMLElement, snap: MonitorSnapshot): void {
   const t = snap.tasks;
   const live = t.total - t.byStatus.dropped;
-  const bar = h('vscode-progress-bar', { 'aria-label': `Tasks done: ${percent(t.progress)}`, max: '100', value: String(Math.round(t.progress * 1000) / 10) });
-  const legend = h('ul', { className: 'legend', 'aria-label': 'Tasks by status' },
+  const bar = h('vscode-progress-bar', {
+    'aria-label': `Tasks done: ${percent(t.progress)}`,
+    max: '100',
+    value: String(Math.round(t.progress * 1000) / 10),
+  });
+  const legend = h(
+    'ul',
+    { className: 'legend', 'aria-label': 'Tasks by status' },
     ...TASK_STATUSES.filter((x) => x !== 'dropped' || t.byStatus.dropped > 0).map((x) =>
-      h('li', { className: t.byStatus[x] === 0 ? 'zero' : '', id: `tasks-${x}` }, dot(x), h('span', { className: 'n' }, int(t.byStatus[x])), ` ${x}`),
+      h(
+        'li',
+        { className: t.byStatus[x] === 0 ? 'zero' : '', id: `tasks-${x}` },
+        dot(x),
+        h('span', { className: 'n' }, int(t.byStatus[x])),
+        ` ${x}`,
+      ),
     ),
   );
-  fill(el,
-    h('div', { className: 'big-row' },
+  fill(
+    el,
+    h(
+      'div',
+      { className: 'big-row' },
       bigNumber(int(t.total), 'tasks', 'tasks-total'),
-      h('span', { className: 'share', id: 'tasks-progress' }, `${percent(t.progress)} done`, h('span', { className: 'muted' }, ` · ${int(t.byStatus.done)}/${int(live)}`)),
+      h(
+        'span',
+        { className: 'share', id: 'tasks-progress' },
+        `${percent(t.progress)} done`,
+        h('span', { className: 'muted' }, ` · ${int(t.byStatus.done)}/${int(live)}`),
+      ),
     ),
     bar,
     legend,
@@ -254,41 +321,66 @@ function renderTasks(el: HTMLElement, snap: MonitorSnapshot): void {
 
 function renderPatches(el: HTMLElement, snap: MonitorSnapshot): void {
   const p = snap.patches;
-  fill(el,
-    h('div', { className: 'big-row' },
+  fill(
+    el,
+    h(
+      'div',
+      { className: 'big-row' },
       bigNumber(int(p.byStatus.promoted), 'promoted', 'patches-promoted'),
       h('span', { className: 'share' }, `${int(p.total)} total`),
     ),
-    h('ul', { className: 'legend', 'aria-label': 'Patches by status' },
+    h(
+      'ul',
+      { className: 'legend', 'aria-label': 'Patches by status' },
       ...PATCH_STATUSES.filter((x) => x !== 'promoted').map((x) =>
-        h('li', { className: p.byStatus[x] === 0 ? 'zero' : '', id: `patches-${x}` }, dot(`p-${x}`), h('span', { className: 'n' }, int(p.byStatus[x])), ` ${x}`),
+        h(
+          'li',
+          { className: p.byStatus[x] === 0 ? 'zero' : '', id: `patches-${x}` },
+          dot(`p-${x}`),
+          h('span', { className: 'n' }, int(p.byStatus[x])),
+          ` ${x}`,
+        ),
       ),
     ),
-    h('div', { className: 'sub' }, h('vscode-icon', { name: 'git-merge', 'aria-hidden': 'true' }), `${int(p.pendingFiles.length)} pending merge file${p.pendingFiles.length === 1 ? '' : 's'}`),
+    h(
+      'div',
+      { className: 'sub' },
+      h('vscode-icon', { name: 'git-merge', 'aria-hidden': 'true' }),
+      `${int(p.pendingFiles.length)} pending merge file${p.pendingFiles.length === 1 ? '' : 's'}`,
+    ),
   );
 }
 
 function renderEvents(el: HTMLElement, snap: MonitorSnapshot): void {
   const e = snap.events;
-  fill(el,
+  fill(
+    el,
     h('div', { className: 'big-row' }, bigNumber(int(e.total), 'events', 'events-total')),
-    h('dl', { className: 'pairs' },
-      h('dt', {}, 'last hour'), h('dd', { id: 'events-hour' }, int(e.lastHour)),
-      h('dt', {}, 'last 10 min'), h('dd', { id: 'events-10min' }, int(e.last10Min)),
-      h('dt', {}, 'latest'), h('dd', {}, e.recent[0] ? ago(e.recent[0].ts, Date.parse(snap.generatedAt)) : '—'),
+    h(
+      'dl',
+      { className: 'pairs' },
+      h('dt', {}, 'last hour'),
+      h('dd', { id: 'events-hour' }, int(e.lastHour)),
+      h('dt', {}, 'last 10 min'),
+      h('dd', { id: 'events-10min' }, int(e.last10Min)),
+      h('dt', {}, 'latest'),
+      h('dd', {}, e.recent[0] ? ago(e.recent[0].ts, Date.parse(snap.generatedAt)) : '—'),
     ),
   );
 }
 
 function renderCost(el: HTMLElement, snap: MonitorSnapshot): void {
   const c = snap.cost;
-  fill(el,
-    h('div', { className: 'big-row' },
-      bigNumber(usd(c.cost), `on ${c.day}`, 'cost-today'),
-    ),
-    h('dl', { className: 'pairs' },
-      h('dt', {}, 'invocations'), h('dd', { id: 'cost-invocations' }, int(c.invocations)),
-      h('dt', {}, 'failures'), h('dd', { id: 'cost-failures', className: c.failures > 0 ? 'bad' : '' }, int(c.failures)),
+  fill(
+    el,
+    h('div', { className: 'big-row' }, bigNumber(usd(c.cost), `on ${c.day}`, 'cost-today')),
+    h(
+      'dl',
+      { className: 'pairs' },
+      h('dt', {}, 'invocations'),
+      h('dd', { id: 'cost-invocations' }, int(c.invocations)),
+      h('dt', {}, 'failures'),
+      h('dd', { id: 'cost-failures', className: c.failures > 0 ? 'bad' : '' }, int(c.failures)),
       ...c.byAgent.slice(0, 3).flatMap((a) => [h('dt', {}, `agent ${a.agent}`), h('dd', {}, usd(a.cost))]),
     ),
   );
@@ -297,7 +389,8 @@ function renderCost(el: HTMLElement, snap: MonitorSnapshot): void {
 function renderRecent(el: HTMLElement, snap: MonitorSnapshot, actions: Actions): void {
   const rows = snap.events.recent;
   if (rows.length === 0) return fill(el, empty('No events yet.'));
-  fill(el,
+  fill(
+    el,
     table(
       'Last events',
       [
@@ -310,7 +403,9 @@ function renderRecent(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
       rows.map((r) => [
         h('span', { className: 'mono muted', title: r.ts }, clock(r.ts)),
         h('span', { className: `etype e-${r.eventType.split('.')[0] ?? ''}` }, r.eventType),
-        r.entityType === 'task' ? link(r.entityId, () => actions.openTask(r.entityId), `Open task ${r.entityId}`) : h('span', { className: 'mono' }, r.entityId),
+        r.entityType === 'task'
+          ? link(r.entityId, () => actions.openTask(r.entityId), `Open task ${r.entityId}`)
+          : h('span', { className: 'mono' }, r.entityId),
         r.actor,
         h('span', { className: 'muted', title: r.summary }, r.summary),
       ]),
@@ -322,7 +417,8 @@ function renderRecent(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
 function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions): void {
   if (snap.agents.length === 0) return fill(el, empty('No agent is running.'));
   const now = Date.parse(snap.generatedAt);
-  fill(el,
+  fill(
+    el,
     table(
       'Running agents',
       [
@@ -346,13 +442,25 @@ function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
 function renderPending(el: HTMLElement, snap: MonitorSnapshot): void {
   const files = snap.patches.pendingFiles;
   if (files.length === 0) return fill(el, empty('Nothing waiting to merge.'));
-  fill(el, h('ul', { className: 'files' }, ...files.map((f) => h('li', {}, h('vscode-icon', { name: 'diff', 'aria-hidden': 'true' }), h('span', { className: 'mono' }, f)))));
+  fill(
+    el,
+    h(
+      'ul',
+      { className: 'files' },
+      ...files.map((f) => h('li', {}, h('vscode-icon', { name: 'diff', 'aria-hidden': 'true' }), h('span', { className: 'mono' }, f))),
+    ),
+  );
 }
 
 function verdictCell(d: DeferredItem): HTMLElement | string {
   if (!d.verdict) return h('span', { className: 'muted' }, 'awaiting judge');
   const cls = /approve|accept|promote/i.test(d.verdict.decision) ? 'good' : /reject|discard/i.test(d.verdict.decision) ? 'bad' : '';
-  return h('span', { title: d.verdict.rationale }, h('strong', { className: cls }, d.verdict.decision), d.verdict.rationale ? h('span', { className: 'muted' }, ` · ${d.verdict.rationale}`) : null);
+  return h(
+    'span',
+    { title: d.verdict.rationale },
+    h('strong', { className: cls }, d.verdict.decision),
+    d.verdict.rationale ? h('span', { className: 'muted' }, ` · ${d.verdict.rationale}`) : null,
+  );
 }
 
 function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): void {
@@ -361,7 +469,8 @@ function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): v
   const rows = snap.deferred;
   if (rows.length === 0) return fill(s.deferred, empty('No deferred patches. Tier-2 patches wait here for your review or the judge.'));
   const now = Date.parse(snap.generatedAt);
-  fill(s.deferred,
+  fill(
+    s.deferred,
     table(
       'Deferred patches',
       [
@@ -407,7 +516,8 @@ function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): v
 function renderCostTable(el: HTMLElement, snap: MonitorSnapshot): void {
   const rows = snap.cost.byAgent;
   if (rows.length === 0) return fill(el, empty(`No invocations on ${snap.cost.day} yet.`));
-  fill(el,
+  fill(
+    el,
     table(
       'Invocations by agent today',
       [
@@ -436,7 +546,12 @@ function renderCostTable(el: HTMLElement, snap: MonitorSnapshot): void {
 
 function renderLog(el: HTMLElement, snap: MonitorSnapshot): void {
   if (snap.logLines.length === 0) return fill(el, h('span', { className: 'muted' }, 'No log lines yet.'));
-  fill(el, ...snap.logLines.map((l) => h('div', { className: `line l-${l.level}` }, l.ts ? h('span', { className: 'muted' }, `${clock(l.ts)} `) : null, l.text)));
+  fill(
+    el,
+    ...snap.logLines.map((l) =>
+      h('div', { className: `line l-${l.level}` }, l.ts ? h('span', { className: 'muted' }, `${clock(l.ts)} `) : null, l.text),
+    ),
+  );
   el.scrollTop = el.scrollHeight;
 }
 
@@ -444,7 +559,15 @@ function renderLog(el: HTMLElement, snap: MonitorSnapshot): void {
 export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Actions): void {
   s.root.classList.toggle('waiting', snap === null);
   if (!snap) {
-    fill(s.notice, h('div', { className: 'welcome' }, h('vscode-progress-ring', { 'aria-label': 'Waiting for the first snapshot' }), h('span', {}, 'Waiting for the loop’s first snapshot…')));
+    fill(
+      s.notice,
+      h(
+        'div',
+        { className: 'welcome' },
+        h('vscode-progress-ring', { 'aria-label': 'Waiting for the first snapshot' }),
+        h('span', {}, 'Waiting for the loop’s first snapshot…'),
+      ),
+    );
     return;
   }
   const once = (key: string, data: unknown, fn: () => void): void => {
@@ -457,7 +580,9 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
   once('notice', [snap.empty, snap.warnings], () => renderNotice(s, snap));
   once('tasks', snap.tasks, () => renderTasks(s.cards.tasks, snap));
   once('patches', snap.patches, () => renderPatches(s.cards.patches, snap));
-  once('events', [snap.events.total, snap.events.lastHour, snap.events.last10Min, snap.events.recent[0]?.ts], () => renderEvents(s.cards.events, snap));
+  once('events', [snap.events.total, snap.events.lastHour, snap.events.last10Min, snap.events.recent[0]?.ts], () =>
+    renderEvents(s.cards.events, snap),
+  );
   once('cost', snap.cost, () => renderCost(s.cards.cost, snap));
   once('recent', snap.events.recent, () => renderRecent(s.recent, snap, actions));
   once('agents', [snap.agents, snap.generatedAt], () => renderAgents(s.agents, snap, actions));
@@ -466,4 +591,3 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
   once('costTable', snap.cost.byAgent, () => renderCostTable(s.costTable, snap));
   once('log', snap.logLines, () => renderLog(s.log, snap));
 }
-

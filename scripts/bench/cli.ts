@@ -108,17 +108,24 @@ function main(): void {
     ralph(repo, 'sync-backlog');
     ralph(repo, 'rebuild');
 
-    const load = os.loadavg().map((x) => x.toFixed(1)).join(' ');
+    const load = os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ');
     const total = [...samples.values()].reduce((a, s) => a + s.length, 0);
     console.log(`\nCLI wall time per command (${total} commands, 300-task backlog; load average ${load} on ${os.cpus().length} cores)`);
     console.log('command                  n   median ms   p95 ms   median CPU ms');
     for (const [kind, ss] of [...samples].sort()) {
       const wall = ss.map((s) => s.wall);
       const cpu = ss.flatMap((s) => (s.cpu === undefined ? [] : [s.cpu]));
-      console.log(`${kind.padEnd(24)} ${String(ss.length).padStart(3)}  ${pct(wall, 50).toFixed(0).padStart(9)}  ${pct(wall, 95).toFixed(0).padStart(7)}  ${cpu.length ? pct(cpu, 50).toFixed(0).padStart(14) : '-'.padStart(14)}`);
+      console.log(
+        `${kind.padEnd(24)} ${String(ss.length).padStart(3)}  ${pct(wall, 50).toFixed(0).padStart(9)}  ${pct(wall, 95).toFixed(0).padStart(7)}  ${cpu.length ? pct(cpu, 50).toFixed(0).padStart(14) : '-'.padStart(14)}`,
+      );
     }
     const all = [...samples.values()].flat().map((s) => s.wall);
-    console.log(`${'all'.padEnd(24)} ${String(all.length).padStart(3)}  ${pct(all, 50).toFixed(0).padStart(9)}  ${pct(all, 95).toFixed(0).padStart(7)}`);
+    console.log(
+      `${'all'.padEnd(24)} ${String(all.length).padStart(3)}  ${pct(all, 50).toFixed(0).padStart(9)}  ${pct(all, 95).toFixed(0).padStart(7)}`,
+    );
 
     console.log('\nBare start-up (15 runs each): median / min wall ms, median CPU ms');
     const startups: [string, string[], NodeJS.ProcessEnv][] = [
@@ -131,7 +138,11 @@ function main(): void {
       const ss = Array.from({ length: 15 }, () => run(repo, args, env).sample);
       const wall = ss.map((s) => s.wall);
       const cpu = ss.flatMap((s) => (s.cpu === undefined ? [] : [s.cpu]));
-      console.log(`${label.padEnd(34)} ${pct(wall, 50).toFixed(0).padStart(5)} / ${Math.min(...wall).toFixed(0).padStart(4)}   ${cpu.length ? pct(cpu, 50).toFixed(0) : '-'}`);
+      console.log(
+        `${label.padEnd(34)} ${pct(wall, 50).toFixed(0).padStart(5)} / ${Math.min(...wall)
+          .toFixed(0)
+          .padStart(4)}   ${cpu.length ? pct(cpu, 50).toFixed(0) : '-'}`,
+      );
     }
     const db = fs.statSync(path.join(repo, '.ralph', 'ralph.db')).size;
     console.log(`\nralph.db after the sequence: ${(db / 1024).toFixed(0)} KiB`);

@@ -9,7 +9,15 @@
 // invocation, so this is still a conservative figure).
 import { rmSync } from 'node:fs';
 import { gitCallCount } from '../../src/git/exec';
-import { addTasks, createSampleProject, openSampleStore, plan, script, scriptedLoop, writeScenario } from '../../test/int/loop/sampleProject';
+import {
+  addTasks,
+  createSampleProject,
+  openSampleStore,
+  plan,
+  script,
+  scriptedLoop,
+  writeScenario,
+} from '../../test/int/loop/sampleProject';
 
 interface RunNumbers {
   readonly tasks: number;
@@ -28,7 +36,12 @@ async function runOnce(turnMs: number): Promise<RunNumbers> {
   const p = createSampleProject();
   const store = await openSampleStore(p.ralphDir);
   const n = 6;
-  const tasks = Array.from({ length: n }, (_, i) => ({ id: `B-${i + 1}`, title: `Feature ${i + 1}`, effort: (i % 2 === 0 ? 'M' : 'S') as 'M' | 'S', wave: 0 }));
+  const tasks = Array.from({ length: n }, (_, i) => ({
+    id: `B-${i + 1}`,
+    title: `Feature ${i + 1}`,
+    effort: (i % 2 === 0 ? 'M' : 'S') as 'M' | 'S',
+    wave: 0,
+  }));
   await addTasks(store, p.ralphDir, tasks);
   const scripts: Record<string, unknown>[] = [];
   for (const t of tasks) {
@@ -41,7 +54,10 @@ async function runOnce(turnMs: number): Promise<RunNumbers> {
     );
   }
   // The model's thinking time: every scripted turn waits `turnMs` before answering.
-  const withLatency = scripts.map((sc) => ({ ...sc, turns: (sc['turns'] as Record<string, unknown>[]).map((t) => ({ ...t, delayMs: turnMs })) }));
+  const withLatency = scripts.map((sc) => ({
+    ...sc,
+    turns: (sc['turns'] as Record<string, unknown>[]).map((t) => ({ ...t, delayMs: turnMs })),
+  }));
   writeScenario(p, withLatency);
   const { loop } = scriptedLoop(p, store, { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } }, true);
   // With parallel agents, model and gate time overlap; count the wall time during which
@@ -94,7 +110,9 @@ function report(title: string, r: RunNumbers): void {
   console.log(`${title}`);
   console.log(`  tasks: ${r.tasks} (promoted ${r.promoted}), invocations: ${r.invocations}, git processes: ${r.gitCalls}`);
   console.log(`  wall ${r.wallMs} ms; model ${r.modelMs} ms + gates ${r.gateMs} ms (summed over agents); busy wall ${r.busyMs} ms`);
-  console.log(`  harness overhead: ${overhead} ms = ${((100 * overhead) / r.wallMs).toFixed(1)} % of wall time (target < 5 %); ${(overhead / r.tasks).toFixed(0)} ms per task`);
+  console.log(
+    `  harness overhead: ${overhead} ms = ${((100 * overhead) / r.wallMs).toFixed(1)} % of wall time (target < 5 %); ${(overhead / r.tasks).toFixed(0)} ms per task`,
+  );
   console.log(`  longest harness-only stretches: ${r.longestGaps.join('; ')}`);
 }
 

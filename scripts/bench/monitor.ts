@@ -41,7 +41,10 @@ async function run(targetEvents: number): Promise<void> {
     const warm: number[] = [];
     for (let i = 0; i < 7; i++) {
       const at = new Date(NOW.getTime() + (i + 1) * 1000);
-      insertEvents(db2, Array.from({ length: 10 }, (_, k) => ({ ts: at.toISOString(), entity_id: `W9-${i}${k}`, event_type: 'task.migrated' })));
+      insertEvents(
+        db2,
+        Array.from({ length: 10 }, (_, k) => ({ ts: at.toISOString(), entity_id: `W9-${i}${k}`, event_type: 'task.migrated' })),
+      );
       const t0 = performance.now();
       const next = buildMonitorSnapshot(reader, seeded.logsDir, at, { cache });
       diffSnapshot(snap, next);
@@ -61,7 +64,11 @@ async function run(targetEvents: number): Promise<void> {
 
 async function main(): Promise<void> {
   // Other processes on the machine inflate these times; print the load next to them.
-  console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+  console.log(
+    `load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} on ${cpus().length} cores`,
+  );
   for (const n of [10_000, 100_000]) await run(n);
 }
 

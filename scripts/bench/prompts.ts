@@ -69,11 +69,28 @@ const state = {
   items_total_count: 40,
 };
 
-const testTail = Array.from({ length: 120 }, (_, i) => `  at Object.<anonymous> (src/invoice/parser.test.ts:${i}:13)  expected 1050 received 1049.99`).join('\n');
-const step = { index: 1, total: 4, description: 'Round amounts to integer cents in the parser and reject fractional cents', files: ['src/invoice/parser.ts', 'src/invoice/parser.test.ts'], acceptance: 'test "rejects fractional cents" passes' };
+const testTail = Array.from(
+  { length: 120 },
+  (_, i) => `  at Object.<anonymous> (src/invoice/parser.test.ts:${i}:13)  expected 1050 received 1049.99`,
+).join('\n');
+const step = {
+  index: 1,
+  total: 4,
+  description: 'Round amounts to integer cents in the parser and reject fractional cents',
+  files: ['src/invoice/parser.ts', 'src/invoice/parser.test.ts'],
+  acceptance: 'test "rejects fractional cents" passes',
+};
 
 function primary(phase: Phase): BuiltPrompt {
-  const base: PrimaryPromptInput = { phase, phaseText: renderPhase(phase, ctx), core, guardrails, constraints: ctx.domain_constraints, state, backlog };
+  const base: PrimaryPromptInput = {
+    phase,
+    phaseText: renderPhase(phase, ctx),
+    core,
+    guardrails,
+    constraints: ctx.domain_constraints,
+    state,
+    backlog,
+  };
   switch (phase) {
     case 'plan':
     case 'verify':
@@ -84,7 +101,11 @@ function primary(phase: Phase): BuiltPrompt {
     case 'reflect':
       return buildPrimaryPrompt({ ...base, taskId: task!.id, failure: { gate: 'test', status: 'failed', output: testTail } });
     case 'review_deferred':
-      return buildPrimaryPrompt({ ...base, extra: '## Deferred items\n- W1-004: auth middleware change (tier 2)\n- W1-007: migration 0003 (tier 2)\n- W2-001: token refresh (tier 2)' });
+      return buildPrimaryPrompt({
+        ...base,
+        extra:
+          '## Deferred items\n- W1-004: auth middleware change (tier 2)\n- W1-007: migration 0003 (tier 2)\n- W2-001: token refresh (tier 2)',
+      });
     default:
       return buildPrimaryPrompt(base);
   }
@@ -92,13 +113,37 @@ function primary(phase: Phase): BuiltPrompt {
 
 const rows: [string, BuiltPrompt][] = PHASES.map((p) => [`primary ${p}`, primary(p)]);
 const worker = buildWorkerPrompt({ task, backlog, core, guardrails, constraints: ctx.domain_constraints });
-const workerRetry = buildWorkerPrompt({ task, backlog, core, guardrails, constraints: ctx.domain_constraints, failure: { gate: 'test', status: 'failed', output: testTail }, attempt: 2 });
-const diff = Array.from({ length: 3 }, (_, f) => `diff --git a/src/auth/f${f}.ts b/src/auth/f${f}.ts\n--- a/src/auth/f${f}.ts\n+++ b/src/auth/f${f}.ts\n@@ -1,20 +1,30 @@\n${'+const line = computeSomething(tenantId);\n'.repeat(30)}`).join('');
-const judge = buildJudgePrompt({ task, diff, gates: [{ gate: 'build', status: 'passed' }, { gate: 'test', status: 'passed' }, { gate: 'lint', status: 'passed' }], rules: core, deferredReason: 'touches src/auth/ (tier 2)' });
+const workerRetry = buildWorkerPrompt({
+  task,
+  backlog,
+  core,
+  guardrails,
+  constraints: ctx.domain_constraints,
+  failure: { gate: 'test', status: 'failed', output: testTail },
+  attempt: 2,
+});
+const diff = Array.from(
+  { length: 3 },
+  (_, f) =>
+    `diff --git a/src/auth/f${f}.ts b/src/auth/f${f}.ts\n--- a/src/auth/f${f}.ts\n+++ b/src/auth/f${f}.ts\n@@ -1,20 +1,30 @@\n${'+const line = computeSomething(tenantId);\n'.repeat(30)}`,
+).join('');
+const judge = buildJudgePrompt({
+  task,
+  diff,
+  gates: [
+    { gate: 'build', status: 'passed' },
+    { gate: 'test', status: 'passed' },
+    { gate: 'lint', status: 'passed' },
+  ],
+  rules: core,
+  deferredReason: 'touches src/auth/ (tier 2)',
+});
 const decompose = buildDecomposePrompt({ task, files: ['config/secrets.ts', '.env.example'], core, guardrails });
 rows.push(['worker', worker], ['worker (retry with gate tail)', workerRetry], ['judge (3-file diff)', judge], ['decompose', decompose]);
 
-console.log(`sample: core.md ${Buffer.byteLength(core)} B, ${backlog.length} tasks, 12 guardrails, STATE.json ${Buffer.byteLength(JSON.stringify(state))} B, test tail ${Buffer.byteLength(testTail)} B`);
+console.log(
+  `sample: core.md ${Buffer.byteLength(core)} B, ${backlog.length} tasks, 12 guardrails, STATE.json ${Buffer.byteLength(JSON.stringify(state))} B, test tail ${Buffer.byteLength(testTail)} B`,
+);
 for (const [name, p] of rows) {
   const top = Object.entries(p.sections)
     .sort((a, b) => b[1] - a[1])

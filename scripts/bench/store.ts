@@ -23,7 +23,11 @@ const taskish: Projection = {
   apply(db: SqlWriter, e: StoredEvent): void {
     db.run(
       'INSERT INTO bench_task(task_id, status, claimed_by) VALUES (?, ?, ?) ON CONFLICT(task_id) DO UPDATE SET status = excluded.status, claimed_by = excluded.claimed_by, version = version + 1',
-      [e.entity_id, String(e.payload['new_status'] ?? 'pending'), typeof e.payload['claimed_by'] === 'string' ? e.payload['claimed_by'] : null],
+      [
+        e.entity_id,
+        String(e.payload['new_status'] ?? 'pending'),
+        typeof e.payload['claimed_by'] === 'string' ? e.payload['claimed_by'] : null,
+      ],
     );
   },
 };
@@ -141,7 +145,12 @@ async function main(): Promise<void> {
   // warm the JIT and wasm tiers a little so the 1k row is not all start-up
   for (let k = 0; k < 300; k++) store.execute(command(k)).catch(() => undefined);
   await store.append([event(0)]);
-  console.log(`load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')} (numbers on a busy machine are noisy)`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} (numbers on a busy machine are noisy)`,
+  );
 
   await latencyAt(store, 1_000, 500);
   await latencyAt(store, 10_000, 1_000);
@@ -177,7 +186,9 @@ async function main(): Promise<void> {
   await store.close();
   if (sample) console.log(`journal record of a one-event command: ${encodeRecord([sample]).length} bytes`);
   const dbBytes = fs.statSync(path.join(dir, 'ralph.db')).size;
-  console.log(`sizes at ${total} events: ralph.db ${(dbBytes / 1e6).toFixed(1)} MB, journal ${fs.statSync(path.join(dir, 'ralph.events.journal')).size} bytes after close`);
+  console.log(
+    `sizes at ${total} events: ralph.db ${(dbBytes / 1e6).toFixed(1)} MB, journal ${fs.statSync(path.join(dir, 'ralph.events.journal')).size} bytes after close`,
+  );
 
   t0 = performance.now();
   const warm = await openStore({ ralphDir: dir, mode: 'observer', projections: [taskish] });
@@ -195,7 +206,11 @@ async function main(): Promise<void> {
   for (const v of variants) {
     const runs = Array.from({ length: 5 }, () => coldOpen(dir, v.flags, v.fast));
     const best = (k: 'openMs' | 'sqlJsMs' | 'wallMs'): number => Math.min(...runs.map((r) => r[k]));
-    const med = (k: 'openMs'): number => pct(runs.map((r) => r[k]), 50);
+    const med = (k: 'openMs'): number =>
+      pct(
+        runs.map((r) => r[k]),
+        50,
+      );
     console.log(
       `cold open, fresh process, ${v.label}, ${total} events: open best ${fmt(best('openMs'))} median ${fmt(med('openMs'))} ` +
         `(sql.js init ${fmt(best('sqlJsMs'))}); process wall ${fmt(best('wallMs'))} incl. node+tsx start (5 runs)`,

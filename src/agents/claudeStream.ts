@@ -126,7 +126,12 @@ export function foldClaudeLine(state: ClaudeStreamState, line: string): FoldOutp
       } else if (type === 'assistant' && b.type === 'tool_use') {
         events.push({ type: 'tool_use', id: String(b.id ?? ''), name: String(b.name ?? ''), input: b.input });
       } else if (type === 'user' && b.type === 'tool_result') {
-        events.push({ type: 'tool_result', toolUseId: String(b.tool_use_id ?? ''), isError: b.is_error === true, output: toolResultText(b.content) });
+        events.push({
+          type: 'tool_result',
+          toolUseId: String(b.tool_use_id ?? ''),
+          isError: b.is_error === true,
+          output: toolResultText(b.content),
+        });
       }
     }
     return { state: { ...seen, lastText }, events };
@@ -138,7 +143,9 @@ function toolResultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((c) => (typeof c === 'object' && c !== null && typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : ''))
+      .map((c) =>
+        typeof c === 'object' && c !== null && typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : '',
+      )
       .join('');
   }
   return '';
@@ -261,7 +268,12 @@ export function claudeResult(state: ClaudeStreamState, facts: ClaudeRunFacts): A
     costUsd: acc.costUsd,
     model: acc.model || state.initModel || facts.requestedModel,
     sessionId: r.session_id ?? state.sessionId,
-    subtype: status === 'cancelled' ? 'cancelled' : r.subtype === 'success' && r.is_error === true ? `error_${r.terminal_reason ?? 'api'}` : r.subtype,
+    subtype:
+      status === 'cancelled'
+        ? 'cancelled'
+        : r.subtype === 'success' && r.is_error === true
+          ? `error_${r.terminal_reason ?? 'api'}`
+          : r.subtype,
     errors,
   };
 }

@@ -30,7 +30,18 @@ export interface CodexBackendOptions {
 
 /** The CLI arguments (prompt excluded: `-` reads it from stdin). Pure. */
 export function codexArgs(request: AgentRequest, options: CodexBackendOptions, schemaFile?: string): string[] {
-  const args = ['exec', '--json', '--skip-git-repo-check', '-C', request.cwd, '-m', request.model, '--sandbox', options.sandbox ?? 'workspace-write', '--ephemeral'];
+  const args = [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    request.cwd,
+    '-m',
+    request.model,
+    '--sandbox',
+    options.sandbox ?? 'workspace-write',
+    '--ephemeral',
+  ];
   for (const c of options.configOverrides ?? []) args.push('-c', c);
   if (schemaFile !== undefined) args.push('--output-schema', schemaFile);
   args.push(...(options.extraArgs ?? []), '-');
@@ -54,7 +65,10 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
         writeFileSync(schemaFile, JSON.stringify(request.jsonSchema));
       }
       // The instructions codex has no flag for travel in the prompt.
-      const prompt = request.appendSystemPrompt !== undefined && request.appendSystemPrompt.length > 0 ? `${request.prompt}\n\n${request.appendSystemPrompt}` : request.prompt;
+      const prompt =
+        request.appendSystemPrompt !== undefined && request.appendSystemPrompt.length > 0
+          ? `${request.prompt}\n\n${request.appendSystemPrompt}`
+          : request.prompt;
 
       const turnLimit = new AbortController();
       const signal = request.signal !== undefined ? AbortSignal.any([request.signal, turnLimit.signal]) : turnLimit.signal;
@@ -86,7 +100,11 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
           model: request.model,
           prices,
         });
-        return { ...result, turns: Math.min(result.turns, stopReason === 'max_turns' ? request.maxTurns : Infinity), errors: result.errors.map((e) => redactSecrets(e, secrets)) };
+        return {
+          ...result,
+          turns: Math.min(result.turns, stopReason === 'max_turns' ? request.maxTurns : Infinity),
+          errors: result.errors.map((e) => redactSecrets(e, secrets)),
+        };
       } finally {
         if (schemaDir !== undefined) rmSync(schemaDir, { recursive: true, force: true });
       }

@@ -80,11 +80,19 @@ export function foldCodexLine(state: CodexStreamState, line: string): { state: C
       const input = u.input_tokens ?? 0;
       const cached = u.cached_input_tokens ?? 0;
       // OpenAI counts cached tokens inside input_tokens; ours are uncached input.
-      const usage: TokenCounts = { input: Math.max(0, input - cached), output: u.output_tokens ?? 0, cacheRead: cached, cacheCreate: u.cache_write_input_tokens ?? 0 };
+      const usage: TokenCounts = {
+        input: Math.max(0, input - cached),
+        output: u.output_tokens ?? 0,
+        cacheRead: cached,
+        cacheCreate: u.cache_write_input_tokens ?? 0,
+      };
       return { state: { ...seen, usage, turnsCompleted: seen.turnsCompleted + 1 }, events: [] };
     }
     case 'turn.failed':
-      return { state: { ...seen, failed: ev.error?.message ?? 'turn failed', errors: [...seen.errors, ev.error?.message ?? 'turn failed'] }, events: [] };
+      return {
+        state: { ...seen, failed: ev.error?.message ?? 'turn failed', errors: [...seen.errors, ev.error?.message ?? 'turn failed'] },
+        events: [],
+      };
     case 'error':
       return { state: { ...seen, errors: [...seen.errors, ev.message ?? 'error'] }, events: [] };
     case 'item.started':
@@ -95,7 +103,11 @@ export function foldCodexLine(state: CodexStreamState, line: string): { state: C
   }
 }
 
-function itemEvent(state: CodexStreamState, phase: 'item.started' | 'item.completed', item: z.infer<typeof itemSchema> | undefined): { state: CodexStreamState; events: AgentEvent[] } {
+function itemEvent(
+  state: CodexStreamState,
+  phase: 'item.started' | 'item.completed',
+  item: z.infer<typeof itemSchema> | undefined,
+): { state: CodexStreamState; events: AgentEvent[] } {
   if (item === undefined) return { state, events: [] };
   const it = item as Record<string, unknown>;
   if (TOOL_ITEMS.has(item.type)) {
@@ -157,7 +169,12 @@ export function codexResult(state: CodexStreamState, facts: CodexRunFacts): Agen
   }
   if (state.failed !== undefined) return { ...base, status: 'error', structured: undefined, subtype: 'turn.failed' };
   if (state.turnsCompleted === 0) {
-    return { ...base, status: facts.exitCode === 0 ? 'error' : 'crashed', structured: undefined, subtype: facts.exitCode === 0 ? 'no_turn' : 'crashed' };
+    return {
+      ...base,
+      status: facts.exitCode === 0 ? 'error' : 'crashed',
+      structured: undefined,
+      subtype: facts.exitCode === 0 ? 'no_turn' : 'crashed',
+    };
   }
   if (facts.exitCode !== 0 && facts.exitCode !== null) return { ...base, status: 'error', structured: undefined, subtype: 'error_exit' };
   return { ...base, status: 'success', structured: extractJsonAnswer(state.lastMessage), subtype: 'success' };

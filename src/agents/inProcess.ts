@@ -12,12 +12,17 @@ import { extractJsonAnswer } from './structured';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, AgentStatus } from './types';
 import { validateAgentRequest } from './types';
 
-export type ChatPart = { readonly type: 'text'; readonly text: string } | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly input: unknown };
+export type ChatPart =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly input: unknown };
 
 export type ChatMessage =
   | { readonly role: 'user'; readonly text: string }
   | { readonly role: 'assistant'; readonly parts: readonly ChatPart[] }
-  | { readonly role: 'tool_results'; readonly results: readonly { readonly id: string; readonly output: string; readonly isError: boolean }[] };
+  | {
+      readonly role: 'tool_results';
+      readonly results: readonly { readonly id: string; readonly output: string; readonly isError: boolean }[];
+    };
 
 /** What an in-process model must offer; the VS Code adapter maps vscode.lm onto it. */
 export interface ChatModelPort {
@@ -63,7 +68,13 @@ function raceStop<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 /** Serializes the conversation for token counting (what the model is sent, roughly). */
 function transcript(messages: readonly ChatMessage[]): string {
   return messages
-    .map((m) => (m.role === 'user' ? m.text : m.role === 'assistant' ? m.parts.map((p) => (p.type === 'text' ? p.text : `${p.name} ${JSON.stringify(p.input)}`)).join('\n') : m.results.map((r) => r.output).join('\n')))
+    .map((m) =>
+      m.role === 'user'
+        ? m.text
+        : m.role === 'assistant'
+          ? m.parts.map((p) => (p.type === 'text' ? p.text : `${p.name} ${JSON.stringify(p.input)}`)).join('\n')
+          : m.results.map((r) => r.output).join('\n'),
+    )
     .join('\n');
 }
 
@@ -119,8 +130,13 @@ export function createInProcessBackend(options: InProcessBackendOptions): AgentB
 
       try {
         model = await raceStop(Promise.resolve(options.model(request)), stop.signal);
-        const schemaNote = request.jsonSchema !== undefined ? `\n\nEnd your answer with one \`\`\`json block matching this JSON Schema:\n${JSON.stringify(request.jsonSchema)}` : '';
-        const messages: ChatMessage[] = [{ role: 'user', text: `${request.appendSystemPrompt ? `${request.appendSystemPrompt}\n\n` : ''}${request.prompt}${schemaNote}` }];
+        const schemaNote =
+          request.jsonSchema !== undefined
+            ? `\n\nEnd your answer with one \`\`\`json block matching this JSON Schema:\n${JSON.stringify(request.jsonSchema)}`
+            : '';
+        const messages: ChatMessage[] = [
+          { role: 'user', text: `${request.appendSystemPrompt ? `${request.appendSystemPrompt}\n\n` : ''}${request.prompt}${schemaNote}` },
+        ];
         onEvent?.({ type: 'init', sessionId, model: model.id, cwd: request.cwd, tools: tools.map((t) => t.name) });
         for (;;) {
           guard();
@@ -143,7 +159,8 @@ export function createInProcessBackend(options: InProcessBackendOptions): AgentB
           if (text.length > 0) lastText = text;
           messages.push({ role: 'assistant', parts });
           const calls = parts.filter((p): p is Extract<ChatPart, { type: 'tool_call' }> => p.type === 'tool_call');
-          if (request.budgetUsd !== undefined && priceTokens(prices, model.id, tokens) >= request.budgetUsd) return finish('budget', 'error_max_budget_usd');
+          if (request.budgetUsd !== undefined && priceTokens(prices, model.id, tokens) >= request.budgetUsd)
+            return finish('budget', 'error_max_budget_usd');
           if (calls.length === 0) return finish('success', 'success');
           if (turns >= request.maxTurns) return finish('max_turns', 'error_max_turns');
           const results: { id: string; output: string; isError: boolean }[] = [];

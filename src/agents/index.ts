@@ -23,7 +23,16 @@ export { claudeResult, foldClaudeLine, INITIAL_CLAUDE_STATE, parseClaudeStream }
 export { codexResult, foldCodexLine, INITIAL_CODEX_STATE, parseCodexStream } from './codexStream';
 export { DEFAULT_GRACE_MS, groupAlive, killGroup, runProcess } from './process';
 export type { ProcessOutcome, ProcessRequest } from './process';
-export { appendMetrics, costToday, metricsDir, metricsFileName, metricsLineFor, metricsLineSchema, readMetrics, summarizeCost } from './metrics';
+export {
+  appendMetrics,
+  costToday,
+  metricsDir,
+  metricsFileName,
+  metricsLineFor,
+  metricsLineSchema,
+  readMetrics,
+  summarizeCost,
+} from './metrics';
 export type { CostSummary, MetricsContext, MetricsLine, MetricsProblem, MetricsRead } from './metrics';
 export { invokeAgent } from './invoke';
 export type { Invocation, InvokeContext } from './invoke';

@@ -16,7 +16,12 @@ export interface Invocation {
   readonly metricsFile: string;
 }
 
-export async function invokeAgent(backend: AgentBackend, request: AgentRequest, ctx: InvokeContext, onEvent?: AgentEventListener): Promise<Invocation> {
+export async function invokeAgent(
+  backend: AgentBackend,
+  request: AgentRequest,
+  ctx: InvokeContext,
+  onEvent?: AgentEventListener,
+): Promise<Invocation> {
   const result = await backend.run(request, onEvent);
   const metrics = metricsLineFor(result, {
     ...ctx,

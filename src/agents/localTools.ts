@@ -31,7 +31,11 @@ export const LOCAL_TOOLS: readonly ToolSpec[] = [
   {
     name: 'Write',
     description: 'Create or overwrite a file in the working directory.',
-    inputSchema: { type: 'object', properties: { file_path: { type: 'string' }, content: { type: 'string' } }, required: ['file_path', 'content'] },
+    inputSchema: {
+      type: 'object',
+      properties: { file_path: { type: 'string' }, content: { type: 'string' } },
+      required: ['file_path', 'content'],
+    },
   },
   {
     name: 'Edit',
@@ -108,7 +112,9 @@ const str = (input: unknown, key: string): string => {
 };
 
 function bound(text: string): string {
-  return Buffer.byteLength(text) <= MAX_OUTPUT_BYTES ? text : `${text.slice(0, MAX_OUTPUT_BYTES / 2)}\n[… output truncated …]\n${text.slice(-MAX_OUTPUT_BYTES / 2)}`;
+  return Buffer.byteLength(text) <= MAX_OUTPUT_BYTES
+    ? text
+    : `${text.slice(0, MAX_OUTPUT_BYTES / 2)}\n[… output truncated …]\n${text.slice(-MAX_OUTPUT_BYTES / 2)}`;
 }
 
 /** Runs one tool call; failures come back as `isError` outcomes the model can read. */
@@ -127,7 +133,8 @@ export async function executeLocalTool(name: string, input: unknown, ctx: ToolCo
         const oldString = str(input, 'old_string');
         const at = text.indexOf(oldString);
         if (oldString.length === 0 || at < 0) return { output: 'old_string not found in the file', isError: true };
-        if (text.indexOf(oldString, at + 1) >= 0) return { output: 'old_string occurs more than once; include more context', isError: true };
+        if (text.indexOf(oldString, at + 1) >= 0)
+          return { output: 'old_string occurs more than once; include more context', isError: true };
         writeFileSync(path, text.slice(0, at) + str(input, 'new_string') + text.slice(at + oldString.length));
         return { output: `Edited ${relative(realpathSync(ctx.cwd), path)}`, isError: false };
       }
@@ -150,7 +157,9 @@ export async function executeLocalTool(name: string, input: unknown, ctx: ToolCo
         });
         const text = bound(out.trimEnd());
         if (r.stopReason !== undefined) return { output: `${text}\n[command stopped: ${r.stopReason}]`, isError: true };
-        return r.exitCode === 0 ? { output: text, isError: false } : { output: `exit code ${r.exitCode ?? r.signal}\n${text}`, isError: true };
+        return r.exitCode === 0
+          ? { output: text, isError: false }
+          : { output: `exit code ${r.exitCode ?? r.signal}\n${text}`, isError: true };
       }
       default:
         return { output: `unknown tool ${name}`, isError: true };

@@ -150,7 +150,12 @@ function parseFile<T>(file: string, schema: z.ZodType<T>): MetricsRead<T> {
       }
       const r = schema.safeParse(json);
       if (r.success) lines.push(r.data);
-      else problems.push({ file, line: i + 1, message: r.error.issues.map((x) => `${x.path.join('.') || '(line)'}: ${x.message}`).join('; ') });
+      else
+        problems.push({
+          file,
+          line: i + 1,
+          message: r.error.issues.map((x) => `${x.path.join('.') || '(line)'}: ${x.message}`).join('; '),
+        });
     });
   return { lines, problems };
 }

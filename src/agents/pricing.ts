@@ -14,7 +14,9 @@ export const priceRowSchema = z.strictObject({
 export type PriceRow = z.infer<typeof priceRowSchema>;
 
 /** Model-name prefix -> price row; must contain `default`. */
-export const priceTableSchema = z.record(z.string(), priceRowSchema).refine((t) => 'default' in t, { message: 'a price table needs a "default" row' });
+export const priceTableSchema = z
+  .record(z.string(), priceRowSchema)
+  .refine((t) => 'default' in t, { message: 'a price table needs a "default" row' });
 export type PriceTable = Readonly<Record<string, PriceRow>>;
 
 export const DEFAULT_PRICES: PriceTable = {
@@ -49,6 +51,7 @@ export function priceRowFor(table: PriceTable, model: string): PriceRow {
 /** Cost in USD, rounded to 1e-6. */
 export function priceTokens(table: PriceTable, model: string, tokens: TokenCounts): number {
   const p = priceRowFor(table, model);
-  const usd = (tokens.input * p.input + tokens.output * p.output + tokens.cacheRead * p.cacheRead + tokens.cacheCreate * p.cacheCreate) / 1e6;
+  const usd =
+    (tokens.input * p.input + tokens.output * p.output + tokens.cacheRead * p.cacheRead + tokens.cacheCreate * p.cacheCreate) / 1e6;
   return Math.round(usd * 1e6) / 1e6;
 }

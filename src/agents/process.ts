@@ -96,7 +96,8 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
   child.stderr?.on('data', (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString('utf8')).slice(-tailBytes);
   });
-  const lines = child.stdout !== null && child.stdout !== undefined ? createInterface({ input: child.stdout, crlfDelay: Infinity }) : undefined;
+  const lines =
+    child.stdout !== null && child.stdout !== undefined ? createInterface({ input: child.stdout, crlfDelay: Infinity }) : undefined;
   lines?.on('line', (line) => req.onStdoutLine?.(line));
   const linesDone = new Promise<void>((resolve) => {
     if (lines === undefined) resolve();
@@ -139,7 +140,8 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
     req.ledger?.ended(pid);
   }
 
-  const spawnError = pid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined) ? result.message : undefined;
+  const spawnError =
+    pid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined) ? result.message : undefined;
   return {
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,

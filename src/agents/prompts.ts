@@ -70,7 +70,13 @@ export interface PrimaryPromptInput extends PromptBase {
   /** The current task; undefined for assess and periodic phases. */
   readonly taskId?: string;
   /** Plan sub-step for implement. */
-  readonly step?: { readonly index: number; readonly total: number; readonly description: string; readonly files: readonly string[]; readonly acceptance: string };
+  readonly step?: {
+    readonly index: number;
+    readonly total: number;
+    readonly description: string;
+    readonly files: readonly string[];
+    readonly acceptance: string;
+  };
   /** The failing gate (reflect, retries). */
   readonly failure?: GateOutcome;
   /** Notes from earlier reviews or validation errors of a previous answer. */
@@ -137,7 +143,10 @@ export function tailBytes(text: string, maxBytes: number): string {
   const trimmed = text.replace(/\s+$/, '');
   if (byteLength(trimmed) <= maxBytes) return trimmed;
   const buf = Buffer.from(trimmed, 'utf8');
-  let tail = buf.subarray(buf.length - maxBytes).toString('utf8').replace(/^\uFFFD+/, '');
+  let tail = buf
+    .subarray(buf.length - maxBytes)
+    .toString('utf8')
+    .replace(/^\uFFFD+/, '');
   const nl = tail.indexOf('\n');
   if (nl >= 0 && nl < tail.length - 1) tail = tail.slice(nl + 1);
   return `[… ${buf.length - byteLength(tail)} earlier bytes omitted]\n${tail}`;
@@ -146,7 +155,10 @@ export function tailBytes(text: string, maxBytes: number): string {
 /** The first `maxBytes` of a text, cut at a line end, with a marker. */
 export function headBytes(text: string, maxBytes: number): string {
   if (byteLength(text) <= maxBytes) return text;
-  let head = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '');
+  let head = Buffer.from(text, 'utf8')
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
   const nl = head.lastIndexOf('\n');
   if (nl > 0) head = head.slice(0, nl);
   return `${head}\n[… ${byteLength(text) - byteLength(head)} more bytes omitted]`;
@@ -161,7 +173,11 @@ function depsOf(task: PromptTask): string[] {
 
 /** The facts of a task line: `(S, wave 1, src ES:42, deps W1-001)`, or '' when none. */
 function taskFacts(task: PromptTask): string {
-  const facts = [task.effort, task.wave !== undefined && task.wave !== null ? `wave ${task.wave}` : undefined, task.source ? `src ${task.source}` : undefined];
+  const facts = [
+    task.effort,
+    task.wave !== undefined && task.wave !== null ? `wave ${task.wave}` : undefined,
+    task.source ? `src ${task.source}` : undefined,
+  ];
   const deps = depsOf(task);
   if (deps.length > 0) facts.push(`deps ${deps.join(',')}`);
   if (task.risk_tier !== undefined && task.risk_tier !== null && task.risk_tier !== 1) facts.push(`risk tier ${task.risk_tier}`);
@@ -192,7 +208,17 @@ export function readyCandidates(backlog: readonly PromptTask[], limit: number = 
     .slice(0, limit);
 }
 
-const STATE_KEYS = ['iteration', 'phase', 'current_item', 'current_sub_step', 'current_wave', 'retry_count', 'commits_total', 'compile_status', 'test_status'];
+const STATE_KEYS = [
+  'iteration',
+  'phase',
+  'current_item',
+  'current_sub_step',
+  'current_wave',
+  'retry_count',
+  'commits_total',
+  'compile_status',
+  'test_status',
+];
 const COUNT_KEYS = ['items_done_count', 'items_pending_count', 'items_blocked_count', 'items_deferred_count', 'items_total_count'];
 
 /** STATE.json reduced to one line of the facts an agent can use. */
@@ -223,7 +249,15 @@ export function parseGuardrails(markdown: string): Guardrail[] {
     const end = heads[i + 1]?.index ?? text.length;
     const body = text.slice(start, end);
     const field = (name: string): string => new RegExp(`^-\\s*${name}\\s*:\\s*(.+)$`, 'im').exec(body)?.[1]?.trim() ?? '';
-    out.push({ at: m.index ?? 0, g: { id: m[1] ?? '', name: (m[2] ?? '').trim(), trigger: field('Trigger'), instruction: field('Instruction') || body.trim().split('\n')[0]?.trim() || '' } });
+    out.push({
+      at: m.index ?? 0,
+      g: {
+        id: m[1] ?? '',
+        name: (m[2] ?? '').trim(),
+        trigger: field('Trigger'),
+        instruction: field('Instruction') || body.trim().split('\n')[0]?.trim() || '',
+      },
+    });
   });
   let learned = 0;
   for (const m of text.matchAll(/^-\s*\*\*(.+?)\*\*\s*(?:→|->)\s*(.+)$/gm)) {
@@ -241,7 +275,12 @@ const words = (text: string): Set<string> => new Set([...text.toLowerCase().matc
  * The guardrails worth sending: those sharing words with the context (task title, files,
  * failure), most overlap first, then the most recent; at most `limit` and `maxBytes`.
  */
-export function selectGuardrails(all: readonly Guardrail[], context: string, limit: number = PROMPT_LIMITS.guardrailCount, maxBytes: number = PROMPT_LIMITS.guardrailBytes): Guardrail[] {
+export function selectGuardrails(
+  all: readonly Guardrail[],
+  context: string,
+  limit: number = PROMPT_LIMITS.guardrailCount,
+  maxBytes: number = PROMPT_LIMITS.guardrailBytes,
+): Guardrail[] {
   const ctx = words(context);
   const scored = all.map((g, index) => {
     const w = words(`${g.name} ${g.trigger}`);
@@ -306,7 +345,8 @@ function constraintsBlock(base: PromptBase): string | undefined {
 
 function failureBlock(f: GateOutcome | undefined): string | undefined {
   if (f === undefined) return undefined;
-  const out = f.output !== undefined && f.output.trim().length > 0 ? `\n\`\`\`\n${tailBytes(f.output, PROMPT_LIMITS.gateTailBytes)}\n\`\`\`` : '';
+  const out =
+    f.output !== undefined && f.output.trim().length > 0 ? `\n\`\`\`\n${tailBytes(f.output, PROMPT_LIMITS.gateTailBytes)}\n\`\`\`` : '';
   return `## Failing gate: ${f.gate} (${f.status})${out}`;
 }
 
@@ -333,7 +373,13 @@ export function buildPrimaryPrompt(input: PrimaryPromptInput): BuiltPrompt {
   const slice = input.taskId !== undefined ? backlogSlice(backlog, input.taskId) : [];
   const candidates = input.phase === 'assess' ? readyCandidates(backlog) : [];
   const step = input.step;
-  const context = [slice.map((t) => t.title ?? '').join(' '), step?.description ?? '', step?.files.join(' ') ?? '', input.failure?.gate ?? '', input.failure?.output?.slice(-400) ?? ''].join(' ');
+  const context = [
+    slice.map((t) => t.title ?? '').join(' '),
+    step?.description ?? '',
+    step?.files.join(' ') ?? '',
+    input.failure?.gate ?? '',
+    input.failure?.output?.slice(-400) ?? '',
+  ].join(' ');
   const state = slimState(input.state);
   return new Sections()
     .add('header', header(input.phase, input.agent ?? 'primary', input.taskId, input.key))
@@ -347,12 +393,20 @@ export function buildPrimaryPrompt(input: PrimaryPromptInput): BuiltPrompt {
     .add(
       'step',
       step !== undefined
-        ? headBytes(`## Sub-step ${step.index + 1}/${step.total}: ${step.description}\nFiles: ${step.files.join(', ') || '-'}\nAcceptance: ${step.acceptance}`, PROMPT_LIMITS.planStepBytes)
+        ? headBytes(
+            `## Sub-step ${step.index + 1}/${step.total}: ${step.description}\nFiles: ${step.files.join(', ') || '-'}\nAcceptance: ${step.acceptance}`,
+            PROMPT_LIMITS.planStepBytes,
+          )
         : undefined,
     )
     .add('failure', failureBlock(input.failure))
     .add('notes', notesBlock(input.notes))
-    .add('rejection', input.rejection ? `## Your previous answer was rejected by the harness\n${headBytes(input.rejection.trim(), PROMPT_LIMITS.rejectionBytes)}` : undefined)
+    .add(
+      'rejection',
+      input.rejection
+        ? `## Your previous answer was rejected by the harness\n${headBytes(input.rejection.trim(), PROMPT_LIMITS.rejectionBytes)}`
+        : undefined,
+    )
     .add('extra', input.extra)
     .build();
 }
@@ -375,7 +429,12 @@ export function buildWorkerPrompt(input: WorkerPromptInput): BuiltPrompt {
     .add('guardrails', guardrailBlock(input, context))
     .add('task', taskBlock(slice.length > 0 ? slice : [input.task]))
     .add('instructions', compactMarkdown(input.instructions ?? WORKER_INSTRUCTIONS))
-    .add('failure', input.failure !== undefined ? `Your previous attempt failed a gate; fix it without weakening tests.\n${failureBlock(input.failure) ?? ''}` : undefined)
+    .add(
+      'failure',
+      input.failure !== undefined
+        ? `Your previous attempt failed a gate; fix it without weakening tests.\n${failureBlock(input.failure) ?? ''}`
+        : undefined,
+    )
     .add('notes', notesBlock(input.notes))
     .build();
 }
@@ -396,7 +455,10 @@ export function boundDiff(diff: string, maxBytes: number = PROMPT_LIMITS.diffByt
       used += size;
     } else if (kept.length === 0) {
       // The first file alone is over budget: its head, cut at a line end.
-      let head = Buffer.from(f, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '');
+      let head = Buffer.from(f, 'utf8')
+        .subarray(0, maxBytes)
+        .toString('utf8')
+        .replace(/\uFFFD+$/, '');
       const nl = head.lastIndexOf('\n');
       if (nl > 0) head = head.slice(0, nl + 1);
       kept.push(head);
@@ -424,7 +486,10 @@ export function buildJudgePrompt(input: JudgePromptInput): BuiltPrompt {
     .add('gates', [summary, ...tails].join('\n'))
     .add('rules', rules ? `## Rules\n${rules}` : undefined)
     .add('diff', `## Diff\n\`\`\`diff\n${boundDiff(input.diff, input.diffBytes).replace(/\s+$/, '')}\n\`\`\``)
-    .add('answer', 'End with one ```json block: {"task_id": "…", "verdict": "approve" | "reject" | "modify", "rationale": "…", "confidence": 0.0-1.0, "modification": "… (for modify)"}.')
+    .add(
+      'answer',
+      'End with one ```json block: {"task_id": "…", "verdict": "approve" | "reject" | "modify", "rationale": "…", "confidence": 0.0-1.0, "modification": "… (for modify)"}.',
+    )
     .build();
 }
 

@@ -24,7 +24,11 @@ export class ScriptedClaudeNotFoundError extends Error {
 
 /** Locates test/kit/scriptedClaude.mjs from src/agents (sources) or dist (bundle). */
 export function defaultScriptedClaudePath(): string {
-  const candidates = [resolve(__dirname, '..', '..', 'test', 'kit', 'scriptedClaude.mjs'), resolve(__dirname, '..', 'test', 'kit', 'scriptedClaude.mjs'), join(process.cwd(), 'test', 'kit', 'scriptedClaude.mjs')];
+  const candidates = [
+    resolve(__dirname, '..', '..', 'test', 'kit', 'scriptedClaude.mjs'),
+    resolve(__dirname, '..', 'test', 'kit', 'scriptedClaude.mjs'),
+    join(process.cwd(), 'test', 'kit', 'scriptedClaude.mjs'),
+  ];
   const found = candidates.find((c) => existsSync(c));
   if (found === undefined) throw new ScriptedClaudeNotFoundError(candidates);
   return found;

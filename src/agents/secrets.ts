@@ -22,7 +22,6 @@ const SECRET_SHAPES: readonly { readonly re: RegExp; readonly keep: (m: RegExpEx
   { re: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, keep: () => '' },
 ];
 
-
 /** Values of environment variables whose name looks like a secret (length >= 6 to avoid noise). */
 export function secretValuesOf(env: Readonly<Record<string, string | undefined>>): string[] {
   const out: string[] = [];

@@ -245,7 +245,9 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       noMore(a, 1, this.usage);
       const patchId = opt(a, 'patch');
       const r = await classifyTaskRisk(ctx, taskId, patchId ? { patchId } : {});
-      io.out(json(a) ? `${JSON.stringify({ task_id: r.taskId, risk_tier: r.tier, patch_id: r.patchId, files: r.files })}\n` : `${r.tier}\n`);
+      io.out(
+        json(a) ? `${JSON.stringify({ task_id: r.taskId, risk_tier: r.tier, patch_id: r.patchId, files: r.files })}\n` : `${r.tier}\n`,
+      );
       return 0;
     },
   },
@@ -308,8 +310,15 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     async run(ctx, a, io) {
       const [taskId, decision, actor, ...rationale] = need(a, 4, this.usage) as [string, string, string, ...string[]];
       const commitHash = opt(a, 'commit');
-      const r = await resolveDeferred(ctx, { taskId, decision: parseDecision(decision), actor, rationale: rationale.join(' '), ...(commitHash ? { commitHash } : {}) });
-      const note = r.decision === 'approve' && !r.promoted && r.newStatus === 'proposed' ? ` (patch ${r.patchId} approved; done once promoted)` : '';
+      const r = await resolveDeferred(ctx, {
+        taskId,
+        decision: parseDecision(decision),
+        actor,
+        rationale: rationale.join(' '),
+        ...(commitHash ? { commitHash } : {}),
+      });
+      const note =
+        r.decision === 'approve' && !r.promoted && r.newStatus === 'proposed' ? ` (patch ${r.patchId} approved; done once promoted)` : '';
       io.out(json(a) ? `${JSON.stringify(r)}\n` : `RESOLVED ${r.taskId} ${r.decision} → ${r.newStatus}${note}\n`);
       return 0;
     },
@@ -424,7 +433,9 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       noMore(a, 0, this.usage);
       if (json(a)) {
         const f = statusFacts(ctx);
-        io.out(`${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts) })}\n`);
+        io.out(
+          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts) })}\n`,
+        );
       } else io.out(statusText(ctx));
       return 0;
     },
@@ -458,7 +469,11 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
         actor: opt(a, 'actor') ?? 'control_plane',
         reason: opt(a, 'reason') ?? 'released by release-claims',
       });
-      io.out(json(a) ? `${JSON.stringify({ released: ids })}\n` : `Released ${ids.length} claimed tasks${ids.length ? `: ${ids.join(', ')}` : ''}\n`);
+      io.out(
+        json(a)
+          ? `${JSON.stringify({ released: ids })}\n`
+          : `Released ${ids.length} claimed tasks${ids.length ? `: ${ids.join(', ')}` : ''}\n`,
+      );
       return 0;
     },
   },

@@ -33,18 +33,17 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     summary: 'run the loop in this process (until stopped; --once: until the backlog is empty or blocked)',
     run: (dir, args, io) => startCommand(dir, args, io),
   },
-  ...(['stop', 'pause', 'resume'] as const).map(
-    (verb): HostCommand => ({
-      name: verb,
-      usage: `${verb} [reason...]`,
-      summary: `ask the running loop to ${verb}`,
-      run: async (dir, args, io) => loopRequestCommand(dir, verb, args, io),
-    }),
-  ),
+  ...(['stop', 'pause', 'resume'] as const).map((verb): HostCommand => ({
+    name: verb,
+    usage: `${verb} [reason...]`,
+    summary: `ask the running loop to ${verb}`,
+    run: async (dir, args, io) => loopRequestCommand(dir, verb, args, io),
+  })),
   {
     name: 'demo',
     usage: 'demo [--scripted]',
-    summary: 'run the loop on a generated sample project with a scripted model (through the real claude CLI when installed in .tools/, else the scripted executable)',
+    summary:
+      'run the loop on a generated sample project with a scripted model (through the real claude CLI when installed in .tools/, else the scripted executable)',
     run: (_dir, args, io) => demoCommand(io, args),
   },
 ];

@@ -116,7 +116,12 @@ export async function runRepairCommand(argv: readonly string[], io: ProjectIo, o
     }
   }
   try {
-    const report = await runRepair({ projectDir: dir, fix, git: cliGitPort(dir), ...(options.projections ? { projections: options.projections } : {}) });
+    const report = await runRepair({
+      projectDir: dir,
+      fix,
+      git: cliGitPort(dir),
+      ...(options.projections ? { projections: options.projections } : {}),
+    });
     io.stdout(json ? `${JSON.stringify(report, null, 2)}\n` : formatRepairReport(report));
     return report.ok ? EXIT_OK : EXIT_FAILED;
   } catch (e) {

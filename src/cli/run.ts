@@ -92,7 +92,10 @@ export async function runCli(argv: readonly string[], options: RunOptions = {}):
 }
 
 async function runCommand(spec: CommandSpec, dir: string, args: readonly string[], io: CliIo, options: RunOptions): Promise<number> {
-  const parsed = parseArgs(args, { ...(spec.values ? { values: spec.values } : {}), ...(spec.switches ? { switches: spec.switches } : {}) });
+  const parsed = parseArgs(args, {
+    ...(spec.values ? { values: spec.values } : {}),
+    ...(spec.switches ? { switches: spec.switches } : {}),
+  });
   const [min, max] = spec.arity;
   const n = parsed.positionals.length;
   if (n < min || n > max) throw new UsageError(`${n < min ? 'missing' : 'too many'} arguments; usage: ralph ${spec.usage}`);

@@ -1,7 +1,14 @@
 // The deferred queue: listing it for the judge, deciding when a review is due, the
 // judge's verdicts (approve is backed by a promoted patch: defect 3) and expiry after 20
 // promoted commits with the tier lowered by one (defect 10: the reference counted events).
-import { decideExpireDeferrals, decideResolveDeferred, currentPatch, DEFERRAL_EXPIRY_COMMITS, type DeferredFacts, type ResolveDecision } from '../domain/task';
+import {
+  decideExpireDeferrals,
+  decideResolveDeferred,
+  currentPatch,
+  DEFERRAL_EXPIRY_COMMITS,
+  type DeferredFacts,
+  type ResolveDecision,
+} from '../domain/task';
 import { decidePromotePatch } from '../domain/patch';
 import { renderDeferredPrompt, REVIEW_THRESHOLD } from '../domain/views';
 import { InvalidArgumentError } from '../domain/errors';
@@ -38,12 +45,15 @@ export function shouldReviewDeferred(ctx: ControlContext, opts: { threshold?: nu
   const items = deferredTasks(ctx);
   const waits = items.map((t) => promotedSince(ctx.store, lastEventId(ctx.store, t.task_id, 'task.deferred')));
   const longest = waits.length ? Math.max(...waits) : 0;
-  const review = items.length >= (opts.threshold ?? REVIEW_THRESHOLD) || (items.length > 0 && longest >= (opts.maxWaitCommits ?? REVIEW_MAX_WAIT_COMMITS));
+  const review =
+    items.length >= (opts.threshold ?? REVIEW_THRESHOLD) ||
+    (items.length > 0 && longest >= (opts.maxWaitCommits ?? REVIEW_MAX_WAIT_COMMITS));
   return { review, deferred: items.length, longestWaitCommits: longest };
 }
 
 export function parseDecision(d: string): ResolveDecision {
-  if (d !== 'approve' && d !== 'reject' && d !== 'modify') throw new InvalidArgumentError(`decision must be approve, reject or modify, not '${d}'`);
+  if (d !== 'approve' && d !== 'reject' && d !== 'modify')
+    throw new InvalidArgumentError(`decision must be approve, reject or modify, not '${d}'`);
   return d;
 }
 
@@ -77,7 +87,13 @@ export async function resolveDeferred(
     let newStatus: TaskStatus = cmd.decision === 'approve' ? (patch?.status === 'promoted' ? 'done' : 'proposed') : 'pending';
     let promoted = false;
     if (cmd.commitHash !== undefined && patch !== undefined && patch.status !== 'promoted' && task !== undefined) {
-      events.push(...decidePromotePatch(patch, { ...task, status: 'proposed' }, { patchId: patch.patch_id, commitHash: cmd.commitHash, actor: cmd.actor }));
+      events.push(
+        ...decidePromotePatch(
+          patch,
+          { ...task, status: 'proposed' },
+          { patchId: patch.patch_id, commitHash: cmd.commitHash, actor: cmd.actor },
+        ),
+      );
       newStatus = 'done';
       promoted = true;
     }
@@ -92,7 +108,11 @@ export async function expireStaleDeferrals(ctx: ControlContext, opts: { threshol
     const deferred = db.all<Task>("SELECT * FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id");
     const facts: DeferredFacts[] = deferred.map((task) => {
       const patches = patchesOf(db, task.task_id);
-      return { task, patch: currentPatch({ task, patches }), commitsSinceDeferral: promotedSince(db, lastEventId(db, task.task_id, 'task.deferred')) };
+      return {
+        task,
+        patch: currentPatch({ task, patches }),
+        commitsSinceDeferral: promotedSince(db, lastEventId(db, task.task_id, 'task.deferred')),
+      };
     });
     const events = decideExpireDeferrals(facts, opts.actor ?? CONTROL_ACTOR, opts.threshold ?? DEFERRAL_EXPIRY_COMMITS);
     return { events, result: events.filter((e) => e.type === 'task.deferral_expired').map((e) => e.entity_id) };

@@ -29,7 +29,15 @@ function readBacklogRows(ctx: ControlContext): BacklogRow[] {
 function migratedEvent(row: BacklogRow, actor: string): { event: DomainEvent; note?: string } {
   const { status, note } = importStatus(row.rawStatus);
   return {
-    event: domainEvent('task.migrated', row.id, actor, { title: row.title, source: row.source, effort: row.effort, deps: row.deps, wave: row.wave, status, backlog_status: row.rawStatus }),
+    event: domainEvent('task.migrated', row.id, actor, {
+      title: row.title,
+      source: row.source,
+      effort: row.effort,
+      deps: row.deps,
+      wave: row.wave,
+      status,
+      backlog_status: row.rawStatus,
+    }),
     ...(note ? { note: `${row.id}: ${note}` } : {}),
   };
 }
@@ -124,7 +132,10 @@ export async function syncBacklog(ctx: ControlContext, actor = CONTROL_ACTOR): P
 export function formatSync(r: SyncResult): { out: string; err: string } {
   const out = `Synced ${r.completed.length} completions and ${r.imported.length} new items from BACKLOG.md into SQLite\n`;
   const err = r.refused
-    .map((x) => `${x.taskId}: marked done in BACKLOG.md but has no promoted patch; left ${x.status} (a task is done only through promote-patch)\n`)
+    .map(
+      (x) =>
+        `${x.taskId}: marked done in BACKLOG.md but has no promoted patch; left ${x.status} (a task is done only through promote-patch)\n`,
+    )
     .join('');
   return { out, err };
 }
@@ -148,7 +159,11 @@ function taskCounts(tasks: readonly Task[]): Record<string, number> {
 /** render-state: STATE.json from the log; the loop's position (phase, iteration…) is kept. */
 export function renderState(ctx: ControlContext, loop?: Partial<LoopPosition>): string {
   const tasks = allTasks(ctx.store);
-  const text = renderStateJson({ taskCounts: taskCounts(tasks), commitsTotal: promotedSince(ctx.store, undefined), currentWave: currentWave(tasks) }, readStateJson(ctx), loop);
+  const text = renderStateJson(
+    { taskCounts: taskCounts(tasks), commitsTotal: promotedSince(ctx.store, undefined), currentWave: currentWave(tasks) },
+    readStateJson(ctx),
+    loop,
+  );
   writeFileAtomic(ralphPaths(ctx.ralphDir).state, text);
   return text;
 }

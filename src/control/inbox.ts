@@ -22,11 +22,30 @@ function buildSchema() {
 
   return z.discriminatedUnion('command', [
     z.object({ command: z.literal('transition-task'), task_id: z.string().min(1), status: z.string().min(1), actor, payload }),
-    z.object({ command: z.literal('resolve-deferred'), task_id: z.string().min(1), decision: z.enum(['approve', 'reject', 'modify']), actor, rationale: z.string().min(1) }),
-    z.object({ command: z.literal('emit-event'), entity_type: z.string().min(1), entity_id: z.string().min(1), event_type: z.string().min(1), actor, payload }),
+    z.object({
+      command: z.literal('resolve-deferred'),
+      task_id: z.string().min(1),
+      decision: z.enum(['approve', 'reject', 'modify']),
+      actor,
+      rationale: z.string().min(1),
+    }),
+    z.object({
+      command: z.literal('emit-event'),
+      entity_type: z.string().min(1),
+      entity_id: z.string().min(1),
+      event_type: z.string().min(1),
+      actor,
+      payload,
+    }),
     z.object({ command: z.literal('discard-patch'), patch_id: z.string().min(1), reason: z.string().min(1), actor: actor.optional() }),
     z.object({ command: z.literal('add-task'), task: proposalSchemas().proposedTask, actor }),
-    z.object({ command: z.literal('reprioritize-task'), task_id: z.string().min(1), new_wave: z.number().int().min(0), actor, rationale: z.string().optional() }),
+    z.object({
+      command: z.literal('reprioritize-task'),
+      task_id: z.string().min(1),
+      new_wave: z.number().int().min(0),
+      actor,
+      rationale: z.string().optional(),
+    }),
     // Commands for the host (the loop), not the control plane: handed to `onHostCommand`.
     z.object({ command: z.enum(['stop', 'pause', 'resume']), actor, reason: z.string().optional() }),
   ]);
@@ -65,13 +84,24 @@ export interface InboxResult {
 async function runCommand(ctx: ControlContext, cmd: InboxCommand, onHostCommand?: (c: HostCommand) => void | Promise<void>): Promise<void> {
   switch (cmd.command) {
     case 'transition-task':
-      await transitionTask(ctx, { taskId: cmd.task_id, status: cmd.status, actor: cmd.actor, ...(cmd.payload ? { payload: cmd.payload } : {}) });
+      await transitionTask(ctx, {
+        taskId: cmd.task_id,
+        status: cmd.status,
+        actor: cmd.actor,
+        ...(cmd.payload ? { payload: cmd.payload } : {}),
+      });
       return;
     case 'resolve-deferred':
       await resolveDeferred(ctx, { taskId: cmd.task_id, decision: cmd.decision, actor: cmd.actor, rationale: cmd.rationale });
       return;
     case 'emit-event':
-      await emitEvent(ctx, { entityType: cmd.entity_type, entityId: cmd.entity_id, eventType: cmd.event_type, actor: cmd.actor, ...(cmd.payload ? { payload: cmd.payload } : {}) });
+      await emitEvent(ctx, {
+        entityType: cmd.entity_type,
+        entityId: cmd.entity_id,
+        eventType: cmd.event_type,
+        actor: cmd.actor,
+        ...(cmd.payload ? { payload: cmd.payload } : {}),
+      });
       return;
     case 'discard-patch':
       await discardPatch(ctx, { patchId: cmd.patch_id, reason: cmd.reason, ...(cmd.actor ? { actor: cmd.actor } : {}) });
@@ -83,7 +113,12 @@ async function runCommand(ctx: ControlContext, cmd: InboxCommand, onHostCommand?
       });
       return;
     case 'reprioritize-task':
-      await reprioritizeTask(ctx, { taskId: cmd.task_id, newWave: cmd.new_wave, actor: cmd.actor, ...(cmd.rationale ? { rationale: cmd.rationale } : {}) });
+      await reprioritizeTask(ctx, {
+        taskId: cmd.task_id,
+        newWave: cmd.new_wave,
+        actor: cmd.actor,
+        ...(cmd.rationale ? { rationale: cmd.rationale } : {}),
+      });
       return;
     default:
       if (!onHostCommand) throw new Error(`no host is listening for '${cmd.command}'`);
@@ -98,11 +133,17 @@ function moveWithError(src: string, dir: string, name: string, error?: string): 
 }
 
 /** The writer's side: runs every waiting command file in name order. */
-export async function drainInbox(ctx: ControlContext, opts: { onHostCommand?: (c: HostCommand) => void | Promise<void> } = {}): Promise<InboxResult[]> {
+export async function drainInbox(
+  ctx: ControlContext,
+  opts: { onHostCommand?: (c: HostCommand) => void | Promise<void> } = {},
+): Promise<InboxResult[]> {
   const dir = ralphPaths(ctx.ralphDir).inbox;
   if (!fs.existsSync(dir)) return [];
   const results: InboxResult[] = [];
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('.')).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
+    .sort();
   for (const file of files) {
     const full = path.join(dir, file);
     let error: string | undefined;
@@ -120,7 +161,9 @@ export async function drainInbox(ctx: ControlContext, opts: { onHostCommand?: (c
       moveWithError(full, path.join(dir, 'processed'), file);
       results.push({ file, ok: true, ...(command ? { command } : {}) });
     } else {
-      await ctx.store.append([{ entity_type: 'inbox', entity_id: file, event_type: 'inbox.failed', actor: 'control_plane', payload: { file, error } }]);
+      await ctx.store.append([
+        { entity_type: 'inbox', entity_id: file, event_type: 'inbox.failed', actor: 'control_plane', payload: { file, error } },
+      ]);
       moveWithError(full, path.join(dir, 'failed'), file, error);
       results.push({ file, ok: false, error, ...(command ? { command } : {}) });
     }

@@ -2,7 +2,16 @@
 // EventStore, the projections they need, and the inbox.
 export { CONTROL_PROJECTIONS, taskViewProjection, patchViewProjection, getTask, getPatch, patchesOf, allTasks } from './views';
 export { controlContext, CONTROL_ACTOR, ralphPaths, type ControlContext, type GitPort } from './context';
-export { emitEvent, transitionTask, pickReadyTask, claimReadyTask, releaseClaims, parseRole, decideAndAppend, type TransitionResult } from './tasks';
+export {
+  emitEvent,
+  transitionTask,
+  pickReadyTask,
+  claimReadyTask,
+  releaseClaims,
+  parseRole,
+  decideAndAppend,
+  type TransitionResult,
+} from './tasks';
 export {
   queuePatch,
   promotePatch,
@@ -18,10 +27,39 @@ export {
   type RiskAssessment,
   type PolicyCheckResult,
 } from './patches';
-export { getDeferredQueue, deferredTasks, shouldReviewDeferred, resolveDeferred, expireStaleDeferrals, parseDecision, type ResolveResult, type ReviewDue } from './deferred';
+export {
+  getDeferredQueue,
+  deferredTasks,
+  shouldReviewDeferred,
+  resolveDeferred,
+  expireStaleDeferrals,
+  parseDecision,
+  type ResolveResult,
+  type ReviewDue,
+} from './deferred';
 export { reprioritizeTask, type ReprioritizeCommand } from './reprioritize';
-export { processProposals, listProposalFiles, deferredProposals, resolveProposal, type ProposalCounts, type ProposalReport, type DeferredProposal } from './proposals';
-export { importBacklog, renderBacklogFile, syncBacklog, renderState, statusText, statusFacts, rebuildViews, formatMigrated, formatSync, type ImportResult, type SyncResult } from './derived';
+export {
+  processProposals,
+  listProposalFiles,
+  deferredProposals,
+  resolveProposal,
+  type ProposalCounts,
+  type ProposalReport,
+  type DeferredProposal,
+} from './proposals';
+export {
+  importBacklog,
+  renderBacklogFile,
+  syncBacklog,
+  renderState,
+  statusText,
+  statusFacts,
+  rebuildViews,
+  formatMigrated,
+  formatSync,
+  type ImportResult,
+  type SyncResult,
+} from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
 export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';
 export { openControl, type OpenControlOptions } from './open';

@@ -8,7 +8,15 @@ import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, filesTouchedB
 import { decidePolicy, type PolicyVerdict } from '../domain/policy';
 import { currentPatch } from '../domain/task';
 import { domainEvent, readEvent, type DomainEvent } from '../domain/events';
-import { CommitNotFoundError, CommitNotOnBranchError, ControlError, InvalidArgumentError, InvalidStateError, PatchNotFoundError, TaskNotFoundError } from '../domain/errors';
+import {
+  CommitNotFoundError,
+  CommitNotOnBranchError,
+  ControlError,
+  InvalidArgumentError,
+  InvalidStateError,
+  PatchNotFoundError,
+  TaskNotFoundError,
+} from '../domain/errors';
 import type { Patch, Task } from '../domain/model';
 import { CONTROL_ACTOR, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
@@ -45,7 +53,10 @@ export async function requireCommit(ctx: ControlContext, commitHash: string): Pr
 }
 
 /** promote-patch: patch promoted + task done + task.completed, atomically; the commit must exist. */
-export async function promotePatch(ctx: ControlContext, cmd: { patchId: string; commitHash: string; actor?: string }): Promise<PromoteResult> {
+export async function promotePatch(
+  ctx: ControlContext,
+  cmd: { patchId: string; commitHash: string; actor?: string },
+): Promise<PromoteResult> {
   await requireCommit(ctx, cmd.commitHash);
   const { result } = await decideAndAppend(ctx, (db) => {
     const patch = getPatch(db, cmd.patchId);
@@ -57,7 +68,10 @@ export async function promotePatch(ctx: ControlContext, cmd: { patchId: string; 
 }
 
 /** discard-patch: patch discarded, its task back to pending. Returns the task id. */
-export async function discardPatch(ctx: ControlContext, cmd: { patchId: string; reason: string; actor?: string }): Promise<{ patchId: string; taskId: string }> {
+export async function discardPatch(
+  ctx: ControlContext,
+  cmd: { patchId: string; reason: string; actor?: string },
+): Promise<{ patchId: string; taskId: string }> {
   const { result } = await decideAndAppend(ctx, (db) => {
     const patch = getPatch(db, cmd.patchId);
     const task = patch ? getTask(db, patch.task_id) : undefined;
@@ -118,19 +132,36 @@ export function assessRisk(ctx: ControlContext, db: SqlReader, taskId: string, p
   if (task === undefined) throw new TaskNotFoundError(taskId);
   const patch = selectPatch(db, task, patchId);
   const files = patch ? patchFiles(ctx, patch) : [];
-  return { taskId, patchId: patch?.patch_id ?? null, files, tier: classifyRisk(files, task, ctx.riskPatterns), previousTier: task.risk_tier };
+  return {
+    taskId,
+    patchId: patch?.patch_id ?? null,
+    files,
+    tier: classifyRisk(files, task, ctx.riskPatterns),
+    previousTier: task.risk_tier,
+  };
 }
 
 function riskEvent(a: RiskAssessment, actor: string): DomainEvent[] {
   if (a.tier === a.previousTier) return [];
-  return [domainEvent('task.risk_classified', a.taskId, actor, { old_tier: Math.min(3, Math.max(0, a.previousTier)), risk_tier: a.tier, files: [...a.files], patch_id: a.patchId })];
+  return [
+    domainEvent('task.risk_classified', a.taskId, actor, {
+      old_tier: Math.min(3, Math.max(0, a.previousTier)),
+      risk_tier: a.tier,
+      files: [...a.files],
+      patch_id: a.patchId,
+    }),
+  ];
 }
 
 /**
  * classify-risk: the tier from the files the task's patch touches. With `record` (the
  * writer), a changed tier is stored in task_view by a `task.risk_classified` event.
  */
-export async function classifyTaskRisk(ctx: ControlContext, taskId: string, opts: { patchId?: string; record?: boolean } = {}): Promise<RiskAssessment> {
+export async function classifyTaskRisk(
+  ctx: ControlContext,
+  taskId: string,
+  opts: { patchId?: string; record?: boolean } = {},
+): Promise<RiskAssessment> {
   if (opts.record === false || ctx.store.mode === 'observer') return assessRisk(ctx, ctx.store, taskId, opts.patchId);
   const { result } = await decideAndAppend(ctx, (db) => {
     const a = assessRisk(ctx, db, taskId, opts.patchId);
@@ -142,7 +173,16 @@ export async function classifyTaskRisk(ctx: ControlContext, taskId: string, opts
 /** True when the judge's latest verdict on the task approved exactly this patch. */
 function approvedByJudge(db: SqlReader, taskId: string, patchId: string | null): boolean {
   if (patchId === null) return false;
-  const row = db.get<{ event_id: string; ts: string; run_id: string; entity_type: string; entity_id: string; event_type: string; actor: string; payload: string }>(
+  const row = db.get<{
+    event_id: string;
+    ts: string;
+    run_id: string;
+    entity_type: string;
+    entity_id: string;
+    event_type: string;
+    actor: string;
+    payload: string;
+  }>(
     "SELECT * FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = 'task.deferral_resolved' ORDER BY event_id DESC LIMIT 1",
     [taskId],
   );
@@ -158,7 +198,12 @@ export interface PolicyCheckResult extends PolicyVerdict {
 }
 
 /** policy-check: classify (from the patch) and decide promote | defer | decompose. */
-export async function policyCheck(ctx: ControlContext, taskId: string, patchId?: string, opts: { record?: boolean } = {}): Promise<PolicyCheckResult> {
+export async function policyCheck(
+  ctx: ControlContext,
+  taskId: string,
+  patchId?: string,
+  opts: { record?: boolean } = {},
+): Promise<PolicyCheckResult> {
   const a = await classifyTaskRisk(ctx, taskId, { ...(patchId ? { patchId } : {}), ...(opts.record === false ? { record: false } : {}) });
   const verdict = decidePolicy(a.tier, { approvedByJudge: approvedByJudge(ctx.store, taskId, a.patchId) });
   return { ...verdict, task_id: taskId, patch_id: a.patchId, files: a.files };
@@ -169,13 +214,19 @@ export async function policyCheck(ctx: ControlContext, taskId: string, patchId?:
  * decompose -> `task.blocked` until a decomposition proposal replaces it; promote ->
  * nothing here (the caller commits, then calls promotePatch with the commit).
  */
-export async function applyPolicy(ctx: ControlContext, taskId: string, patchId?: string, actor = CONTROL_ACTOR): Promise<PolicyCheckResult> {
+export async function applyPolicy(
+  ctx: ControlContext,
+  taskId: string,
+  patchId?: string,
+  actor = CONTROL_ACTOR,
+): Promise<PolicyCheckResult> {
   const verdict = await policyCheck(ctx, taskId, patchId);
   if (verdict.decision === 'promote') return verdict;
   await decideAndAppend(ctx, (db) => {
     const task = getTask(db, taskId);
     if (task === undefined) throw new TaskNotFoundError(taskId);
-    if (task.status === 'done' || task.status === 'dropped') throw new InvalidStateError(taskId, task.status, `task ${taskId} is ${task.status}`);
+    if (task.status === 'done' || task.status === 'dropped')
+      throw new InvalidStateError(taskId, task.status, `task ${taskId} is ${task.status}`);
     const to = verdict.decision === 'defer' ? 'deferred' : 'blocked';
     if (task.status === to) return { events: [], result: undefined };
     return {

@@ -60,7 +60,10 @@ function priorOutcome(ctx: ControlContext, file: string): ProposalReport | undef
 }
 
 /** Processes every pending proposal file; returns the counts and a line per file. */
-export async function processProposals(ctx: ControlContext, actor = CONTROL_ACTOR): Promise<{ counts: ProposalCounts; reports: ProposalReport[] }> {
+export async function processProposals(
+  ctx: ControlContext,
+  actor = CONTROL_ACTOR,
+): Promise<{ counts: ProposalCounts; reports: ProposalReport[] }> {
   const paths = ralphPaths(ctx.ralphDir);
   const counts: ProposalCounts = { accepted: 0, rejected: 0, deferred: 0 };
   const reports: ProposalReport[] = [];
@@ -72,7 +75,10 @@ export async function processProposals(ctx: ControlContext, actor = CONTROL_ACTO
       const { result } = await decideAndAppend(ctx, (db) => {
         const parsed = parseProposal(text, `proposals/${file}`);
         if (!parsed.ok) {
-          return { events: [domainEvent('proposal.rejected', file, actor, { file, error: parsed.error })], result: { file, outcome: 'rejected' as const, detail: parsed.error, tasks: [] } };
+          return {
+            events: [domainEvent('proposal.rejected', file, actor, { file, error: parsed.error })],
+            result: { file, outcome: 'rejected' as const, detail: parsed.error, tasks: [] },
+          };
         }
         const p = parsed.proposal;
         const tasks = new Map(allTasks(db).map((t): [string, Task] => [t.task_id, t]));
@@ -80,7 +86,15 @@ export async function processProposals(ctx: ControlContext, actor = CONTROL_ACTO
         let events: DomainEvent[];
         let r: ProposalReport;
         if (o.outcome === 'accepted') {
-          events = [...o.events, domainEvent('proposal.accepted', file, actor, { file, proposal_type: p.proposal_type, tasks: o.tasks, confidence: p.confidence })];
+          events = [
+            ...o.events,
+            domainEvent('proposal.accepted', file, actor, {
+              file,
+              proposal_type: p.proposal_type,
+              tasks: o.tasks,
+              confidence: p.confidence,
+            }),
+          ];
           r = { file, outcome: 'accepted', detail: o.tasks.join(', '), tasks: o.tasks };
         } else if (o.outcome === 'deferred') {
           events = [domainEvent('proposal.deferred', file, actor, { file, proposal_type: p.proposal_type, reason: o.reason, proposal: p })];
@@ -150,11 +164,16 @@ export async function resolveProposal(
   ctx: ControlContext,
   cmd: { file: string; decision: 'approve' | 'reject'; actor: string; rationale: string },
 ): Promise<ProposalReport> {
-  if (cmd.decision !== 'approve' && cmd.decision !== 'reject') throw new InvalidArgumentError(`decision must be approve or reject, not '${String(cmd.decision)}'`);
+  if (cmd.decision !== 'approve' && cmd.decision !== 'reject')
+    throw new InvalidArgumentError(`decision must be approve or reject, not '${String(cmd.decision)}'`);
   const { result } = await decideAndAppend(ctx, (db): { events: DomainEvent[]; result: ProposalReport } => {
     const last = latestOutcomes(db).get(cmd.file);
     if (last?.event_type !== 'proposal.deferred') {
-      throw new InvalidStateError(cmd.file, last?.event_type ?? 'unknown', `proposal ${cmd.file} is not waiting for the judge${last ? ` (last: ${last.event_type})` : ''}`);
+      throw new InvalidStateError(
+        cmd.file,
+        last?.event_type ?? 'unknown',
+        `proposal ${cmd.file} is not waiting for the judge${last ? ` (last: ${last.event_type})` : ''}`,
+      );
     }
     const stored = JSON.parse(last.payload) as { proposal: unknown; proposal_type: string };
     const base = { file: cmd.file, proposal_type: stored.proposal_type, resolved_by: cmd.actor, rationale: cmd.rationale };

@@ -32,7 +32,13 @@ export async function emitEvent(
     if (v.trim() === '') throw new InvalidArgumentError(`${k} must not be empty`);
   }
   if (isDomainEventType(e.eventType)) throw new ReservedEventTypeError(e.eventType);
-  const ev: NewEvent = { entity_type: e.entityType, entity_id: e.entityId, event_type: e.eventType, actor: e.actor, payload: e.payload ?? {} };
+  const ev: NewEvent = {
+    entity_type: e.entityType,
+    entity_id: e.entityId,
+    event_type: e.eventType,
+    actor: e.actor,
+    payload: e.payload ?? {},
+  };
   const [stored] = await ctx.store.append([ev]);
   if (stored === undefined) throw new Error('the store appended nothing');
   return stored.event_id;
@@ -54,7 +60,13 @@ export async function transitionTask(
     const task = getTask(db, cmd.taskId);
     const evs = decideTransition(
       { task, patches: patchesOf(db, cmd.taskId) },
-      { taskId: cmd.taskId, to: cmd.status, actor: cmd.actor, ...(cmd.payload ? { payload: cmd.payload } : {}), ...(cmd.via ? { via: cmd.via } : {}) },
+      {
+        taskId: cmd.taskId,
+        to: cmd.status,
+        actor: cmd.actor,
+        ...(cmd.payload ? { payload: cmd.payload } : {}),
+        ...(cmd.via ? { via: cmd.via } : {}),
+      },
     );
     return { events: evs, result: { oldStatus: task?.status ?? null, newStatus: cmd.status as TaskStatus } };
   });
@@ -68,14 +80,22 @@ export function parseRole(role: string): PickRole {
 
 /** `S,M` (a CLI flag or a config list joined) as efforts; an unknown one is an error naming it. */
 export function parseEfforts(text: string): Effort[] {
-  const items = text.split(',').map((e) => e.trim()).filter((e) => e.length > 0);
+  const items = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0);
   if (items.length === 0) throw new InvalidArgumentError(`efforts must list at least one of ${EFFORTS.join(', ')}`);
   for (const e of items) if (!isEffort(e)) throw new InvalidArgumentError(`unknown effort '${e}' (expected one of ${EFFORTS.join(', ')})`);
   return items as Effort[];
 }
 
 /** pick-ready-task: the next ready task for the role, without claiming it (a query). */
-export function pickReadyTask(ctx: ControlContext, role: PickRole, exclude: readonly string[] = [], efforts: readonly string[] = DEFAULT_WORKER_EFFORTS): Task | undefined {
+export function pickReadyTask(
+  ctx: ControlContext,
+  role: PickRole,
+  exclude: readonly string[] = [],
+  efforts: readonly string[] = DEFAULT_WORKER_EFFORTS,
+): Task | undefined {
   return pickReady(allTasks(ctx.store), role, exclude, efforts);
 }
 
@@ -104,12 +124,20 @@ export async function claimReadyTask(
  * loop's crash recovery use it; the reference reset claims by direct SQL, defect 9).
  * `owner` limits it to one owner's claims; `except` keeps the named tasks.
  */
-export async function releaseClaims(ctx: ControlContext, opts: { owner?: string; except?: readonly string[]; actor: string; reason: string }): Promise<string[]> {
+export async function releaseClaims(
+  ctx: ControlContext,
+  opts: { owner?: string; except?: readonly string[]; actor: string; reason: string },
+): Promise<string[]> {
   const { result } = await decideAndAppend(ctx, (db) => {
     const claimed = db.all<Task>("SELECT * FROM task_view WHERE status = 'claimed' ORDER BY task_id");
-    const release = claimed.filter((t) => (opts.owner === undefined || t.claimed_by === opts.owner) && !(opts.except ?? []).includes(t.task_id));
+    const release = claimed.filter(
+      (t) => (opts.owner === undefined || t.claimed_by === opts.owner) && !(opts.except ?? []).includes(t.task_id),
+    );
     const events = release.flatMap((t) =>
-      decideTransition({ task: t, patches: [] }, { taskId: t.task_id, to: 'pending', actor: opts.actor, payload: { reason: opts.reason, released_owner: t.claimed_by } }),
+      decideTransition(
+        { task: t, patches: [] },
+        { taskId: t.task_id, to: 'pending', actor: opts.actor, payload: { reason: opts.reason, released_owner: t.claimed_by } },
+      ),
     );
     return { events, result: release.map((t) => t.task_id) };
   });

@@ -7,7 +7,22 @@ import { evolveTask } from '../domain/task';
 import { evolvePatch } from '../domain/patch';
 import type { Patch, Task } from '../domain/model';
 
-const TASK_COLUMNS = ['task_id', 'status', 'title', 'source', 'effort', 'deps', 'wave', 'risk_tier', 'claimed_by', 'patch_id', 'version', 'deferred_reason', 'deferred_at', 'provenance'] as const;
+const TASK_COLUMNS = [
+  'task_id',
+  'status',
+  'title',
+  'source',
+  'effort',
+  'deps',
+  'wave',
+  'risk_tier',
+  'claimed_by',
+  'patch_id',
+  'version',
+  'deferred_reason',
+  'deferred_at',
+  'provenance',
+] as const;
 const PATCH_COLUMNS = ['patch_id', 'task_id', 'status', 'patch_path', 'created_by', 'created_at', 'applied_at', 'commit_hash'] as const;
 
 const UPSERT_TASK = `INSERT OR REPLACE INTO task_view(${TASK_COLUMNS.join(', ')}) VALUES (${TASK_COLUMNS.map(() => '?').join(', ')})`;
@@ -104,18 +119,24 @@ export function allTasks(db: SqlReader): Task[] {
 }
 
 export function countBy(db: SqlReader, table: 'task_view' | 'patch_view'): [string, number][] {
-  return db.all<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM ${table} GROUP BY status ORDER BY status`).map((r) => [r.status, r.n]);
+  return db
+    .all<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM ${table} GROUP BY status ORDER BY status`)
+    .map((r) => [r.status, r.n]);
 }
 
 /** Promoted patches (commits) after the given event id; all of them when undefined. */
 export function promotedSince(db: SqlReader, afterEventId: string | undefined): number {
-  const row = afterEventId === undefined
-    ? db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'")
-    : db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted' AND event_id > ?", [afterEventId]);
+  const row =
+    afterEventId === undefined
+      ? db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'")
+      : db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted' AND event_id > ?", [afterEventId]);
   return row?.n ?? 0;
 }
 
 /** The id of the task's latest event of one type. */
 export function lastEventId(db: SqlReader, taskId: string, eventType: string): string | undefined {
-  return db.get<{ event_id: string }>("SELECT event_id FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = ? ORDER BY event_id DESC LIMIT 1", [taskId, eventType])?.event_id;
+  return db.get<{ event_id: string }>(
+    "SELECT event_id FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = ? ORDER BY event_id DESC LIMIT 1",
+    [taskId, eventType],
+  )?.event_id;
 }

@@ -107,7 +107,8 @@ export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
     const problem = (message: string): void => {
       problems.push({ file, line: lineNo, message });
     };
-    if (cells.length !== 6) return problem(`table row has ${cells.length} cells, expected 6 (ID | Status | Title | Source | Effort | Deps)`);
+    if (cells.length !== 6)
+      return problem(`table row has ${cells.length} cells, expected 6 (ID | Status | Title | Source | Effort | Deps)`);
     const [id, status, title, source, effort, deps] = cells as [string, string, string, string, string, string];
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id)) return problem(`invalid task id '${id}'`);
     const dup = seen.get(id);

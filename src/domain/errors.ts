@@ -75,6 +75,8 @@ export class CommitNotOnBranchError extends ControlError {
 export class ReservedEventTypeError extends ControlError {
   override readonly name = 'ReservedEventTypeError';
   constructor(readonly eventType: string) {
-    super(`event type ${eventType} belongs to the control plane; use its command (e.g. transition-task, promote-patch) instead of emit-event`);
+    super(
+      `event type ${eventType} belongs to the control plane; use its command (e.g. transition-task, promote-patch) instead of emit-event`,
+    );
   }
 }

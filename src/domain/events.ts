@@ -105,10 +105,29 @@ export function eventSchemas(): EventSchemas {
 }
 
 const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
-  'task.migrated', 'task.created', 'task.pending', 'task.claimed', 'task.proposed', 'task.done', 'task.deferred', 'task.blocked', 'task.dropped',
-  'task.completed', 'task.deferral_resolved', 'task.deferral_expired', 'task.risk_classified', 'task.reprioritized',
-  'patch.queued', 'patch.applied', 'patch.verified', 'patch.promoted', 'patch.discarded',
-  'proposal.accepted', 'proposal.deferred', 'proposal.rejected', 'inbox.failed',
+  'task.migrated',
+  'task.created',
+  'task.pending',
+  'task.claimed',
+  'task.proposed',
+  'task.done',
+  'task.deferred',
+  'task.blocked',
+  'task.dropped',
+  'task.completed',
+  'task.deferral_resolved',
+  'task.deferral_expired',
+  'task.risk_classified',
+  'task.reprioritized',
+  'patch.queued',
+  'patch.applied',
+  'patch.verified',
+  'patch.promoted',
+  'patch.discarded',
+  'proposal.accepted',
+  'proposal.deferred',
+  'proposal.rejected',
+  'inbox.failed',
 ] satisfies DomainEventType[]);
 export type DomainEventType = keyof EventSchemas;
 export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;

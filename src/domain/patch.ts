@@ -46,9 +46,13 @@ export function isLivePatch(p: Patch): boolean {
 }
 
 /** queue-patch: the patch is queued and its task becomes `proposed`. */
-export function decideQueuePatch(task: Task | undefined, cmd: { taskId: string; patchId: string; path: string; createdBy: string }): DomainEvent[] {
+export function decideQueuePatch(
+  task: Task | undefined,
+  cmd: { taskId: string; patchId: string; path: string; createdBy: string },
+): DomainEvent[] {
   if (task === undefined) throw new TaskNotFoundError(cmd.taskId);
-  if (task.status === 'done' || task.status === 'dropped') throw new InvalidStateError(cmd.taskId, task.status, `task ${cmd.taskId} is ${task.status}; it takes no more patches`);
+  if (task.status === 'done' || task.status === 'dropped')
+    throw new InvalidStateError(cmd.taskId, task.status, `task ${cmd.taskId} is ${task.status}; it takes no more patches`);
   return [
     domainEvent('patch.queued', cmd.patchId, cmd.createdBy, { task_id: cmd.taskId, patch_path: cmd.path, created_by: cmd.createdBy }),
     domainEvent('task.proposed', cmd.taskId, cmd.createdBy, { old_status: task.status, new_status: 'proposed', patch_id: cmd.patchId }),
@@ -59,12 +63,25 @@ export function decideQueuePatch(task: Task | undefined, cmd: { taskId: string; 
  * promote-patch: patch promoted, task done and `task.completed`, in one decision. A task
  * still deferred to the judge cannot be promoted around it; approval comes first.
  */
-export function decidePromotePatch(patch: Patch | undefined, task: Task | undefined, cmd: { patchId: string; commitHash: string; actor: string }): DomainEvent[] {
+export function decidePromotePatch(
+  patch: Patch | undefined,
+  task: Task | undefined,
+  cmd: { patchId: string; commitHash: string; actor: string },
+): DomainEvent[] {
   if (patch === undefined) throw new PatchNotFoundError(cmd.patchId);
-  if (!isLivePatch(patch)) throw new InvalidStateError(cmd.patchId, patch.status, `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be promoted`);
+  if (!isLivePatch(patch))
+    throw new InvalidStateError(
+      cmd.patchId,
+      patch.status,
+      `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be promoted`,
+    );
   if (task === undefined) throw new TaskNotFoundError(patch.task_id);
   if (task.status === 'deferred') {
-    throw new InvalidStateError(task.task_id, task.status, `task ${task.task_id} is deferred to the judge; approve it with resolve-deferred before promoting ${cmd.patchId}`);
+    throw new InvalidStateError(
+      task.task_id,
+      task.status,
+      `task ${task.task_id} is deferred to the judge; approve it with resolve-deferred before promoting ${cmd.patchId}`,
+    );
   }
   if (task.status === 'dropped') throw new InvalidStateError(task.task_id, task.status, `task ${task.task_id} is dropped`);
   return [
@@ -75,14 +92,25 @@ export function decidePromotePatch(patch: Patch | undefined, task: Task | undefi
 }
 
 /** discard-patch: patch discarded; its task back to pending unless it is already finished. */
-export function decideDiscardPatch(patch: Patch | undefined, task: Task | undefined, cmd: { patchId: string; reason: string; actor: string }): DomainEvent[] {
+export function decideDiscardPatch(
+  patch: Patch | undefined,
+  task: Task | undefined,
+  cmd: { patchId: string; reason: string; actor: string },
+): DomainEvent[] {
   if (patch === undefined) throw new PatchNotFoundError(cmd.patchId);
-  if (!isLivePatch(patch)) throw new InvalidStateError(cmd.patchId, patch.status, `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be discarded`);
+  if (!isLivePatch(patch))
+    throw new InvalidStateError(
+      cmd.patchId,
+      patch.status,
+      `patch ${cmd.patchId} is ${patch.status}; only a queued, applied or verified patch can be discarded`,
+    );
   const events = [domainEvent('patch.discarded', cmd.patchId, cmd.actor, { task_id: patch.task_id, reason: cmd.reason })];
   // A patch the task has moved on from (a newer one is its current patch) closes alone.
   const superseded = task?.patch_id != null && task.patch_id !== cmd.patchId;
   if (task !== undefined && !superseded && task.status !== 'done' && task.status !== 'dropped' && task.status !== 'pending') {
-    events.push(domainEvent('task.pending', task.task_id, cmd.actor, { old_status: task.status, new_status: 'pending', reason: cmd.reason }));
+    events.push(
+      domainEvent('task.pending', task.task_id, cmd.actor, { old_status: task.status, new_status: 'pending', reason: cmd.reason }),
+    );
   }
   return events;
 }

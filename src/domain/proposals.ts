@@ -17,7 +17,11 @@ function buildSchemas() {
 
   const proposedTaskSchema = z.object({
     id: z.string().regex(TASK_ID, 'task id: letters, digits, ".", "_" or "-", e.g. W3-035'),
-    title: z.string().trim().min(1).refine((t) => !/[\r\n]/.test(t), 'title must be one line'),
+    title: z
+      .string()
+      .trim()
+      .min(1)
+      .refine((t) => !/[\r\n]/.test(t), 'title must be one line'),
     source: z.string().trim().min(1).default('-'),
     effort: z.enum(EFFORTS),
     wave: z.number().int().min(0),
@@ -37,7 +41,9 @@ function buildSchemas() {
       sub_tasks: z.array(proposedTaskSchema.extend({ wave: z.number().int().min(0).optional() })).min(1),
       rationale,
     }),
-    z.object({ proposal_type: z.literal('drop_task'), confidence: confidence.default(1), rationale, ...taskRef.shape }).refine((p) => p.task_id ?? p.task?.id, 'drop_task needs task_id (or task.id)'),
+    z
+      .object({ proposal_type: z.literal('drop_task'), confidence: confidence.default(1), rationale, ...taskRef.shape })
+      .refine((p) => p.task_id ?? p.task?.id, 'drop_task needs task_id (or task.id)'),
     z
       .object({
         proposal_type: z.literal('reprioritize'),
@@ -114,10 +120,16 @@ function unknownDeps(t: { deps: string }, known: (id: string) => boolean): strin
  * approved a deferred proposal) the "needs the judge" conditions are lifted; validity and
  * the backlog limits still hold (over a limit, a judged proposal is rejected).
  */
-export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'control_plane', opts: { judged?: boolean } = {}): ProposalOutcome {
+export function evaluateProposal(
+  p: Proposal,
+  facts: BacklogFacts,
+  actor = 'control_plane',
+  opts: { judged?: boolean } = {},
+): ProposalOutcome {
   const { tasks } = facts;
   const judged = opts.judged === true;
-  const overLimit = (reason: string): ProposalOutcome => (judged ? { outcome: 'rejected', error: reason } : { outcome: 'deferred', reason });
+  const overLimit = (reason: string): ProposalOutcome =>
+    judged ? { outcome: 'rejected', error: reason } : { outcome: 'deferred', reason };
   switch (p.proposal_type) {
     case 'new_task': {
       const t = p.task;
@@ -126,8 +138,15 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
       if (missing.length) return { outcome: 'rejected', error: `task ${t.id} depends on unknown task(s) ${missing.join(', ')}` };
       const limit = limitProblem(tasks, [t]);
       if (limit) return overLimit(limit);
-      const accept = judged || (t.effort === 'S' && t.deps === '-' && p.confidence >= 0.7) || ((t.effort === 'S' || t.effort === 'M') && p.confidence >= 0.8);
-      if (!accept) return { outcome: 'deferred', reason: `new ${t.effort}-effort task with confidence ${p.confidence}${t.deps === '-' ? '' : ` and deps ${t.deps}`} needs the judge` };
+      const accept =
+        judged ||
+        (t.effort === 'S' && t.deps === '-' && p.confidence >= 0.7) ||
+        ((t.effort === 'S' || t.effort === 'M') && p.confidence >= 0.8);
+      if (!accept)
+        return {
+          outcome: 'deferred',
+          reason: `new ${t.effort}-effort task with confidence ${p.confidence}${t.deps === '-' ? '' : ` and deps ${t.deps}`} needs the judge`,
+        };
       return {
         outcome: 'accepted',
         tasks: [t.id],
@@ -137,7 +156,8 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
     case 'decompose': {
       const parent = tasks.get(p.parent_task);
       if (!parent) return { outcome: 'rejected', error: `parent task ${p.parent_task} does not exist` };
-      if (parent.status === 'done' || parent.status === 'dropped') return { outcome: 'rejected', error: `parent task ${p.parent_task} is ${parent.status}` };
+      if (parent.status === 'done' || parent.status === 'dropped')
+        return { outcome: 'rejected', error: `parent task ${p.parent_task} is ${parent.status}` };
       const subs = p.sub_tasks.map((s) => ({ ...s, wave: s.wave ?? parent.wave }));
       const ids = new Set<string>();
       for (const s of subs) {
@@ -151,13 +171,26 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
       const limit = limitProblem(tasks, subs);
       if (limit) return overLimit(limit);
       const notS = subs.filter((s) => s.effort !== 'S');
-      if (notS.length && !judged) return { outcome: 'deferred', reason: `decomposition has non-S sub-tasks (${notS.map((s) => s.id).join(', ')}); needs the judge` };
+      if (notS.length && !judged)
+        return { outcome: 'deferred', reason: `decomposition has non-S sub-tasks (${notS.map((s) => s.id).join(', ')}); needs the judge` };
       return {
         outcome: 'accepted',
         tasks: subs.map((s) => s.id),
         events: [
-          ...subs.map((s) => domainEvent('task.created', s.id, actor, { ...s, provenance: 'auto', confidence: p.confidence, rationale: p.rationale, parent_task: parent.task_id })),
-          domainEvent('task.dropped', parent.task_id, actor, { old_status: parent.status, new_status: 'dropped', reason: `decomposed into ${subs.map((s) => s.id).join(', ')}` }),
+          ...subs.map((s) =>
+            domainEvent('task.created', s.id, actor, {
+              ...s,
+              provenance: 'auto',
+              confidence: p.confidence,
+              rationale: p.rationale,
+              parent_task: parent.task_id,
+            }),
+          ),
+          domainEvent('task.dropped', parent.task_id, actor, {
+            old_status: parent.status,
+            new_status: 'dropped',
+            reason: `decomposed into ${subs.map((s) => s.id).join(', ')}`,
+          }),
         ],
       };
     }
@@ -167,20 +200,36 @@ export function evaluateProposal(p: Proposal, facts: BacklogFacts, actor = 'cont
       if (!t) return { outcome: 'rejected', error: `task ${id} does not exist` };
       if (!judged) return { outcome: 'deferred', reason: `dropping ${id} always needs the judge` };
       if (t.status === 'done' || t.status === 'dropped') return { outcome: 'rejected', error: `task ${id} is already ${t.status}` };
-      return { outcome: 'accepted', tasks: [id], events: [domainEvent('task.dropped', id, actor, { old_status: t.status, new_status: 'dropped', reason: p.rationale || 'dropped by proposal' })] };
+      return {
+        outcome: 'accepted',
+        tasks: [id],
+        events: [
+          domainEvent('task.dropped', id, actor, {
+            old_status: t.status,
+            new_status: 'dropped',
+            reason: p.rationale || 'dropped by proposal',
+          }),
+        ],
+      };
     }
     case 'reprioritize': {
       const id = (p.task_id ?? p.task?.id) as string;
       const t = tasks.get(id);
       if (!t) return { outcome: 'rejected', error: `task ${id} does not exist` };
-      if (p.old_wave !== undefined && p.old_wave !== t.wave) return { outcome: 'rejected', error: `task ${id} is in wave ${t.wave}, not ${p.old_wave} (stale proposal)` };
+      if (p.old_wave !== undefined && p.old_wave !== t.wave)
+        return { outcome: 'rejected', error: `task ${id} is in wave ${t.wave}, not ${p.old_wave} (stale proposal)` };
       if (p.new_wave === t.wave) return { outcome: 'rejected', error: `task ${id} is already in wave ${t.wave}` };
-      if (Math.abs(p.new_wave - t.wave) > 1 && !judged) return { outcome: 'deferred', reason: `moving ${id} from wave ${t.wave} to ${p.new_wave} (more than one wave) needs the judge` };
+      if (Math.abs(p.new_wave - t.wave) > 1 && !judged)
+        return { outcome: 'deferred', reason: `moving ${id} from wave ${t.wave} to ${p.new_wave} (more than one wave) needs the judge` };
       if (t.status === 'pending') {
         const limit = limitProblem(new Map([...tasks].filter(([k]) => k !== id)), [{ wave: p.new_wave }]);
         if (limit) return overLimit(limit);
       }
-      return { outcome: 'accepted', tasks: [id], events: [domainEvent('task.reprioritized', id, actor, { old_wave: t.wave, new_wave: p.new_wave, rationale: p.rationale })] };
+      return {
+        outcome: 'accepted',
+        tasks: [id],
+        events: [domainEvent('task.reprioritized', id, actor, { old_wave: t.wave, new_wave: p.new_wave, rationale: p.rationale })],
+      };
     }
   }
 }

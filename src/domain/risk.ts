@@ -35,14 +35,7 @@ export const DEFAULT_RISK_PATTERNS: RiskPatterns = {
     '**/*private*',
     '**/*private*/**',
   ],
-  tier2: [
-    '**/sql/migrations/**',
-    '**/migrations/**',
-    '**/handlers/auth/**',
-    '**/auth/**',
-    '**/middleware/auth*',
-    '**/middleware/auth*/**',
-  ],
+  tier2: ['**/sql/migrations/**', '**/migrations/**', '**/handlers/auth/**', '**/auth/**', '**/middleware/auth*', '**/middleware/auth*/**'],
   tier2_sources: ['ES:30', 'ES:30.*', 'ES:67', 'ES:67.*'],
   tier0: [
     '**/schemas/**',

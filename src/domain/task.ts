@@ -4,7 +4,13 @@
 // classed, and the follow-up a reviewer's modify opens.
 import { formatDeps, isEffort, isTaskStatus, newTask, type Effort, type Patch, type Task, type TaskStatus } from './model';
 import { domainEvent, type DomainEvent, type RecordedEvent, type TransitionData } from './events';
-import { DoneWithoutPromotedPatchError, InvalidArgumentError, InvalidStateError, TaskAlreadyClaimedError, TaskNotFoundError } from './errors';
+import {
+  DoneWithoutPromotedPatchError,
+  InvalidArgumentError,
+  InvalidStateError,
+  TaskAlreadyClaimedError,
+  TaskNotFoundError,
+} from './errors';
 
 /** Statuses that end a deferral (reference: pending/done/claimed clear deferred_*). */
 const CLEARS_DEFERRAL: readonly TaskStatus[] = ['pending', 'done', 'claimed'];
@@ -108,7 +114,10 @@ export interface TransitionCommand {
 
 /** transition-task: any status change, except `done` without a promoted patch. */
 export function decideTransition(ctx: TaskContext, cmd: TransitionCommand): DomainEvent[] {
-  if (!isTaskStatus(cmd.to)) throw new InvalidArgumentError(`unknown task status '${cmd.to}' (expected one of pending, claimed, proposed, done, deferred, blocked, dropped)`);
+  if (!isTaskStatus(cmd.to))
+    throw new InvalidArgumentError(
+      `unknown task status '${cmd.to}' (expected one of pending, claimed, proposed, done, deferred, blocked, dropped)`,
+    );
   const to = cmd.to;
   const payload = cmd.payload ?? {};
   if (to === 'done' && !hasPromotedPatch(ctx.patches)) throw new DoneWithoutPromotedPatchError(cmd.taskId, cmd.via ?? 'transition-task');
@@ -129,7 +138,8 @@ export function decideClaim(ctx: TaskContext, taskId: string, owner: string): Do
   if (ctx.task.status === 'claimed' && ctx.task.claimed_by !== null && ctx.task.claimed_by !== owner) {
     throw new TaskAlreadyClaimedError(taskId, ctx.task.claimed_by);
   }
-  if (ctx.task.status !== 'pending') throw new InvalidStateError(taskId, ctx.task.status, `task ${taskId} is ${ctx.task.status}, not pending`);
+  if (ctx.task.status !== 'pending')
+    throw new InvalidStateError(taskId, ctx.task.status, `task ${taskId} is ${ctx.task.status}, not pending`);
   return [domainEvent('task.claimed', taskId, owner, { old_status: 'pending', new_status: 'claimed', claimed_by: owner })];
 }
 
@@ -159,10 +169,12 @@ export function currentPatch(ctx: TaskContext): Patch | undefined {
 export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredCommand): DomainEvent[] {
   const task = ctx.task;
   if (task === undefined) throw new TaskNotFoundError(cmd.taskId);
-  if (task.status !== 'deferred') throw new InvalidStateError(cmd.taskId, task.status, `task ${cmd.taskId} is ${task.status}, not deferred`);
+  if (task.status !== 'deferred')
+    throw new InvalidStateError(cmd.taskId, task.status, `task ${cmd.taskId} is ${task.status}, not deferred`);
   const patch = currentPatch(ctx);
   if (cmd.decision === 'approve') {
-    if (patch === undefined) throw new DoneWithoutPromotedPatchError(cmd.taskId, 'resolve-deferred approve (the task has no patch to promote)');
+    if (patch === undefined)
+      throw new DoneWithoutPromotedPatchError(cmd.taskId, 'resolve-deferred approve (the task has no patch to promote)');
     const newStatus: TaskStatus = patch.status === 'promoted' ? 'done' : 'proposed';
     return [
       domainEvent('task.deferral_resolved', cmd.taskId, cmd.actor, {
@@ -188,7 +200,9 @@ export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredComm
     }),
   ];
   if (discards) {
-    events.push(domainEvent('patch.discarded', patch.patch_id, cmd.actor, { task_id: cmd.taskId, reason: `judge ${cmd.decision}: ${cmd.rationale}` }));
+    events.push(
+      domainEvent('patch.discarded', patch.patch_id, cmd.actor, { task_id: cmd.taskId, reason: `judge ${cmd.decision}: ${cmd.rationale}` }),
+    );
   }
   return events;
 }
@@ -203,7 +217,11 @@ export interface DeferredFacts {
 }
 
 /** expire-stale-deferrals: pending again with the tier lowered by one; stale patch discarded. */
-export function decideExpireDeferrals(items: readonly DeferredFacts[], actor = 'control_plane', threshold = DEFERRAL_EXPIRY_COMMITS): DomainEvent[] {
+export function decideExpireDeferrals(
+  items: readonly DeferredFacts[],
+  actor = 'control_plane',
+  threshold = DEFERRAL_EXPIRY_COMMITS,
+): DomainEvent[] {
   const events: DomainEvent[] = [];
   for (const { task, commitsSinceDeferral, patch } of items) {
     if (task.status !== 'deferred' || commitsSinceDeferral < threshold) continue;
@@ -218,7 +236,12 @@ export function decideExpireDeferrals(items: readonly DeferredFacts[], actor = '
       }),
     );
     if (patch !== undefined && patch.status !== 'promoted' && patch.status !== 'discarded') {
-      events.push(domainEvent('patch.discarded', patch.patch_id, actor, { task_id: task.task_id, reason: `deferral expired after ${commitsSinceDeferral} commits` }));
+      events.push(
+        domainEvent('patch.discarded', patch.patch_id, actor, {
+          task_id: task.task_id,
+          reason: `deferral expired after ${commitsSinceDeferral} commits`,
+        }),
+      );
     }
   }
   return events;
@@ -230,10 +253,13 @@ function clampTier(n: number): 0 | 1 | 2 | 3 {
 
 /** Readiness for pick-ready-task. Dropped deps count as met so a drop cannot wedge the backlog. */
 export function depsMet(task: Task, statusOf: (id: string) => TaskStatus | undefined): boolean {
-  return formatDeps(task.deps) === '-' || task.deps.split(',').every((d) => {
-    const s = statusOf(d.trim());
-    return s === 'done' || s === 'dropped';
-  });
+  return (
+    formatDeps(task.deps) === '-' ||
+    task.deps.split(',').every((d) => {
+      const s = statusOf(d.trim());
+      return s === 'done' || s === 'dropped';
+    })
+  );
 }
 
 export type PickRole = 'worker' | 'primary';
@@ -246,11 +272,20 @@ export const DEFAULT_WORKER_EFFORTS: readonly Effort[] = ['S'];
  * an unknown effort never goes to a worker), deps met, by wave then id.
  * primary: pending, any effort, deps met, the current (lowest unfinished) wave first.
  */
-export function pickReady(tasks: readonly Task[], role: PickRole, exclude: readonly string[] = [], efforts: readonly string[] = DEFAULT_WORKER_EFFORTS): Task | undefined {
+export function pickReady(
+  tasks: readonly Task[],
+  role: PickRole,
+  exclude: readonly string[] = [],
+  efforts: readonly string[] = DEFAULT_WORKER_EFFORTS,
+): Task | undefined {
   const status = new Map(tasks.map((t) => [t.task_id, t.status]));
   const workerMayTake = (t: Task): boolean => t.effort !== null && isEffort(t.effort) && efforts.includes(t.effort);
   const candidates = tasks.filter(
-    (t) => t.status === 'pending' && !exclude.includes(t.task_id) && (role === 'primary' || workerMayTake(t)) && depsMet(t, (id) => status.get(id)),
+    (t) =>
+      t.status === 'pending' &&
+      !exclude.includes(t.task_id) &&
+      (role === 'primary' || workerMayTake(t)) &&
+      depsMet(t, (id) => status.get(id)),
   );
   candidates.sort((a, b) => a.wave - b.wave || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
   return candidates[0];
@@ -300,7 +335,12 @@ export function classifyAttemptFailure(f: AttemptFailure): FailureClass {
  * cannot fix a missing tool, and blocking would keep it from running once it is fixed);
  * otherwise block on a repeated identical failure or when retries are spent.
  */
-export function attemptDecision(attempt: number, maxRetries: number, identicalFailure: boolean, klass?: FailureClass): 'retry' | 'block' | 'release' {
+export function attemptDecision(
+  attempt: number,
+  maxRetries: number,
+  identicalFailure: boolean,
+  klass?: FailureClass,
+): 'retry' | 'block' | 'release' {
   if (klass === 'environment') return 'release';
   return identicalFailure || attempt > maxRetries ? 'block' : 'retry';
 }

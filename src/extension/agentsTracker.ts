@@ -61,7 +61,14 @@ export class AgentsTracker {
 
   /** The monitor's shape of the same rows. */
   running(): RunningAgent[] {
-    return this.list().map((r) => ({ name: r.name, role: r.role, phase: r.phase, taskId: r.taskId, startedAt: r.startedAt, cost: r.costUsd }));
+    return this.list().map((r) => ({
+      name: r.name,
+      role: r.role,
+      phase: r.phase,
+      taskId: r.taskId,
+      startedAt: r.startedAt,
+      cost: r.costUsd,
+    }));
   }
 
   clear(): void {
@@ -69,7 +76,18 @@ export class AgentsTracker {
   }
 
   private get(name: string): AgentRow {
-    return this.rows.get(name) ?? { name, role: roleOf(name), phase: 'idle', taskId: null, startedAt: null, busy: false, costUsd: 0, invocations: 0 };
+    return (
+      this.rows.get(name) ?? {
+        name,
+        role: roleOf(name),
+        phase: 'idle',
+        taskId: null,
+        startedAt: null,
+        busy: false,
+        costUsd: 0,
+        invocations: 0,
+      }
+    );
   }
 
   private patch(name: string, p: Partial<AgentRow>): void {

@@ -45,7 +45,9 @@ async function pickDeferred(c: CommandContext, arg: unknown, verb: string): Prom
   const id = taskIdOf(arg);
   if (id) return id;
   await c.engine.open();
-  const items = c.engine.deferred().map((t) => ({ label: t.task_id, description: t.title ?? '', detail: `tier ${t.risk_tier} · ${t.deferred_reason ?? ''}` }));
+  const items = c.engine
+    .deferred()
+    .map((t) => ({ label: t.task_id, description: t.title ?? '', detail: `tier ${t.risk_tier} · ${t.deferred_reason ?? ''}` }));
   if (items.length === 0) {
     void vscode.window.showInformationMessage('Ralph: no deferred patches wait for a decision.');
     return undefined;
@@ -62,7 +64,12 @@ async function pickTask(c: CommandContext, arg: unknown, verb: string): Promise<
 }
 
 function reportOutcome(c: CommandContext, what: string, o: SubmitOutcome): void {
-  const where = o.via === 'applied' ? 'done' : o.writer === 'this-window' ? 'sent to the running loop' : `sent to the loop of pid ${o.writer.pid} (inbox)`;
+  const where =
+    o.via === 'applied'
+      ? 'done'
+      : o.writer === 'this-window'
+        ? 'sent to the running loop'
+        : `sent to the loop of pid ${o.writer.pid} (inbox)`;
   c.output.info(`${what}: ${where} (${path.basename(o.file)})`);
   void vscode.window.setStatusBarMessage(`Ralph: ${what} — ${where}`, 5000);
 }
@@ -101,7 +108,10 @@ const override: Factory = (c) => async (taskIdArg, judgeDecision) => {
   const options = (['approve', 'reject', 'modify'] as const).filter((d) => d !== judgeDecision);
   const pick = await vscode.window.showQuickPick(
     options.map((d) => ({ label: d === 'approve' ? 'Approve' : d === 'reject' ? 'Reject' : 'Modify…', decision: d })),
-    { title: `Override the judge on ${taskId}`, placeHolder: `The judge ${verdictWord(String(judgeDecision))} it. A human decision is recorded with actor "human".` },
+    {
+      title: `Override the judge on ${taskId}`,
+      placeHolder: `The judge ${verdictWord(String(judgeDecision))} it. A human decision is recorded with actor "human".`,
+    },
   );
   if (!pick) return;
   if (pick.decision === 'modify') return vscode.commands.executeCommand(Commands.modifyDeferred, taskId);
@@ -123,7 +133,8 @@ const openDiff: Factory = (c) => async (arg) => {
 const addTask: Factory = (c) => async (arg) => {
   await c.engine.open();
   const tasks = c.engine.tasks();
-  const defaultWave = arg instanceof WaveItem ? arg.wave : arg instanceof TaskItem ? arg.task.wave : Math.max(1, ...tasks.map((t) => t.wave));
+  const defaultWave =
+    arg instanceof WaveItem ? arg.wave : arg instanceof TaskItem ? arg.task.wave : Math.max(1, ...tasks.map((t) => t.wave));
   const idShape = proposalSchemas().proposedTask.shape.id;
   const nextId = `W${defaultWave}-${String(tasks.filter((t) => t.wave === defaultWave).length + 1).padStart(3, '0')}`;
   const id = await vscode.window.showInputBox({
@@ -136,13 +147,27 @@ const addTask: Factory = (c) => async (arg) => {
     },
   });
   if (!id) return;
-  const title = await vscode.window.showInputBox({ title: 'Add Task (2/4): title', validateInput: (v) => (v.trim() && !/[\r\n]/.test(v) ? undefined : 'one line of text') });
+  const title = await vscode.window.showInputBox({
+    title: 'Add Task (2/4): title',
+    validateInput: (v) => (v.trim() && !/[\r\n]/.test(v) ? undefined : 'one line of text'),
+  });
   if (!title) return;
   const effort = await vscode.window.showQuickPick([...EFFORTS], { title: 'Add Task (3/4): effort' });
   if (!effort) return;
-  const waveText = await vscode.window.showInputBox({ title: 'Add Task (4/4): wave', value: String(defaultWave), validateInput: (v) => (/^\d+$/.test(v.trim()) ? undefined : 'a whole number') });
+  const waveText = await vscode.window.showInputBox({
+    title: 'Add Task (4/4): wave',
+    value: String(defaultWave),
+    validateInput: (v) => (/^\d+$/.test(v.trim()) ? undefined : 'a whole number'),
+  });
   if (waveText === undefined) return;
-  const task = { id: id.trim(), title: title.trim(), source: 'vscode', effort: effort as (typeof EFFORTS)[number], wave: Number(waveText), deps: '-' };
+  const task = {
+    id: id.trim(),
+    title: title.trim(),
+    source: 'vscode',
+    effort: effort as (typeof EFFORTS)[number],
+    wave: Number(waveText),
+    deps: '-',
+  };
   const o = await c.engine.submit({ command: 'add-task', task, actor: HUMAN_ACTOR });
   reportOutcome(c, `task ${task.id} added`, o);
 };
@@ -212,8 +237,9 @@ const startLoop: Factory = (c) => async () => {
     if (init) await vscode.commands.executeCommand(Commands.initialize);
     return;
   }
-  const host = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: starting the loop…' }, async () =>
-    c.engine.startLoop({ backends: await lmBackends(projectDir) }),
+  const host = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Ralph: starting the loop…' },
+    async () => c.engine.startLoop({ backends: await lmBackends(projectDir) }),
   );
   c.output.info(`loop started (${host.settings.workers} worker(s), target branch ${host.settings.targetBranch ?? 'current'})`);
   // A window progress for the whole run: the status bar spins until the loop stops.
@@ -226,7 +252,9 @@ const startLoop: Factory = (c) => async () => {
 };
 
 const stopLoop: Factory = (c) => async () => {
-  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: stopping the loop…' }, () => c.engine.stopLoop());
+  const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: stopping the loop…' }, () =>
+    c.engine.stopLoop(),
+  );
   if (r === 'requested') void vscode.window.showInformationMessage('Ralph: asked the running loop to stop (it is in another process).');
   else c.output.info(c.engine.formatLoopEvent({ type: 'summary', summary: r }) ?? 'loop stopped');
 };
@@ -237,14 +265,21 @@ const resumeLoop: Factory = (c) => () => c.engine.resumeLoop();
 const initialize: Factory = (c) => async () => {
   const dir = requireFolder(c);
   const { initProject } = await import('../project/init.js');
-  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: initializing the project…' }, () =>
-    initProject({
-      dir,
-      createDatabase: async (ralphDir) => {
-        const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: `vscode_init_${process.pid}` });
-        await store.close();
-      },
-    }),
+  const report = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Ralph: initializing the project…' },
+    () =>
+      initProject({
+        dir,
+        createDatabase: async (ralphDir) => {
+          const store = await openStore({
+            ralphDir,
+            mode: 'writer',
+            projections: CONTROL_PROJECTIONS,
+            runId: `vscode_init_${process.pid}`,
+          });
+          await store.close();
+        },
+      }),
   );
   const backend = vscode.workspace.getConfiguration().get<string>(Settings.defaultBackend, 'claude');
   if (backend !== 'claude' && report.created.includes(CONFIG_FILE)) {
@@ -254,17 +289,21 @@ const initialize: Factory = (c) => async () => {
     json.backends = { ...(json.backends ?? {}), primary: backend, worker: backend, judge: backend };
     fs.writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
   }
-  c.output.info(`initialized ${dir}: language ${report.lang} (${report.langSource}), created ${report.created.length}, kept ${report.kept.length}, database ${report.database}`);
+  c.output.info(
+    `initialized ${dir}: language ${report.lang} (${report.langSource}), created ${report.created.length}, kept ${report.kept.length}, database ${report.database}`,
+  );
   for (const n of report.notes) c.output.info(`note: ${n}`);
   for (const w of report.warnings) c.output.warn(`warning: ${w}`);
   c.engine.scheduleRefresh();
   await c.engine.open();
   // Not awaited: the command is done; the buttons are a shortcut.
-  void vscode.window.showInformationMessage(`Ralph initialized (${report.lang}): ${report.created.length} file(s) created.`, 'Open Config', 'Start Loop').then((open) => {
-    if (open === 'Open Config') return vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, CONFIG_FILE)));
-    if (open === 'Start Loop') return vscode.commands.executeCommand(Commands.startLoop);
-    return undefined;
-  });
+  void vscode.window
+    .showInformationMessage(`Ralph initialized (${report.lang}): ${report.created.length} file(s) created.`, 'Open Config', 'Start Loop')
+    .then((open) => {
+      if (open === 'Open Config') return vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, CONFIG_FILE)));
+      if (open === 'Start Loop') return vscode.commands.executeCommand(Commands.startLoop);
+      return undefined;
+    });
 };
 
 const repair: Factory = (c) => async () => {
@@ -276,10 +315,18 @@ const repair: Factory = (c) => async () => {
   const fixable = findings.filter((f) => f.status !== 'ok' && (f.fix?.kind === 'init' || f.fix?.kind === 'git-prune'));
   const problems = findings.filter((f) => f.status !== 'ok').length;
   if (fixable.length === 0) {
-    void vscode.window.showInformationMessage(problems === 0 ? 'Ralph: every check passed.' : `Ralph: ${problems} problem(s) found; none can be fixed automatically (see the Ralph output).`);
+    void vscode.window.showInformationMessage(
+      problems === 0
+        ? 'Ralph: every check passed.'
+        : `Ralph: ${problems} problem(s) found; none can be fixed automatically (see the Ralph output).`,
+    );
     return;
   }
-  const go = await vscode.window.showWarningMessage(`Ralph: ${problems} problem(s); ${fixable.length} can be fixed here.`, 'Fix', 'Show Output');
+  const go = await vscode.window.showWarningMessage(
+    `Ralph: ${problems} problem(s); ${fixable.length} can be fixed here.`,
+    'Fix',
+    'Show Output',
+  );
   if (go === 'Show Output') c.output.show();
   if (go !== 'Fix') return;
   const done = await applyLocalFixes(dir, fixable);

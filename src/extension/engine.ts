@@ -242,7 +242,10 @@ export class Engine extends Disposable {
     if (!v) return [];
     const cols = EVENT_COLUMNS;
     const rows = filter
-      ? v.all<EventRow>(`SELECT ${cols} FROM events WHERE event_type LIKE ?1 OR entity_id LIKE ?1 OR actor LIKE ?1 ORDER BY event_id DESC LIMIT ?2`, [`%${filter}%`, limit])
+      ? v.all<EventRow>(
+          `SELECT ${cols} FROM events WHERE event_type LIKE ?1 OR entity_id LIKE ?1 OR actor LIKE ?1 ORDER BY event_id DESC LIMIT ?2`,
+          [`%${filter}%`, limit],
+        )
       : v.all<EventRow>(`SELECT ${cols} FROM events ORDER BY event_id DESC LIMIT ?`, [limit]);
     return rows.map(rowToEvent);
   }
@@ -363,7 +366,12 @@ export class Engine extends Disposable {
     if (this.host) return fn(controlContext(this.host.store, { ralphDir: this.ralphDir, projectDir: this.o.projectDir }));
     let store: EventStore;
     try {
-      store = await openStore({ ralphDir: this.ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: `vscode_${process.pid}` });
+      store = await openStore({
+        ralphDir: this.ralphDir,
+        mode: 'writer',
+        projections: CONTROL_PROJECTIONS,
+        runId: `vscode_${process.pid}`,
+      });
     } catch (e) {
       if (e instanceof Error && e.name === 'StoreLockedError') {
         const holder = (e as Error & { holder?: LockHolder }).holder;
@@ -402,7 +410,9 @@ export class Engine extends Disposable {
       this.starting = false;
       this._onDidChangeState.fire();
       if (e instanceof Error && e.name === 'StoreLockedError') {
-        throw new LoopBusyError((e as Error & { holder?: LockHolder }).holder ?? { pid: 0, host: '?', started: '?', heartbeat: '?', runId: '?' });
+        throw new LoopBusyError(
+          (e as Error & { holder?: LockHolder }).holder ?? { pid: 0, host: '?', started: '?', heartbeat: '?', runId: '?' },
+        );
       }
       throw e;
     }
@@ -492,7 +502,8 @@ export class Engine extends Disposable {
       this.storeSub = undefined;
       this.host = undefined;
       this.ending = undefined;
-      if (!this.isDisposed && !this.shuttingDown) await this.open().catch((e: unknown) => this.o.log.warn(`reopening as observer failed: ${String(e)}`));
+      if (!this.isDisposed && !this.shuttingDown)
+        await this.open().catch((e: unknown) => this.o.log.warn(`reopening as observer failed: ${String(e)}`));
       this._onDidChangeData.fire([]);
       this._onDidChangeState.fire();
     })();

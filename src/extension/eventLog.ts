@@ -19,7 +19,8 @@ export class EventLogProvider extends Disposable implements vscode.TextDocumentC
     const q = new URLSearchParams(uri.query);
     const id = q.get('id');
     const events = this.engine.recentEvents(Number(q.get('limit') ?? LIMIT), q.get('filter') ?? undefined);
-    if (id) return `${JSON.stringify(events.find((e) => e.event_id === id) ?? this.engine.recentEvents(100_000).find((e) => e.event_id === id) ?? null, null, 2)}\n`;
+    if (id)
+      return `${JSON.stringify(events.find((e) => e.event_id === id) ?? this.engine.recentEvents(100_000).find((e) => e.event_id === id) ?? null, null, 2)}\n`;
     return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
   }
 }
@@ -56,7 +57,11 @@ export async function openEventLog(engine: Engine): Promise<void> {
   });
   if (!pick) return;
   const query = pick.all ? `limit=${LIMIT}` : `id=${encodeURIComponent(pick.event?.event_id ?? '')}`;
-  const uri = vscode.Uri.from({ scheme: Schemes.events, path: pick.all ? '/events.jsonl' : `/${pick.event?.event_id ?? 'event'}.json`, query });
+  const uri = vscode.Uri.from({
+    scheme: Schemes.events,
+    path: pick.all ? '/events.jsonl' : `/${pick.event?.event_id ?? 'event'}.json`,
+    query,
+  });
   const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { preview: true });
 }

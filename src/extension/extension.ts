@@ -44,7 +44,9 @@ export function activate(context: vscode.ExtensionContext): RalphApi {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder || folder.uri.scheme !== 'file') {
       for (const id of Object.keys(COMMAND_FACTORIES)) {
-        context.subscriptions.push(vscode.commands.registerCommand(id, () => vscode.window.showInformationMessage('Ralph needs an open folder (a git repository).')));
+        context.subscriptions.push(
+          vscode.commands.registerCommand(id, () => vscode.window.showInformationMessage('Ralph needs an open folder (a git repository).')),
+        );
       }
       return { engine: undefined, views: undefined, activationMs: performance.now() - started };
     }
@@ -77,7 +79,12 @@ function buildEngine(context: vscode.ExtensionContext, folder: vscode.WorkspaceF
     log: output,
     watch: (_ralphDir, onChange) => {
       // ralph.db (checkpoints), the journal (every acknowledged event), the writer lock, STATE.json.
-      const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, '{.ralph/ralph.db,.ralph/ralph.events.journal,.ralph/locks/writer.lock,.ralph/STATE.json,ralph.config.json}'));
+      const w = vscode.workspace.createFileSystemWatcher(
+        new vscode.RelativePattern(
+          folder,
+          '{.ralph/ralph.db,.ralph/ralph.events.journal,.ralph/locks/writer.lock,.ralph/STATE.json,ralph.config.json}',
+        ),
+      );
       w.onDidChange(onChange);
       w.onDidCreate(onChange);
       w.onDidDelete(onChange);
@@ -88,7 +95,10 @@ function buildEngine(context: vscode.ExtensionContext, folder: vscode.WorkspaceF
 
   // Views.
   const backlog = new BacklogTreeProvider(eng);
-  const backlogView = vscode.window.createTreeView<TaskItem | WaveItem>(Views.backlog, { treeDataProvider: backlog, showCollapseAll: true });
+  const backlogView = vscode.window.createTreeView<TaskItem | WaveItem>(Views.backlog, {
+    treeDataProvider: backlog,
+    showCollapseAll: true,
+  });
   const deferred = new DeferredTreeProvider(eng);
   const deferredView = vscode.window.createTreeView(Views.deferred, { treeDataProvider: deferred });
   const agents = new AgentsTreeProvider(eng);
@@ -135,7 +145,8 @@ function buildEngine(context: vscode.ExtensionContext, folder: vscode.WorkspaceF
     void vscode.commands.executeCommand('setContext', ContextKeys.loopState, state);
     void vscode.commands.executeCommand('setContext', ContextKeys.isWriter, role === 'writer');
     void vscode.commands.executeCommand('setContext', ContextKeys.isObserver, role === 'observer');
-    backlogView.message = role === 'observer' ? 'Following the loop of another process (read-only; your commands go to its inbox).' : undefined;
+    backlogView.message =
+      role === 'observer' ? 'Following the loop of another process (read-only; your commands go to its inbox).' : undefined;
   };
   subs.push(eng.onDidChangeState(updateContext));
   updateContext();

@@ -44,4 +44,3 @@ export class DisposableStore extends Disposable {
     return this._register(d);
   }
 }
-

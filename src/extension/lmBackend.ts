@@ -16,7 +16,9 @@ export interface LmSelector {
 export class NoLanguageModelError extends Error {
   override readonly name = 'NoLanguageModelError';
   constructor(readonly selector: vscode.LanguageModelChatSelector) {
-    super(`no VS Code language model matches ${JSON.stringify(selector)}; install a provider (e.g. GitHub Copilot Chat) or change backends['vscode-lm'] in ralph.config.json`);
+    super(
+      `no VS Code language model matches ${JSON.stringify(selector)}; install a provider (e.g. GitHub Copilot Chat) or change backends['vscode-lm'] in ralph.config.json`,
+    );
   }
 }
 
@@ -41,11 +43,18 @@ export function toLmMessages(messages: readonly ChatMessage[]): vscode.LanguageM
     if (m.role === 'user') return vscode.LanguageModelChatMessage.User(m.text);
     if (m.role === 'assistant') {
       return vscode.LanguageModelChatMessage.Assistant(
-        m.parts.map((p) => (p.type === 'text' ? new vscode.LanguageModelTextPart(p.text) : new vscode.LanguageModelToolCallPart(p.id, p.name, (p.input ?? {}) as object))),
+        m.parts.map((p) =>
+          p.type === 'text'
+            ? new vscode.LanguageModelTextPart(p.text)
+            : new vscode.LanguageModelToolCallPart(p.id, p.name, (p.input ?? {}) as object),
+        ),
       );
     }
     return vscode.LanguageModelChatMessage.User(
-      m.results.map((r) => new vscode.LanguageModelToolResultPart(r.id, [new vscode.LanguageModelTextPart(r.isError ? `ERROR: ${r.output}` : r.output)])),
+      m.results.map(
+        (r) =>
+          new vscode.LanguageModelToolResultPart(r.id, [new vscode.LanguageModelTextPart(r.isError ? `ERROR: ${r.output}` : r.output)]),
+      ),
     );
   });
 }
@@ -79,7 +88,8 @@ export function chatModelPort(model: vscode.LanguageModelChat): ChatModelPort {
           });
         for await (const part of response.stream) {
           if (part instanceof vscode.LanguageModelTextPart) yield { type: 'text', text: part.value };
-          else if (part instanceof vscode.LanguageModelToolCallPart) yield { type: 'tool_call', id: part.callId, name: part.name, input: part.input };
+          else if (part instanceof vscode.LanguageModelToolCallPart)
+            yield { type: 'tool_call', id: part.callId, name: part.name, input: part.input };
         }
       } catch (e) {
         throw describeLmError(e);
@@ -108,7 +118,8 @@ export function createLmBackend(selector: LmSelector = {}): AgentBackend {
         ...(selector.family ? { family: selector.family } : {}),
       };
       let models = await vscode.lm.selectChatModels(sel);
-      if (models.length === 0 && !selector.family && request.model) models = await vscode.lm.selectChatModels({ ...sel, family: request.model });
+      if (models.length === 0 && !selector.family && request.model)
+        models = await vscode.lm.selectChatModels({ ...sel, family: request.model });
       const model = models[0];
       if (!model) throw new NoLanguageModelError(sel);
       return chatModelPort(model);

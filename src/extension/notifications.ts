@@ -28,12 +28,19 @@ export class Notifier extends Disposable {
       if (now - Date.parse(e.ts) > FRESH_MS) continue;
       const n = notificationFor(e, level);
       if (!n) continue;
-      const show = n.kind === 'error' ? vscode.window.showErrorMessage : n.kind === 'warn' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      const show =
+        n.kind === 'error'
+          ? vscode.window.showErrorMessage
+          : n.kind === 'warn'
+            ? vscode.window.showWarningMessage
+            : vscode.window.showInformationMessage;
       // Not awaited: the loop and the other notifications never wait for a click.
       void show(n.text, ...n.actions).then((choice) => {
         const taskId = e.event_type === 'patch.promoted' ? String((e.payload as Record<string, unknown>).task_id) : e.entity_id;
-        if (choice === 'Show Diff') return vscode.commands.executeCommand(Commands.openPatchDiff, e.event_type === 'patch.promoted' ? e.entity_id : taskId);
-        if (choice === 'Override') return vscode.commands.executeCommand(Commands.overrideVerdict, taskId, String((e.payload as Record<string, unknown>).decision));
+        if (choice === 'Show Diff')
+          return vscode.commands.executeCommand(Commands.openPatchDiff, e.event_type === 'patch.promoted' ? e.entity_id : taskId);
+        if (choice === 'Override')
+          return vscode.commands.executeCommand(Commands.overrideVerdict, taskId, String((e.payload as Record<string, unknown>).decision));
         if (choice === 'Reveal') return vscode.commands.executeCommand(Commands.revealTask, taskId);
         return undefined;
       });

@@ -78,7 +78,9 @@ export async function openPatchDiff(engine: Engine, provider: PatchContentProvid
     // A patch that no longer applies to its own base still reads well as a diff file.
     const doc = await vscode.workspace.openTextDocument({ content: provider.patchText(patch), language: 'diff' });
     await vscode.window.showTextDocument(doc, { preview: true });
-    void vscode.window.showWarningMessage(`Showing ${patch.patch_id} as raw text: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
+    void vscode.window.showWarningMessage(
+      `Showing ${patch.patch_id} as raw text: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`,
+    );
     return;
   }
   const title = `${patch.task_id} · ${patch.patch_id}`;

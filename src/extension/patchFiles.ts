@@ -102,7 +102,11 @@ export async function materializePatch(projectDir: string, patchText: string): P
   try {
     for (const e of entries) {
       if (e.oldBlob !== null && !e.binary) {
-        await runGit(projectDir, ['update-index', '--add', '--cacheinfo', `${e.mode === '100755' ? '100755' : '100644'},${e.oldBlob},${e.oldPath}`], { env });
+        await runGit(
+          projectDir,
+          ['update-index', '--add', '--cacheinfo', `${e.mode === '100755' ? '100755' : '100644'},${e.oldBlob},${e.oldPath}`],
+          { env },
+        );
       }
     }
     const patchFile = path.join(tmp, 'change.patch');

@@ -57,7 +57,9 @@ export class RalphStatusBar extends Disposable {
     const state = this.engine.loopState();
     const icon = state === 'running' ? '$(sync~spin)' : state === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
     const where = this.engine.role() === 'observer' ? ' (observing)' : '';
-    const parts = [state === 'running' ? phase || 'running' : state, task ?? undefined, `$${cost.toFixed(2)} today`].filter((p): p is string => !!p);
+    const parts = [state === 'running' ? phase || 'running' : state, task ?? undefined, `$${cost.toFixed(2)} today`].filter(
+      (p): p is string => !!p,
+    );
     this.item.text = `${icon} Ralph: ${parts.join(' · ')}`;
     this.item.tooltip = `Ralph loop ${state}${where}\nPhase: ${phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}\nClick to open the monitor.`;
     this.item.show();

@@ -4,17 +4,7 @@ export { GitError, gitCallCount, runGit } from './exec';
 export type { GitResult, GitRunOptions } from './exec';
 export { addedLines, filesTouchedByPatch, touchedPaths, PatchParseError } from './patchParse';
 export type { AddedLine, FileAddedLines, PatchFile, PatchFileStatus } from './patchParse';
-export {
-  branchTip,
-  changedFiles,
-  commitExists,
-  currentBranch,
-  gitCommonDir,
-  isAncestor,
-  isClean,
-  listWorktrees,
-  repoRoot,
-} from './repo';
+export { branchTip, changedFiles, commitExists, currentBranch, gitCommonDir, isAncestor, isClean, listWorktrees, repoRoot } from './repo';
 export type { ChangedFile, WorktreeInfo } from './repo';
 export {
   ensureWorktree,

@@ -41,7 +41,15 @@ export class PatchParseError extends Error {
 }
 
 const escapes: Readonly<Record<string, number>> = {
-  a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92,
+  a: 7,
+  b: 8,
+  t: 9,
+  n: 10,
+  v: 11,
+  f: 12,
+  r: 13,
+  '"': 34,
+  '\\': 92,
 };
 
 /**

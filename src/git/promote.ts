@@ -122,12 +122,7 @@ async function topOrRepo(repo: string): Promise<string> {
 }
 
 /** The commit on `branch` that carries `Ralph-Patch: <patchId>`, if any. */
-export async function findPromotedCommit(
-  repo: string,
-  branch: string,
-  patchId: string,
-  sinceCommit?: string,
-): Promise<string | null> {
+export async function findPromotedCommit(repo: string, branch: string, patchId: string, sinceCommit?: string): Promise<string | null> {
   const range = sinceCommit === undefined ? `refs/heads/${branch}` : `${sinceCommit}..refs/heads/${branch}`;
   const r = await runGit(repo, [
     'log',
@@ -268,7 +263,11 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
     }
   }
   if (options.expectedTip !== undefined && options.expectedTip !== old) {
-    return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved from ${options.expectedTip.slice(0, 8)} to ${old.slice(0, 8)} since the patch was verified` };
+    return {
+      status: 'conflict',
+      reason: 'branch-moved',
+      detail: `${branch} moved from ${options.expectedTip.slice(0, 8)} to ${old.slice(0, 8)} since the patch was verified`,
+    };
   }
 
   const ralphRoot = join(await gitCommonDir(top), 'ralph', 'worktrees');
@@ -291,8 +290,7 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
   if (built.tree === tip.tree) {
     return { status: 'conflict', reason: 'no-change', detail: `the patch changes nothing on ${branch} at ${old}` };
   }
-  const message =
-    options.patchId === undefined ? options.message : `${options.message.trimEnd()}\n\n${TRAILER}: ${options.patchId}\n`;
+  const message = options.patchId === undefined ? options.message : `${options.message.trimEnd()}\n\n${TRAILER}: ${options.patchId}\n`;
   const commit = (
     await runGit(top, ['commit-tree', built.tree, '-p', old, '-F', '-'], {
       input: message,
@@ -391,7 +389,6 @@ export async function promoteIntoCheckout(
   }
   let lockHeld = true;
   try {
-
     // Holding the lock, the user's git cannot commit; a ref moved by anything else is
     // still caught by the compare-and-swap below.
     if ((await branchTip(worktree, branch)) !== old) {
@@ -521,14 +518,7 @@ export async function filesBlockingCheckout(worktree: string, old: string, next:
   const limited = changed.length <= MAX_STATUS_PATHSPECS;
   const st = await runGit(
     worktree,
-    [
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--no-renames',
-      ...(limited ? ['--', ...changed.map((c) => c.path)] : []),
-    ],
+    ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', ...(limited ? ['--', ...changed.map((c) => c.path)] : [])],
     { env: { GIT_LITERAL_PATHSPECS: '1' } },
   );
   const status = new Map<string, string>();

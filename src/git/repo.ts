@@ -106,15 +106,7 @@ export async function commitExists(repo: string, hash: string): Promise<boolean>
  * `.ralph/` (Ralph's own state never counts as a change, as in patches).
  */
 export async function isClean(worktree: string): Promise<boolean> {
-  const r = await runGit(worktree, [
-    'status',
-    '--porcelain=v1',
-    '-z',
-    '--untracked-files=all',
-    '--',
-    ':(top)',
-    RALPH_EXCLUDE_PATHSPEC,
-  ]);
+  const r = await runGit(worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--', ':(top)', RALPH_EXCLUDE_PATHSPEC]);
   return r.stdout === '';
 }
 
@@ -195,7 +187,7 @@ function statusFromLetter(letter: string): PatchFileStatus {
 export function parseNameStatusZ(out: string): ChangedFile[] {
   const parts = splitNul(out);
   const files: ChangedFile[] = [];
-  for (let i = 0; i < parts.length; ) {
+  for (let i = 0; i < parts.length;) {
     const letter = parts[i++] as string;
     const status = statusFromLetter(letter);
     if (status === 'renamed' || status === 'copied') {
@@ -213,11 +205,7 @@ export function parseNameStatusZ(out: string): ChangedFile[] {
 export async function changedFiles(worktree: string, base: string): Promise<ChangedFile[]> {
   const top = await repoRoot(worktree);
   return withSnapshotIndex(top, async (env) => {
-    const r = await runGit(
-      top,
-      ['diff', '--cached', '--name-status', '-z', '-M', base, '--', ':(top)', RALPH_EXCLUDE_PATHSPEC],
-      { env },
-    );
+    const r = await runGit(top, ['diff', '--cached', '--name-status', '-z', '-M', base, '--', ':(top)', RALPH_EXCLUDE_PATHSPEC], { env });
     return parseNameStatusZ(r.stdout);
   });
 }
@@ -236,8 +224,7 @@ export interface WorktreeInfo {
 /** Parses `git worktree list --porcelain -z`. */
 export function parseWorktreeList(out: string): WorktreeInfo[] {
   const entries: WorktreeInfo[] = [];
-  let cur: { path: string; head: string | null; branch: string | null; bare: boolean; locked: boolean; prunable: boolean } | null =
-    null;
+  let cur: { path: string; head: string | null; branch: string | null; bare: boolean; locked: boolean; prunable: boolean } | null = null;
   for (const field of out.split('\0')) {
     if (field === '') {
       if (cur !== null) entries.push(cur);

@@ -54,7 +54,6 @@ export async function worktreesRoot(repo: string): Promise<string> {
   return join(await gitCommonDir(repo), 'ralph', 'worktrees');
 }
 
-
 async function canonical(p: string): Promise<string> {
   try {
     return await realpath(p);

@@ -31,7 +31,8 @@ export function parseStartArgs(argv: readonly string[]): StartArgs {
     else if (a === '--workers' || a.startsWith('--workers=')) {
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       const n = Number(v);
-      if (v === undefined || !Number.isInteger(n) || n < 0 || n > 16) throw new LoopUsageError(`--workers needs an integer 0..16, got ${v ?? 'nothing'}`);
+      if (v === undefined || !Number.isInteger(n) || n < 0 || n > 16)
+        throw new LoopUsageError(`--workers needs an integer 0..16, got ${v ?? 'nothing'}`);
       workers = n;
     } else throw new LoopUsageError(`ralph start: unknown argument '${a}' (usage: ralph start [--once] [--workers N] [--quiet])`);
   }
@@ -44,7 +45,11 @@ export function parseStartArgs(argv: readonly string[]): StartArgs {
  */
 export async function startCommand(projectDir: string, argv: readonly string[], io: LoopCliIo): Promise<number> {
   const args = parseStartArgs(argv);
-  const host = await openLoopHost({ projectDir, once: args.once, ...(args.workers !== undefined ? { settings: { workers: args.workers } } : {}) });
+  const host = await openLoopHost({
+    projectDir,
+    once: args.once,
+    ...(args.workers !== undefined ? { settings: { workers: args.workers } } : {}),
+  });
   const sub = host.loop.events.on((e) => {
     if (args.quiet && e.type !== 'summary' && e.type !== 'task.blocked' && e.type !== 'budget') return;
     const line = formatLoopEvent(e);
@@ -107,6 +112,8 @@ export async function demoCommand(io: LoopCliIo, argv: readonly string[] = []): 
   }
   const t0 = Date.now();
   const r = await runDemo((line) => io.out(`${line}\n`), { scripted: args.scripted });
-  io.out(`Demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s (${r.backend.kind === 'claude' ? `real claude ${r.backend.version}` : 'scripted executable'})\n`);
+  io.out(
+    `Demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s (${r.backend.kind === 'claude' ? `real claude ${r.backend.version}` : 'scripted executable'})\n`,
+  );
   return r.testsPass && r.summary.promoted > 0 ? 0 : 1;
 }

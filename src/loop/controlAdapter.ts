@@ -17,7 +17,17 @@ import { rowToEvent } from '../store/eventRows';
 import type { EventRow } from '../store/eventRows';
 import type { RiskPatterns, RiskTier } from '../domain/risk';
 import { commitExists } from '../git/repo';
-import type { HostCommand, HumanDecision, InboxDrain, LoopControl, LoopFollowUp, LoopPatch, LoopStateSnapshot, LoopTask, ProposalCounts } from './ports';
+import type {
+  HostCommand,
+  HumanDecision,
+  InboxDrain,
+  LoopControl,
+  LoopFollowUp,
+  LoopPatch,
+  LoopStateSnapshot,
+  LoopTask,
+  ProposalCounts,
+} from './ports';
 
 export interface ControlAdapterOptions {
   readonly store: EventStore;
@@ -53,7 +63,11 @@ export class ControlAdapter implements LoopControl {
     return this.o.store.all<LoopPatch>('SELECT * FROM patch_view ORDER BY created_at, patch_id');
   }
 
-  async claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[]; efforts?: readonly string[] }): Promise<LoopTask | null> {
+  async claimReadyTask(
+    owner: string,
+    role: 'primary' | 'worker',
+    opts: { exclude: readonly string[]; efforts?: readonly string[] },
+  ): Promise<LoopTask | null> {
     return (await claimReadyTask(this.ctx, role, owner, opts.exclude, opts.efforts)) ?? null;
   }
 
@@ -69,9 +83,21 @@ export class ControlAdapter implements LoopControl {
     await transitionTask(this.ctx, { taskId, status: 'blocked', actor, payload: { reason } });
   }
 
-  async createTask(t: { id: string; title: string; source: string; effort: 'S' | 'M' | 'L' | 'XL'; wave: number }, actor: string): Promise<void> {
+  async createTask(
+    t: { id: string; title: string; source: string; effort: 'S' | 'M' | 'L' | 'XL'; wave: number },
+    actor: string,
+  ): Promise<void> {
     await decideAndAppend(this.ctx, () => ({
-      events: [domainEvent('task.created', t.id, actor, { title: t.title, source: t.source, effort: t.effort, deps: '-', wave: t.wave, provenance: 'auto' })],
+      events: [
+        domainEvent('task.created', t.id, actor, {
+          title: t.title,
+          source: t.source,
+          effort: t.effort,
+          deps: '-',
+          wave: t.wave,
+          provenance: 'auto',
+        }),
+      ],
       result: undefined,
     }));
   }
@@ -112,7 +138,9 @@ export class ControlAdapter implements LoopControl {
   async takeInbox(): Promise<InboxDrain> {
     const before = this.o.store.get<{ id: string | null }>('SELECT MAX(event_id) AS id FROM events')?.id ?? '';
     const host: HostCommand[] = [];
-    const results = await drainInbox(this.ctx, { onHostCommand: (c) => void host.push({ command: c.command, actor: c.actor, reason: c.reason }) });
+    const results = await drainInbox(this.ctx, {
+      onHostCommand: (c) => void host.push({ command: c.command, actor: c.actor, reason: c.reason }),
+    });
     if (results.length === 0) return { processed: 0, decisions: [], host };
     // The inbox ran the decisions itself; read back which deferrals humans resolved.
     const rows = this.o.store.all<{ entity_id: string; actor: string; payload: string }>(
@@ -137,8 +165,15 @@ export class ControlAdapter implements LoopControl {
 
   periodicMarks(): { evolve: number; dry: number; integ: number; ui: number } {
     const marks = { evolve: 0, dry: 0, integ: 0, ui: 0 };
-    const key: Record<string, keyof typeof marks> = { evolve_goals: 'evolve', refactor_dry: 'dry', test_integration: 'integ', test_ui: 'ui' };
-    const rows = this.o.store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'loop.periodic_done' ORDER BY event_id");
+    const key: Record<string, keyof typeof marks> = {
+      evolve_goals: 'evolve',
+      refactor_dry: 'dry',
+      test_integration: 'integ',
+      test_ui: 'ui',
+    };
+    const rows = this.o.store.all<{ payload: string }>(
+      "SELECT payload FROM events WHERE event_type = 'loop.periodic_done' ORDER BY event_id",
+    );
     for (const r of rows) {
       try {
         const p = JSON.parse(r.payload) as { phase?: string; at?: number };
@@ -227,7 +262,13 @@ export class ControlAdapter implements LoopControl {
     return reviewFollowUp(rows.map(rowToEvent));
   }
 
-  async note(entityType: string, entityId: string, eventType: string, actor: string, payload: Readonly<Record<string, unknown>>): Promise<void> {
+  async note(
+    entityType: string,
+    entityId: string,
+    eventType: string,
+    actor: string,
+    payload: Readonly<Record<string, unknown>>,
+  ): Promise<void> {
     await emitEvent(this.ctx, { entityType, entityId, eventType, actor, payload: { ...payload } });
   }
 

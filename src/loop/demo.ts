@@ -66,7 +66,10 @@ type Tool = { tool: 'write'; path: string; content: string } | { tool: 'bash'; c
 const say = (key: string, tools: Tool[], answer: unknown): Record<string, unknown> => ({
   name: key,
   match: `RALPH-KEY: ${key}`,
-  turns: [...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []), { text: typeof answer === 'string' ? answer : JSON.stringify(answer) }],
+  turns: [
+    ...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []),
+    { text: typeof answer === 'string' ? answer : JSON.stringify(answer) },
+  ],
 });
 const w = (path: string, content: string): Tool => ({ tool: 'write', path, content });
 const plan = (id: string, steps: { d: string; files: string[] }[]): Record<string, unknown> => ({
@@ -96,27 +99,47 @@ export function demoScenario(): Record<string, unknown> {
           task('CALC-4', 'API token check', 'M', 'CALC-4'),
         ],
       }),
-      say('plan/CALC-1/', [], plan('CALC-1', [
-        { d: 'Write add()', files: ['src/add.js'] },
-        { d: 'Test add()', files: ['test/add.test.js'] },
-      ])),
+      say(
+        'plan/CALC-1/',
+        [],
+        plan('CALC-1', [
+          { d: 'Write add()', files: ['src/add.js'] },
+          { d: 'Test add()', files: ['test/add.test.js'] },
+        ]),
+      ),
       say('implement/CALC-1/step-1/', [w('src/add.js', 'module.exports = (a, b) => a + b;\n')], 'add() written'),
-      say('implement/CALC-1/step-2/', [w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n")], 'test written'),
-      say('worker/CALC-2/', [
-        w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
-        w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
-      ], 'mul() done'),
+      say(
+        'implement/CALC-1/step-2/',
+        [w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n")],
+        'test written',
+      ),
+      say(
+        'worker/CALC-2/',
+        [
+          w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
+          w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
+        ],
+        'mul() done',
+      ),
       say('plan/CALC-2/', [], plan('CALC-2', [{ d: 'Write mul() and its test', files: ['src/mul.js', 'test/mul.test.js'] }])),
-      say('implement/CALC-2/step-1/', [
-        w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
-        w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
-      ], 'mul() done'),
+      say(
+        'implement/CALC-2/step-1/',
+        [
+          w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
+          w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
+        ],
+        'mul() done',
+      ),
       say('plan/CALC-3/', [], plan('CALC-3', [{ d: 'Write sub() and its test', files: ['src/sub.js', 'test/sub.test.js'] }])),
       // First attempt: a bug the test catches.
-      say('implement/CALC-3/step-1/', [
-        w('src/sub.js', 'module.exports = (a, b) => b - a;\n'),
-        w('test/sub.test.js', "require('assert').equal(require('../src/sub.js')(5, 3), 2);\n"),
-      ], 'sub() written'),
+      say(
+        'implement/CALC-3/step-1/',
+        [
+          w('src/sub.js', 'module.exports = (a, b) => b - a;\n'),
+          w('test/sub.test.js', "require('assert').equal(require('../src/sub.js')(5, 3), 2);\n"),
+        ],
+        'sub() written',
+      ),
       say('reflect/CALC-3/', [], {
         class: 'recoverable',
         diagnosis: 'sub() subtracts in the wrong order: 3 - 5 instead of 5 - 3.',
@@ -128,10 +151,17 @@ export function demoScenario(): Record<string, unknown> {
       // session has not Read first, and this is a fresh invocation.
       say('implement/CALC-3/fix-1/', [{ tool: 'bash', command: "sed -i 's/b - a/a - b/' src/sub.js" }], 'order fixed'),
       say('plan/CALC-4/', [], plan('CALC-4', [{ d: 'Token check with its test', files: ['src/auth/token.js', 'test/token.test.js'] }])),
-      say('implement/CALC-4/step-1/', [
-        w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
-        w('test/token.test.js', "const { valid } = require('../src/auth/token.js');\nrequire('assert').equal(valid('x'.repeat(16)), true);\nrequire('assert').equal(valid('short'), false);\n"),
-      ], 'token check written'),
+      say(
+        'implement/CALC-4/step-1/',
+        [
+          w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
+          w(
+            'test/token.test.js',
+            "const { valid } = require('../src/auth/token.js');\nrequire('assert').equal(valid('x'.repeat(16)), true);\nrequire('assert').equal(valid('short'), false);\n",
+          ),
+        ],
+        'token check written',
+      ),
       say('review_deferred/CALC-4/', [], {
         task_id: 'CALC-4',
         verdict: 'approve',
@@ -158,7 +188,11 @@ export type DemoBackend = { readonly kind: 'claude'; readonly binary: string; re
  */
 export async function createCalculatorProject(
   dir: string,
-  opts: { readonly files: Readonly<Record<string, string>>; readonly config: Readonly<Record<string, unknown>>; readonly ralphFiles?: Readonly<Record<string, string>> },
+  opts: {
+    readonly files: Readonly<Record<string, string>>;
+    readonly config: Readonly<Record<string, unknown>>;
+    readonly ralphFiles?: Readonly<Record<string, string>>;
+  },
 ): Promise<string> {
   for (const [rel, text] of Object.entries(opts.files)) {
     mkdirSync(join(dir, rel, '..'), { recursive: true });
@@ -205,7 +239,10 @@ export async function createCalculatorProject(
  * config names the backend the demo runs (claude leaves permission_mode at its default,
  * bypassPermissions, which the worktrees under .git/ need; as root that sets IS_SANDBOX=1).
  */
-export async function createDemoProject(dir = mkdtempSync(join(tmpdir(), 'ralph-demo-')), backend: DemoBackend = { kind: 'scripted' }): Promise<string> {
+export async function createDemoProject(
+  dir = mkdtempSync(join(tmpdir(), 'ralph-demo-')),
+  backend: DemoBackend = { kind: 'scripted' },
+): Promise<string> {
   return createCalculatorProject(dir, {
     files: FILES,
     config: {
@@ -276,13 +313,30 @@ export async function runDemo(print: (line: string) => void, o: DemoOptions = {}
       o.onModelServer?.(server);
       const c = requireConfig(projectDir).backends.claude;
       // Only the sandbox's variables reach the CLI (no credentials of the user's environment).
-      const agent = createClaudeBackend({ command: c.binary, permissionMode: c.permission_mode as PermissionMode, extraArgs: c.extra_args, baseEnv: { ...c.env } });
+      const agent = createClaudeBackend({
+        command: c.binary,
+        permissionMode: c.permission_mode as PermissionMode,
+        extraArgs: c.extra_args,
+        baseEnv: { ...c.env },
+      });
       backends = { primary: agent, worker: agent, judge: agent };
-      print(`Agents: the real claude CLI ${backend.version} (${backend.binary}, --permission-mode ${c.permission_mode}) against the scripted model server at ${server.url}`);
+      print(
+        `Agents: the real claude CLI ${backend.version} (${backend.binary}, --permission-mode ${c.permission_mode}) against the scripted model server at ${server.url}`,
+      );
     } else {
-      print('Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' + (o.scripted === true ? ' (--scripted)' : `; the real claude CLI ${PINNED_CLAUDE_VERSION} was not found in ${process.env.RALPH_TOOLS_DIR ? '$RALPH_TOOLS_DIR' : '.tools/'} (node scripts/ensure-agent-clis.mjs installs it)`));
+      print(
+        'Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' +
+          (o.scripted === true
+            ? ' (--scripted)'
+            : `; the real claude CLI ${PINNED_CLAUDE_VERSION} was not found in ${process.env.RALPH_TOOLS_DIR ? '$RALPH_TOOLS_DIR' : '.tools/'} (node scripts/ensure-agent-clis.mjs installs it)`),
+      );
     }
-    const host = await openLoopHost({ projectDir, once: true, ...(backends ? { backends } : {}), ...(sandbox ? { agentEnv: sandbox.env } : {}) });
+    const host = await openLoopHost({
+      projectDir,
+      once: true,
+      ...(backends ? { backends } : {}),
+      ...(sandbox ? { agentEnv: sandbox.env } : {}),
+    });
     host.loop.events.on((e) => {
       const line = formatLoopEvent(e);
       if (line !== null && e.type !== 'summary') print(line);

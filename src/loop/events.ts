@@ -12,8 +12,23 @@ export type AgentName = string;
 
 export type LoopEvent =
   | { readonly type: 'loop.state'; readonly state: LoopRunState; readonly reason?: string }
-  | { readonly type: 'phase.changed'; readonly agent: AgentName; readonly from: Phase; readonly to: Phase; readonly reason: string; readonly taskId: string | null; readonly iteration: number }
-  | { readonly type: 'agent.started'; readonly agent: AgentName; readonly phase: string; readonly taskId: string | null; readonly promptBytes: number; readonly budgetUsd: number }
+  | {
+      readonly type: 'phase.changed';
+      readonly agent: AgentName;
+      readonly from: Phase;
+      readonly to: Phase;
+      readonly reason: string;
+      readonly taskId: string | null;
+      readonly iteration: number;
+    }
+  | {
+      readonly type: 'agent.started';
+      readonly agent: AgentName;
+      readonly phase: string;
+      readonly taskId: string | null;
+      readonly promptBytes: number;
+      readonly budgetUsd: number;
+    }
   | {
       readonly type: 'agent.finished';
       readonly agent: AgentName;
@@ -35,7 +50,13 @@ export type LoopEvent =
       readonly durationMs: number;
       readonly outputTail: string;
     }
-  | { readonly type: 'patch.queued'; readonly taskId: string; readonly patchId: string; readonly files: readonly string[]; readonly tier: number }
+  | {
+      readonly type: 'patch.queued';
+      readonly taskId: string;
+      readonly patchId: string;
+      readonly files: readonly string[];
+      readonly tier: number;
+    }
   | { readonly type: 'patch.promoted'; readonly taskId: string; readonly patchId: string; readonly commit: string }
   | { readonly type: 'patch.deferred'; readonly taskId: string; readonly patchId: string; readonly reason: string }
   | { readonly type: 'patch.waiting'; readonly taskId: string; readonly patchId: string; readonly reason: string }
@@ -51,7 +72,13 @@ export type LoopEvent =
       readonly confidence: number | null;
       readonly by: 'judge' | 'human';
     }
-  | { readonly type: 'budget'; readonly scope: 'day' | 'task' | 'invocation'; readonly spent: number; readonly limit: number; readonly message: string }
+  | {
+      readonly type: 'budget';
+      readonly scope: 'day' | 'task' | 'invocation';
+      readonly spent: number;
+      readonly limit: number;
+      readonly message: string;
+    }
   | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly agent: AgentName; readonly message: string }
   | { readonly type: 'summary'; readonly summary: LoopSummary };
 

@@ -70,7 +70,12 @@ export async function runGate(spec: GateSpec, opts: GateRunOptions): Promise<Gat
     return { ...common, status: 'error', ok: false, outputTail: tailOf(outcome.spawnError, tailBytes) };
   }
   if (outcome.stopReason === 'timeout') {
-    return { ...common, status: 'timeout', ok: false, outputTail: `${outputTail}\n[gate ${spec.name} timed out after ${spec.timeoutMs} ms]` };
+    return {
+      ...common,
+      status: 'timeout',
+      ok: false,
+      outputTail: `${outputTail}\n[gate ${spec.name} timed out after ${spec.timeoutMs} ms]`,
+    };
   }
   if (outcome.stopReason === 'abort') return { ...common, status: 'cancelled', ok: false, outputTail };
   const passed = outcome.exitCode === 0;
@@ -140,7 +145,11 @@ export function patternList(patterns: string | readonly string[] | undefined): s
 }
 
 /** Checks only the lines a change adds; files matching `exclude` globs are skipped. */
-export function findForbidden(added: readonly FileAddedLines[], patterns: readonly string[], exclude: readonly string[] = []): PatternViolation[] {
+export function findForbidden(
+  added: readonly FileAddedLines[],
+  patterns: readonly string[],
+  exclude: readonly string[] = [],
+): PatternViolation[] {
   const tests = patterns.map((p) => ({ p, test: compilePattern(p) }));
   const skip = exclude.length > 0 ? picomatch([...exclude], { dot: true }) : () => false;
   const out: PatternViolation[] = [];
@@ -156,7 +165,11 @@ export function findForbidden(added: readonly FileAddedLines[], patterns: readon
 }
 
 /** The forbidden-pattern check as a gate result, listing the hits as its output. */
-export function forbiddenPatternsGate(added: readonly FileAddedLines[], patterns: readonly string[], exclude: readonly string[] = []): GateResult {
+export function forbiddenPatternsGate(
+  added: readonly FileAddedLines[],
+  patterns: readonly string[],
+  exclude: readonly string[] = [],
+): GateResult {
   const started = Date.now();
   const violations = findForbidden(added, patterns, exclude);
   const ok = violations.length === 0;

@@ -117,19 +117,21 @@ export function checkRunLimits(c: RunCounters, l: RunLimits): StopVerdict {
  * worktree paths, hex ids, line:column positions keep (they matter), counts of ms/s drop.
  */
 export function normalizeFailureOutput(output: string): string {
-  return output
-    // eslint-disable-next-line no-control-regex -- ANSI colour codes differ between runs
-    .replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
-    .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?/g, '<ts>')
-    .replace(/\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|m)\b/g, '<dur>')
-    .replace(/\(\d+(?:\.\d+)?(?:ms|s)\)/g, '(<dur>)')
-    .replace(/(?:\/tmp|\/var\/folders|\/private\/var)\/[^\s:'"]+/g, '<tmp>')
-    .replace(/\/[^\s:'"]*\/(?:worktrees?|\.ralph)\/[^\s:'"/]+/g, '<wt>')
-    .replace(/\b[0-9a-f]{7,40}\b/g, '<hex>')
-    .replace(/\bpid[ =:]?\d+/gi, 'pid <n>')
-    .replace(/[ \t]+/g, ' ')
-    .replace(/\n{2,}/g, '\n')
-    .trim();
+  return (
+    output
+      // eslint-disable-next-line no-control-regex -- ANSI colour codes differ between runs
+      .replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
+      .replace(/\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?/g, '<ts>')
+      .replace(/\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|m)\b/g, '<dur>')
+      .replace(/\(\d+(?:\.\d+)?(?:ms|s)\)/g, '(<dur>)')
+      .replace(/(?:\/tmp|\/var\/folders|\/private\/var)\/[^\s:'"]+/g, '<tmp>')
+      .replace(/\/[^\s:'"]*\/(?:worktrees?|\.ralph)\/[^\s:'"/]+/g, '<wt>')
+      .replace(/\b[0-9a-f]{7,40}\b/g, '<hex>')
+      .replace(/\bpid[ =:]?\d+/gi, 'pid <n>')
+      .replace(/[ \t]+/g, ' ')
+      .replace(/\n{2,}/g, '\n')
+      .trim()
+  );
 }
 
 export function failureSignature(gate: string, output: string): string {

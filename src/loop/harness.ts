@@ -201,9 +201,19 @@ export class Harness {
       this.d.emitter.emit({ type: 'budget', scope: verdict.scope, spent: verdict.spent, limit: verdict.limit, message: verdict.message });
       return { kind: 'budget', scope: verdict.scope, message: verdict.message };
     }
-    const roleCap = req.role === 'judge' ? settings.budgets.perInvocationJudge : req.role === 'primary' ? settings.budgets.perInvocationPrimary : settings.budgets.perInvocationWorker;
+    const roleCap =
+      req.role === 'judge'
+        ? settings.budgets.perInvocationJudge
+        : req.role === 'primary'
+          ? settings.budgets.perInvocationPrimary
+          : settings.budgets.perInvocationWorker;
     // 0 = no per-invocation cap; otherwise never more than what the day and the task have left.
-    const left = invocationBudget(spend, { ...settings.budgets, perInvocationPrimary: roleCap, perInvocationWorker: roleCap }, 'primary', taskId);
+    const left = invocationBudget(
+      spend,
+      { ...settings.budgets, perInvocationPrimary: roleCap, perInvocationWorker: roleCap },
+      'primary',
+      taskId,
+    );
     const budgetUsd = roleCap > 0 ? Math.min(roleCap, left) : 0;
     if (roleCap > 0 && budgetUsd <= 0) {
       const message = `no budget left for ${req.agent} ${req.phase}${taskId ? ` on ${taskId}` : ''}`;
@@ -229,17 +239,22 @@ export class Harness {
         if (signal.aborted) local.abort();
       }
     };
-    const result = await backend.run({
-      prompt: req.prompt,
-      cwd: req.cwd,
-      model: settings.model,
-      maxTurns: settings.maxTurns,
-      ...(budgetUsd > 0 ? { budgetUsd } : {}),
-      timeoutMs: settings.invocationTimeoutMs,
-      signal: local.signal,
-      processLedger: this.ledger,
-      env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.d.agentEnv },
-    }, onEvent).finally(() => signal.removeEventListener('abort', onStop));
+    const result = await backend
+      .run(
+        {
+          prompt: req.prompt,
+          cwd: req.cwd,
+          model: settings.model,
+          maxTurns: settings.maxTurns,
+          ...(budgetUsd > 0 ? { budgetUsd } : {}),
+          timeoutMs: settings.invocationTimeoutMs,
+          signal: local.signal,
+          processLedger: this.ledger,
+          env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.d.agentEnv },
+        },
+        onEvent,
+      )
+      .finally(() => signal.removeEventListener('abort', onStop));
     const duration = this.d.clock.now() - started;
     this.totals.invocations++;
     this.totals.costUsd += result.costUsd;
@@ -248,17 +263,20 @@ export class Harness {
     this.costLines.push({ ts, cost: result.costUsd, task: taskId });
     // The seed's line, rounded and with secret values redacted, as src/agents/metrics writes it.
     // Duration is the harness's own measure (its clock), as before.
-    const { task_id: task, ...fields } = metricsLineFor({ ...result, durationMs: duration }, {
-      agent: req.agent,
-      iter: req.iteration,
-      phaseFrom: req.phase,
-      phaseTo: req.phaseTo ?? req.phase,
-      promptBytes,
-      backend: backend.id,
-      taskId,
-      ts: new Date(this.d.clock.now()),
-      secrets: secretValuesOf(this.d.agentEnv ?? {}),
-    });
+    const { task_id: task, ...fields } = metricsLineFor(
+      { ...result, durationMs: duration },
+      {
+        agent: req.agent,
+        iter: req.iteration,
+        phaseFrom: req.phase,
+        phaseTo: req.phaseTo ?? req.phase,
+        promptBytes,
+        backend: backend.id,
+        taskId,
+        ts: new Date(this.d.clock.now()),
+        secrets: secretValuesOf(this.d.agentEnv ?? {}),
+      },
+    );
     const line: MetricsLine = { ...fields, task };
     await this.d.metrics.append(line).catch((e: unknown) => this.log(req.agent, 'warn', `metrics write failed: ${String(e)}`));
     this.d.emitter.emit({
@@ -281,7 +299,13 @@ export class Harness {
   }
 
   /** Command gates with events; timings go to the totals. */
-  async gates(agent: AgentName, taskId: string | null, specs: readonly GateSpec[], cwd: string, signal: AbortSignal): Promise<GateResult[]> {
+  async gates(
+    agent: AgentName,
+    taskId: string | null,
+    specs: readonly GateSpec[],
+    cwd: string,
+    signal: AbortSignal,
+  ): Promise<GateResult[]> {
     const started = this.d.clock.now();
     try {
       return await runGates(specs, {
@@ -289,7 +313,15 @@ export class Harness {
         signal,
         onGateStart: (gate) => this.d.emitter.emit({ type: 'gate.started', agent, gate, taskId }),
         onGateEnd: (r) =>
-          this.d.emitter.emit({ type: 'gate.finished', agent, gate: r.gate, taskId, status: r.status, durationMs: r.durationMs, outputTail: r.outputTail }),
+          this.d.emitter.emit({
+            type: 'gate.finished',
+            agent,
+            gate: r.gate,
+            taskId,
+            status: r.status,
+            durationMs: r.durationMs,
+            outputTail: r.outputTail,
+          }),
         onProgress: (gate, line) => this.d.emitter.emit({ type: 'gate.progress', agent, gate, line }),
         ledger: this.ledger,
       });
@@ -307,12 +339,26 @@ export class Harness {
    * Verify: the command gates, then the change is captured and the forbidden patterns are
    * checked on the lines it adds. Returns the results and the captured patch.
    */
-  async verify(agent: AgentName, task: LoopTask, worktree: string, base: string, signal: AbortSignal): Promise<{ gates: GateResult[]; patch: CapturedPatch | null }> {
+  async verify(
+    agent: AgentName,
+    task: LoopTask,
+    worktree: string,
+    base: string,
+    signal: AbortSignal,
+  ): Promise<{ gates: GateResult[]; patch: CapturedPatch | null }> {
     const results = await this.gates(agent, task.task_id, this.d.settings.verifyGates, worktree, signal);
     if (results.some((r) => !r.ok)) return { gates: results, patch: null };
     const patch = await capturePatch(worktree, base, this.pendingPatchPath(task.task_id, agent));
     const fp = forbiddenPatternsGate(patch.addedLines, this.d.settings.forbiddenPatterns, this.d.settings.forbiddenExclude);
-    this.d.emitter.emit({ type: 'gate.finished', agent, gate: fp.gate, taskId: task.task_id, status: fp.status, durationMs: fp.durationMs, outputTail: fp.outputTail });
+    this.d.emitter.emit({
+      type: 'gate.finished',
+      agent,
+      gate: fp.gate,
+      taskId: task.task_id,
+      status: fp.status,
+      durationMs: fp.durationMs,
+      outputTail: fp.outputTail,
+    });
     return { gates: [...results, fp], patch };
   }
 
@@ -435,7 +481,13 @@ export class Harness {
   }
 
   /** The branch has the patch's commit: promote-patch in the store, then tell the hosts. */
-  private async recordPromoted(taskId: string, patchId: string, patchPath: string, commit: string, agent: string): Promise<PromotionOutcome> {
+  private async recordPromoted(
+    taskId: string,
+    patchId: string,
+    patchPath: string,
+    commit: string,
+    agent: string,
+  ): Promise<PromotionOutcome> {
     await this.d.control.promotePatch(patchId, commit, agent);
     this.waiting.delete(patchId);
     this.totals.promoted++;
@@ -457,7 +509,13 @@ export class Harness {
   }
 
   /** The branch moved under the patch: rebase the worktree on the new tip, re-verify, retry (a few times). */
-  private async rebaseAndRetry(change: VerifiedChange, patchId: string, reason: string, signal: AbortSignal, rebasesLeft: number): Promise<PromotionOutcome> {
+  private async rebaseAndRetry(
+    change: VerifiedChange,
+    patchId: string,
+    reason: string,
+    signal: AbortSignal,
+    rebasesLeft: number,
+  ): Promise<PromotionOutcome> {
     const { control } = this.d;
     const tip = await branchTip(this.d.projectDir, this.d.branch);
     const give = async (why: string): Promise<PromotionOutcome> => {
@@ -470,7 +528,8 @@ export class Harness {
     if (tip === null) return give(`target branch ${this.d.branch} is gone`);
     this.log(change.agent, 'info', `patch ${patchId} does not apply (${reason}); rebasing ${change.worktree} onto ${tip.slice(0, 8)}`);
     const rb = await rebaseWorktree(change.worktree, tip);
-    if (rb.status !== 'rebased') return give(`patch no longer applies and rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}`);
+    if (rb.status !== 'rebased')
+      return give(`patch no longer applies and rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}`);
     const v = await this.verify(change.agent, change.task, change.worktree, rb.base, signal);
     // Stopped mid-way: the gates were cancelled, not failed. The patch stays queued for the
     // next run's recovery, which verifies it again on whatever the tip is then.
@@ -493,14 +552,25 @@ export class Harness {
   async decompose(task: LoopTask, files: readonly string[], cwd: string, signal: AbortSignal): Promise<number> {
     const { control } = this.d;
     const out = await this.invoke(
-      { agent: 'primary', role: 'primary', phase: 'decompose', task, prompt: decomposePrompt(this.promptContext, task, files), cwd, iteration: 0 },
+      {
+        agent: 'primary',
+        role: 'primary',
+        phase: 'decompose',
+        task,
+        prompt: decomposePrompt(this.promptContext, task, files),
+        cwd,
+        iteration: 0,
+      },
       signal,
     );
     let accepted = 0;
     if (out.kind === 'ran' && out.result.status === 'success') {
       const parsed = this.structured('evolve_goals', out.result);
       if (parsed.ok) {
-        await this.writeProposals(parsed.value.proposals.filter((p) => p.proposal_type === 'decompose'), `decompose_${task.task_id}`);
+        await this.writeProposals(
+          parsed.value.proposals.filter((p) => p.proposal_type === 'decompose'),
+          `decompose_${task.task_id}`,
+        );
         accepted = (await control.processProposals()).accepted;
       } else {
         this.log('primary', 'warn', `decompose output for ${task.task_id} invalid: ${parsed.message}`);
@@ -538,7 +608,12 @@ export class Harness {
    */
   async judge(task: LoopTask, signal: AbortSignal): Promise<'approve' | 'reject' | 'modify' | 'invalid' | 'skipped'> {
     const { control } = this.d;
-    const patch = control.patches(task.task_id).find((p) => p.patch_id === task.patch_id) ?? control.patches(task.task_id).filter((p) => p.status === 'queued').pop();
+    const patch =
+      control.patches(task.task_id).find((p) => p.patch_id === task.patch_id) ??
+      control
+        .patches(task.task_id)
+        .filter((p) => p.status === 'queued')
+        .pop();
     if (!patch?.patch_path) {
       this.log('judge', 'warn', `deferred ${task.task_id} has no patch to review`);
       return 'skipped';
@@ -561,7 +636,15 @@ export class Harness {
     else signal.addEventListener('abort', onStop, { once: true });
     this.judging.set(task.task_id, own);
     const out = await this.invoke(
-      { agent: 'judge', role: 'judge', phase: 'review_deferred', task, prompt: judgePrompt(this.promptContext, task, diff, gates, rules), cwd, iteration: 0 },
+      {
+        agent: 'judge',
+        role: 'judge',
+        phase: 'review_deferred',
+        task,
+        prompt: judgePrompt(this.promptContext, task, diff, gates, rules),
+        cwd,
+        iteration: 0,
+      },
       own.signal,
     ).finally(() => {
       signal.removeEventListener('abort', onStop);
@@ -573,7 +656,11 @@ export class Harness {
     if (out.kind !== 'ran' || out.result.status !== 'success') return 'invalid';
     const v = this.structured('review_deferred', out.result);
     if (!v.ok || v.value.task_id !== task.task_id) {
-      this.log('judge', 'warn', `judge verdict for ${task.task_id} rejected by the harness: ${v.ok ? `task_id ${v.value.task_id}` : v.message}`);
+      this.log(
+        'judge',
+        'warn',
+        `judge verdict for ${task.task_id} rejected by the harness: ${v.ok ? `task_id ${v.value.task_id}` : v.message}`,
+      );
       return 'invalid';
     }
     // A human may have decided while the judge ran: the human wins.
@@ -621,7 +708,14 @@ export class Harness {
    * with the reason and its task goes back to pending. Null when the task or the patch is
    * no longer waiting for promotion.
    */
-  async promoteLate(taskId: string, patchId: string, patchPath: string, actor: string, origin: LateOrigin, signal?: AbortSignal): Promise<PromotionOutcome | null> {
+  async promoteLate(
+    taskId: string,
+    patchId: string,
+    patchPath: string,
+    actor: string,
+    origin: LateOrigin,
+    signal?: AbortSignal,
+  ): Promise<PromotionOutcome | null> {
     return this.lateLock.run(async () => {
       const at = { id: patchId, path: patchPath };
       try {
@@ -650,12 +744,23 @@ export class Harness {
   }
 
   /** `cur` is updated in place as re-based patches replace it, so an error names the live one. */
-  private async promoteLateLocked(taskId: string, cur: { id: string; path: string }, actor: string, origin: LateOrigin, signal: AbortSignal): Promise<PromotionOutcome | null> {
+  private async promoteLateLocked(
+    taskId: string,
+    cur: { id: string; path: string },
+    actor: string,
+    origin: LateOrigin,
+    signal: AbortSignal,
+  ): Promise<PromotionOutcome | null> {
     const { control, branch } = this.d;
     const first = { ...cur };
     const live = control.patches(taskId).find((p) => p.patch_id === first.id);
     const start = control.task(taskId);
-    if (!start || start.status !== 'proposed' || !live || (live.status !== 'queued' && live.status !== 'applied' && live.status !== 'verified')) {
+    if (
+      !start ||
+      start.status !== 'proposed' ||
+      !live ||
+      (live.status !== 'queued' && live.status !== 'applied' && live.status !== 'verified')
+    ) {
       this.waiting.delete(first.id);
       return null;
     }
@@ -676,7 +781,12 @@ export class Harness {
         }
         if (r.kind !== 'conflict') return r;
         // Moved between our read of the tip and the compare-and-swap: re-verify on the new one.
-        if (!r.reason.startsWith('branch-moved')) return this.giveUpLate(task, actor, `${origin === 'approved' ? 'the approved patch' : 'the patch'} cannot be promoted: ${r.reason}`);
+        if (!r.reason.startsWith('branch-moved'))
+          return this.giveUpLate(
+            task,
+            actor,
+            `${origin === 'approved' ? 'the approved patch' : 'the patch'} cannot be promoted: ${r.reason}`,
+          );
         continue;
       }
       // A run killed after the branch update but before the store heard of it (recovery):
@@ -691,7 +801,11 @@ export class Harness {
       }
       if (reverified >= MAX_LATE_REVERIFICATIONS) {
         const head = origin === 'approved' ? 'the approved patch was not promoted: ' : '';
-        return this.giveUpLate(task, actor, `${head}${branch} kept moving: ${reverified} re-verifications of ${task.task_id}'s patch were each overtaken by another commit`);
+        return this.giveUpLate(
+          task,
+          actor,
+          `${head}${branch} kept moving: ${reverified} re-verifications of ${task.task_id}'s patch were each overtaken by another commit`,
+        );
       }
       let files: string[];
       try {
@@ -703,10 +817,15 @@ export class Harness {
       // there the promotion would only wait again, so the gates are not run for nothing on
       // every commit that moves the branch meanwhile.
       const waitingFor = this.waiting.get(cur.id);
-      if (waitingFor !== undefined && (await this.checkoutHolds(files))) return { kind: 'waiting', patchId: cur.id, reason: waitingFor.reason };
+      if (waitingFor !== undefined && (await this.checkoutHolds(files)))
+        return { kind: 'waiting', patchId: cur.id, reason: waitingFor.reason };
       reverified++;
       const why = base === null ? 'the commit its gates ran on is not known' : `its gates ran on ${base.slice(0, 8)}`;
-      this.log('harness', 'info', `${taskId}: ${branch} is at ${tip.slice(0, 8)} and ${why}; re-verifying patch ${cur.id} there (${origin})`);
+      this.log(
+        'harness',
+        'info',
+        `${taskId}: ${branch} is at ${tip.slice(0, 8)} and ${why}; re-verifying patch ${cur.id} there (${origin})`,
+      );
       const v = await reverifyOnTip({
         projectDir: this.d.projectDir,
         branch,
@@ -782,7 +901,9 @@ export class Harness {
     }
     const now = this.d.control.task(task.task_id);
     if (now !== undefined && now.status !== 'pending' && now.status !== 'done' && now.status !== 'dropped') {
-      await this.d.control.releaseTask(task.task_id, actor, why).catch((e: unknown) => this.log('harness', 'warn', `${task.task_id}: release failed: ${String(e)}`));
+      await this.d.control
+        .releaseTask(task.task_id, actor, why)
+        .catch((e: unknown) => this.log('harness', 'warn', `${task.task_id}: release failed: ${String(e)}`));
     }
     this.totals.released++;
     this.log('harness', 'warn', `${task.task_id}: ${why}`);
@@ -791,12 +912,23 @@ export class Harness {
   }
 
   /** Lessons: REFLECTIONS.md always, GUARDRAILS.md when the reflection names one. */
-  async recordLesson(task: LoopTask | null, gate: string, klass: string, lesson: string, guardrail: { trigger: string; instruction: string } | null): Promise<void> {
+  async recordLesson(
+    task: LoopTask | null,
+    gate: string,
+    klass: string,
+    lesson: string,
+    guardrail: { trigger: string; instruction: string } | null,
+  ): Promise<void> {
     const ts = new Date(this.d.clock.now()).toISOString();
     const id = task?.task_id ?? '-';
-    await appendFile(join(this.d.ralphDir, 'REFLECTIONS.md'), `\n## ${ts} ${id} (${gate}, ${klass})\n${lesson.trim()}\n`).catch(() => undefined);
+    await appendFile(join(this.d.ralphDir, 'REFLECTIONS.md'), `\n## ${ts} ${id} (${gate}, ${klass})\n${lesson.trim()}\n`).catch(
+      () => undefined,
+    );
     if (guardrail) {
-      await appendFile(join(this.d.ralphDir, 'GUARDRAILS.md'), `\n- **${guardrail.trigger.trim()}** → ${guardrail.instruction.trim()} (${id}, ${ts.slice(0, 10)})\n`).catch(() => undefined);
+      await appendFile(
+        join(this.d.ralphDir, 'GUARDRAILS.md'),
+        `\n- **${guardrail.trigger.trim()}** → ${guardrail.instruction.trim()} (${id}, ${ts.slice(0, 10)})\n`,
+      ).catch(() => undefined);
     }
   }
 

@@ -49,7 +49,9 @@ export class UnsupportedBackendError extends Error {
     readonly role: string,
     readonly kind: string,
   ) {
-    super(`backend '${kind}' for the ${role} cannot run outside VS Code; choose claude, codex or scripted in ralph.config.json backends.${role}`);
+    super(
+      `backend '${kind}' for the ${role} cannot run outside VS Code; choose claude, codex or scripted in ralph.config.json backends.${role}`,
+    );
   }
 }
 
@@ -66,11 +68,20 @@ export function backendFromConfig(config: RalphConfig, role: 'primary' | 'worker
         baseEnv: { ...process.env, ...b.claude.env },
       });
     case 'codex':
-      return createCodexBackend({ command: b.codex.binary, sandbox: b.codex.sandbox, extraArgs: b.codex.extra_args, baseEnv: { ...process.env, ...b.codex.env } });
+      return createCodexBackend({
+        command: b.codex.binary,
+        sandbox: b.codex.sandbox,
+        extraArgs: b.codex.extra_args,
+        baseEnv: { ...process.env, ...b.codex.env },
+      });
     case 'scripted': {
       const scenario = b.scripted.scenario;
-      if (scenario === undefined) throw new Error('ralph.config.json backends.scripted.scenario: the scripted backend needs a scenario file');
-      return createScriptedBackend({ scenario: join(projectDir, scenario), ...(b.scripted.binary ? { scriptPath: b.scripted.binary } : {}) });
+      if (scenario === undefined)
+        throw new Error('ralph.config.json backends.scripted.scenario: the scripted backend needs a scenario file');
+      return createScriptedBackend({
+        scenario: join(projectDir, scenario),
+        ...(b.scripted.binary ? { scriptPath: b.scripted.binary } : {}),
+      });
     }
     default:
       throw new UnsupportedBackendError(role, kind);
@@ -146,7 +157,9 @@ export function formatLoopEvent(e: LoopEvent): string | null {
     case 'agent.finished':
       return `${e.agent} ${e.phase}${e.taskId ? ` [${e.taskId}]` : ''}: ${e.status}, ${e.turns} turns, $${e.costUsd.toFixed(4)}, ${(e.durationMs / 1000).toFixed(1)} s`;
     case 'gate.finished':
-      return e.status === 'skipped' ? null : `${e.agent} gate ${e.gate}${e.taskId ? ` [${e.taskId}]` : ''}: ${e.status} (${(e.durationMs / 1000).toFixed(1)} s)`;
+      return e.status === 'skipped'
+        ? null
+        : `${e.agent} gate ${e.gate}${e.taskId ? ` [${e.taskId}]` : ''}: ${e.status} (${(e.durationMs / 1000).toFixed(1)} s)`;
     case 'patch.queued':
       return `patch ${e.patchId} queued for ${e.taskId}: tier ${e.tier}, ${e.files.length} file(s)`;
     case 'patch.promoted':

@@ -40,7 +40,12 @@ export interface ReverifyRequest {
   readonly files: readonly string[];
   readonly signal: AbortSignal;
   /** The harness's own verify: command gates, capture against `base`, forbidden patterns. */
-  readonly verify: (task: LoopTask, worktree: string, base: string, signal: AbortSignal) => Promise<{ gates: GateResult[]; patch: CapturedPatch | null }>;
+  readonly verify: (
+    task: LoopTask,
+    worktree: string,
+    base: string,
+    signal: AbortSignal,
+  ) => Promise<{ gates: GateResult[]; patch: CapturedPatch | null }>;
   readonly now: () => number;
 }
 
@@ -97,7 +102,12 @@ export function gistOf(outputTail: string, maxChars = 300): string {
 }
 
 /** The reason recorded when a late patch cannot be promoted (discarded, task back to pending). */
-export function lateFailureReason(origin: LateOrigin, branch: string, tip: string, outcome: Exclude<ReverifyOutcome, { kind: 'ok' } | { kind: 'stopped' }>): string {
+export function lateFailureReason(
+  origin: LateOrigin,
+  branch: string,
+  tip: string,
+  outcome: Exclude<ReverifyOutcome, { kind: 'ok' } | { kind: 'stopped' }>,
+): string {
   const moved = `${branch} moved to ${tip.slice(0, 8)}`;
   switch (outcome.kind) {
     case 'conflict': {
@@ -114,4 +124,3 @@ export function lateFailureReason(origin: LateOrigin, branch: string, tip: strin
       return `${lead(origin, 'applies')}: ${moved} and the re-based patch touches files it did not before (${outcome.added.join(', ')})`;
   }
 }
-

@@ -129,7 +129,10 @@ export class Loop {
     await this.harness.loadSpend();
     // The inbox is read from the start, recovery included (it may re-verify patches for a
     // while), and even while every agent is deep in a long invocation.
-    const poll = setInterval(() => void this.consumeInbox().catch((e: unknown) => this.harness.log('harness', 'warn', `inbox: ${String(e)}`)), 1000);
+    const poll = setInterval(
+      () => void this.consumeInbox().catch((e: unknown) => this.harness.log('harness', 'warn', `inbox: ${String(e)}`)),
+      1000,
+    );
     try {
       await this.recover();
     } catch (e) {
@@ -140,7 +143,10 @@ export class Loop {
     if (!this.signal.aborted) this.setState('running');
     const names: AgentName[] = ['primary', ...Array.from({ length: this.o.settings.workers }, (_, i) => `worker-${i + 1}`)];
     for (const n of names) this.wakers.set(n, new Waker(this.clock));
-    this.runners = [this.guarded('primary', () => this.runPrimary()), ...names.slice(1).map((n) => this.guarded(n, () => this.runWorker(n)))];
+    this.runners = [
+      this.guarded('primary', () => this.runPrimary()),
+      ...names.slice(1).map((n) => this.guarded(n, () => this.runWorker(n))),
+    ];
     this.finished = Promise.all(this.runners).then(async () => {
       clearInterval(poll);
       await this.draining;
@@ -362,7 +368,10 @@ export class Loop {
 
   private countOutcome(failed: boolean): boolean {
     this.counters = countIteration(this.counters, failed);
-    const v = checkRunLimits(this.counters, { maxIterations: this.o.settings.maxIterations, maxConsecutiveFailures: this.o.settings.maxConsecutiveFailures });
+    const v = checkRunLimits(this.counters, {
+      maxIterations: this.o.settings.maxIterations,
+      maxConsecutiveFailures: this.o.settings.maxConsecutiveFailures,
+    });
     if (!v.stop) return true;
     if (v.reason.startsWith('max iterations') || this.o.once === true) this.requestStop(v.reason);
     else {
@@ -385,7 +394,8 @@ export class Loop {
     // First the agents and gates a killed run left running: they would keep writing into
     // worktrees this run is about to reset and reuse.
     for (const g of await this.harness.ledger.reap()) {
-      if (g.killed) this.harness.log('harness', 'warn', `ended ${g.what} (process group ${g.pid}) left running by a killed run in ${g.cwd}`);
+      if (g.killed)
+        this.harness.log('harness', 'warn', `ended ${g.what} (process group ${g.pid}) left running by a killed run in ${g.cwd}`);
       // A killed judge's empty review folder is ours to remove.
       if (dirname(g.cwd) === tmpdir() && basename(g.cwd).startsWith('ralph-judge-')) await rm(g.cwd, { recursive: true, force: true });
     }
@@ -479,7 +489,15 @@ export class Loop {
       if (fact.kind === 'reflected') await this.noteReflection(s, t, fact.reflection, p);
       for (const e of t.effects) await this.applyEffect(e, p);
       if (ran !== t.state.phase || ran !== 'assess') {
-        this.events.emit({ type: 'phase.changed', agent: 'primary', from: ran, to: t.state.phase, reason: t.reason, taskId: t.state.taskId ?? s.taskId, iteration: t.state.iteration });
+        this.events.emit({
+          type: 'phase.changed',
+          agent: 'primary',
+          from: ran,
+          to: t.state.phase,
+          reason: t.reason,
+          taskId: t.state.taskId ?? s.taskId,
+          iteration: t.state.iteration,
+        });
       }
       if (t.state.taskId !== null) this.current.set('primary', t.state.taskId);
       else this.current.delete('primary');
@@ -516,7 +534,9 @@ export class Loop {
       decision,
       ...(p.lastLesson !== null ? { lesson: p.lastLesson } : {}),
     };
-    await this.o.control.note('task', taskId, 'task.reflected', 'primary', payload).catch((e: unknown) => this.harness.log('primary', 'warn', `task.reflected not recorded: ${String(e)}`));
+    await this.o.control
+      .note('task', taskId, 'task.reflected', 'primary', payload)
+      .catch((e: unknown) => this.harness.log('primary', 'warn', `task.reflected not recorded: ${String(e)}`));
   }
 
   private async applyEffect(e: Effect, p: PrimaryWork): Promise<void> {
@@ -543,7 +563,13 @@ export class Loop {
         return;
       }
       case 'record_lesson':
-        await this.harness.recordLesson(p.task, e.failure.gate, e.reflection, p.lastLesson ?? `${e.failure.gate} failed in ${e.failure.origin}`, p.lastGuardrail);
+        await this.harness.recordLesson(
+          p.task,
+          e.failure.gate,
+          e.reflection,
+          p.lastLesson ?? `${e.failure.gate} failed in ${e.failure.origin}`,
+          p.lastGuardrail,
+        );
         return;
       case 'idle':
       case 'backoff':
@@ -604,7 +630,10 @@ export class Loop {
     for (let attempt = 1; ; attempt++) {
       if (this.signal.aborted) return false;
       const prompt = workerPrompt(this.harness.promptContext, task, name, failure, control.retryNotes(task.task_id), attempt, followUp);
-      const out = await this.harness.invoke({ agent: name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt - 1 }, this.signal);
+      const out = await this.harness.invoke(
+        { agent: name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt - 1 },
+        this.signal,
+      );
       if (this.signal.aborted || out.kind === 'stopped') return false;
       if (out.kind === 'budget') {
         await control.releaseTask(task.task_id, name, out.message);
@@ -620,7 +649,10 @@ export class Loop {
         if (this.signal.aborted) return false;
         const failed = v.gates.find((g) => !g.ok);
         if (!failed && v.patch !== null) {
-          const r = await this.harness.promote({ agent: name, task, worktree: wt.path, base: wt.base, patch: v.patch, gates: v.gates }, this.signal);
+          const r = await this.harness.promote(
+            { agent: name, task, worktree: wt.path, base: wt.base, patch: v.patch, gates: v.gates },
+            this.signal,
+          );
           return r.kind !== 'conflict' && r.kind !== 'no_change';
         }
         failure = { gate: failed?.gate ?? 'verify', output: failed?.outputTail ?? '' };
@@ -631,7 +663,14 @@ export class Loop {
       const decision = attemptDecision(attempt, settings.maxRetries, identical, klass);
       const lesson = lessonLine(failure.gate, failure.output);
       await control
-        .note('task', task.task_id, 'task.reflected', name, { attempt, gate: failure.gate, origin: 'worker', class: klass, decision, lesson })
+        .note('task', task.task_id, 'task.reflected', name, {
+          attempt,
+          gate: failure.gate,
+          origin: 'worker',
+          class: klass,
+          decision,
+          lesson,
+        })
         .catch((e: unknown) => this.harness.log(name, 'warn', `task.reflected not recorded: ${String(e)}`));
       if (decision === 'release' && (this.envReleases.get(task.task_id) ?? 0) + 1 >= ENV_RELEASES_BEFORE_BLOCK) {
         // Every agent that took it hit the same missing tool: stop paying for attempts.
@@ -652,11 +691,23 @@ export class Loop {
         return false;
       }
       if (decision === 'block') {
-        const reason = identical ? `identical ${failure.gate} failure twice; not retrying the same way` : `${settings.maxRetries} retries exhausted: ${failure.gate} failed`;
-        await this.harness.recordLesson(task, failure.gate, klass, `${reason} (worker ${name}, attempt ${attempt}).\nLast output: ${lesson}`, null);
+        const reason = identical
+          ? `identical ${failure.gate} failure twice; not retrying the same way`
+          : `${settings.maxRetries} retries exhausted: ${failure.gate} failed`;
+        await this.harness.recordLesson(
+          task,
+          failure.gate,
+          klass,
+          `${reason} (worker ${name}, attempt ${attempt}).\nLast output: ${lesson}`,
+          null,
+        );
         return this.blockWorkerTask(name, task.task_id, reason);
       }
-      this.harness.log(name, 'info', `${task.task_id}: ${failure.gate} failed (attempt ${attempt}/${settings.maxRetries + 1}, ${klass}); retrying`);
+      this.harness.log(
+        name,
+        'info',
+        `${task.task_id}: ${failure.gate} failed (attempt ${attempt}/${settings.maxRetries + 1}, ${klass}); retrying`,
+      );
     }
   }
 
@@ -669,7 +720,10 @@ export class Loop {
     const { control } = this.o;
     const f = control.followUp(task.task_id);
     if (f === null) return null;
-    const r = f.patchPath === null ? { applied: false as const, reason: `patch ${f.patchId} has no file` } : await startFromPatch(wt.path, wt.base, f.patchPath);
+    const r =
+      f.patchPath === null
+        ? { applied: false as const, reason: `patch ${f.patchId} has no file` }
+        : await startFromPatch(wt.path, wt.base, f.patchPath);
     const payload = {
       reviewed_patch_id: f.patchId,
       patch_path: f.patchPath,
@@ -678,9 +732,17 @@ export class Loop {
       requested_by: f.actor,
       ...(r.applied ? {} : { reason: r.reason }),
     };
-    await control.note('task', task.task_id, 'task.follow_up', agent, payload).catch((e: unknown) => this.harness.log(agent, 'warn', `task.follow_up not recorded: ${String(e)}`));
-    this.harness.log(agent, r.applied ? 'info' : 'warn', `${task.task_id}: follow-up of ${f.actor}'s modify ${r.applied ? `starts from patch ${f.patchId}` : `starts from scratch: patch ${f.patchId} ${r.reason}`}`);
-    return r.applied ? { modification: f.modification, from: 'patch' } : { modification: f.modification, from: 'scratch', reason: r.reason };
+    await control
+      .note('task', task.task_id, 'task.follow_up', agent, payload)
+      .catch((e: unknown) => this.harness.log(agent, 'warn', `task.follow_up not recorded: ${String(e)}`));
+    this.harness.log(
+      agent,
+      r.applied ? 'info' : 'warn',
+      `${task.task_id}: follow-up of ${f.actor}'s modify ${r.applied ? `starts from patch ${f.patchId}` : `starts from scratch: patch ${f.patchId} ${r.reason}`}`,
+    );
+    return r.applied
+      ? { modification: f.modification, from: 'patch' }
+      : { modification: f.modification, from: 'scratch', reason: r.reason };
   }
 
   private async blockWorkerTask(name: AgentName, taskId: string, reason: string): Promise<boolean> {
@@ -833,8 +895,17 @@ class PrimaryWork {
     const wt = await this.ensureWt(true);
     // Every (re)plan starts from a fresh worktree: a follow-up's reviewed patch goes back in.
     this.followUp = await this.i.startFollowUp('primary', task, wt);
-    const prompt = planPrompt(this.i.harness.promptContext, task, this.notes(), this.planError ?? (s.lastFailure?.origin === 'plan' ? s.lastFailure.output : null), this.followUp);
-    const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'plan', phaseTo: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
+    const prompt = planPrompt(
+      this.i.harness.promptContext,
+      task,
+      this.notes(),
+      this.planError ?? (s.lastFailure?.origin === 'plan' ? s.lastFailure.output : null),
+      this.followUp,
+    );
+    const out = await this.i.harness.invoke(
+      { agent: 'primary', role: 'primary', phase: 'plan', phaseTo: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration },
+      this.i.signal,
+    );
     if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
     if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
@@ -860,10 +931,16 @@ class PrimaryWork {
     const wt = await this.ensureWt(false);
     const steps = this.plan?.steps ?? [];
     const st = steps[s.subStep];
-    const step = s.fixing || st === undefined ? null : { index: s.subStep, total: steps.length, description: st.description, files: st.files, acceptance: st.acceptance };
+    const step =
+      s.fixing || st === undefined
+        ? null
+        : { index: s.subStep, total: steps.length, description: st.description, files: st.files, acceptance: st.acceptance };
     const failure = s.lastFailure && (s.fixing || s.retryCount > 0) ? { gate: s.lastFailure.gate, output: s.lastFailure.output } : null;
     const prompt = implementPrompt(this.i.harness.promptContext, task, step, failure, this.notes(), s.retryCount, this.followUp);
-    const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
+    const out = await this.i.harness.invoke(
+      { agent: 'primary', role: 'primary', phase: 'implement', task, prompt, cwd: wt.path, iteration: s.iteration },
+      this.i.signal,
+    );
     if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
     if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
@@ -898,7 +975,10 @@ class PrimaryWork {
     } else {
       const wt = await this.ensureWt(false);
       const prompt = reflectPrompt(this.i.harness.promptContext, task, failure, s.retryCount + 1, this.i.options.settings.maxRetries);
-      const out = await this.i.harness.invoke({ agent: 'primary', role: 'primary', phase: 'reflect', task, prompt, cwd: wt.path, iteration: s.iteration }, this.i.signal);
+      const out = await this.i.harness.invoke(
+        { agent: 'primary', role: 'primary', phase: 'reflect', task, prompt, cwd: wt.path, iteration: s.iteration },
+        this.i.signal,
+      );
       if (out.kind === 'ran' && out.result.status === 'success') {
         const v = this.i.harness.structured('reflect', out.result);
         if (v.ok) {
@@ -916,7 +996,10 @@ class PrimaryWork {
     const wt = this.wt;
     if (!task || !wt || !this.patch) return { kind: 'committed', outcome: 'no_change' };
     const fresh = this.i.options.control.task(task.task_id) ?? task;
-    const r: PromotionOutcome = await this.i.harness.promote({ agent: 'primary', task: fresh, worktree: wt.path, base: wt.base, patch: this.patch, gates: this.gates }, this.i.signal);
+    const r: PromotionOutcome = await this.i.harness.promote(
+      { agent: 'primary', task: fresh, worktree: wt.path, base: wt.base, patch: this.patch, gates: this.gates },
+      this.i.signal,
+    );
     this.task = null;
     this.patch = null;
     const map: Record<PromotionOutcome['kind'], CommitOutcome> = {
@@ -953,14 +1036,25 @@ class PrimaryWork {
         .map((t) => `${t.task_id} ${t.status} ${t.title ?? ''}`)
         .slice(0, 60)
         .join('\n');
-      const prompt = periodicPrompt(harness.promptContext, phase, `Specs changed since the last evolve: ${changed.join(', ') || 'none'}\nBacklog:\n${backlog || '(empty)'}`);
-      const out = await harness.invoke({ agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration }, signal);
+      const prompt = periodicPrompt(
+        harness.promptContext,
+        phase,
+        `Specs changed since the last evolve: ${changed.join(', ') || 'none'}\nBacklog:\n${backlog || '(empty)'}`,
+      );
+      const out = await harness.invoke(
+        { agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration },
+        signal,
+      );
       if (out.kind === 'ran' && out.result.status === 'success') {
         const v = harness.structured('evolve_goals', out.result);
         if (v.ok) {
           await harness.writeProposals(v.value.proposals, 'evolve');
           const counts = await control.processProposals();
-          harness.log('primary', 'info', `evolve_goals: ${counts.accepted} accepted, ${counts.deferred} deferred, ${counts.rejected} rejected`);
+          harness.log(
+            'primary',
+            'info',
+            `evolve_goals: ${counts.accepted} accepted, ${counts.deferred} deferred, ${counts.rejected} rejected`,
+          );
           await this.i.specs.markEvolved([...new Set([...changed, ...v.value.specs_read])]);
         } else {
           harness.log('primary', 'warn', `evolve_goals output rejected: ${v.message}`);
@@ -976,11 +1070,15 @@ class PrimaryWork {
         // The harness runs the suite itself; an agent is only paid for when it fails.
         const [r] = await harness.gates('primary', null, [settings.integrationGate], wt.path, signal);
         run = r !== undefined && !r.ok;
-        if (r && !r.ok) extra = `The full test suite fails on ${this.i.branch}. Fix it.\nOutput (tail):\n\`\`\`\n${r.outputTail.slice(-2500)}\n\`\`\``;
+        if (r && !r.ok)
+          extra = `The full test suite fails on ${this.i.branch}. Fix it.\nOutput (tail):\n\`\`\`\n${r.outputTail.slice(-2500)}\n\`\`\``;
       }
       if (run && !signal.aborted) {
         const prompt = periodicPrompt(harness.promptContext, phase, extra);
-        const out = await harness.invoke({ agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration }, signal);
+        const out = await harness.invoke(
+          { agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration },
+          signal,
+        );
         if (out.kind === 'ran' && out.result.status === 'success' && !signal.aborted) await this.maintenance(phase, wt, out.result.text);
       }
     }
@@ -996,8 +1094,24 @@ class PrimaryWork {
     const { harness, options, signal } = this.i;
     const { control } = options;
     const summary = (text.split('\n').find((l) => l.trim().length > 0) ?? phase).replace(/[`{}"]/g, '').slice(0, 80);
-    const id = `MAINT-${new Date(this.i.clock.now()).toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
-    const probe: LoopTask = { task_id: id, status: 'claimed', title: `${phase}: ${summary}`, source: 'harness', effort: 'S', deps: '-', wave: 0, risk_tier: 1, claimed_by: 'primary', patch_id: null, deferred_reason: null, deferred_at: null };
+    const id = `MAINT-${new Date(this.i.clock.now())
+      .toISOString()
+      .replace(/[-:.TZ]/g, '')
+      .slice(0, 14)}`;
+    const probe: LoopTask = {
+      task_id: id,
+      status: 'claimed',
+      title: `${phase}: ${summary}`,
+      source: 'harness',
+      effort: 'S',
+      deps: '-',
+      wave: 0,
+      risk_tier: 1,
+      claimed_by: 'primary',
+      patch_id: null,
+      deferred_reason: null,
+      deferred_at: null,
+    };
     if (await isClean(wt.path)) return;
     const v = await harness.verify('primary', probe, wt.path, wt.base, signal);
     if (v.patch?.isEmpty === true) return;
@@ -1013,5 +1127,4 @@ class PrimaryWork {
     const task = control.task(id) ?? probe;
     await harness.promote({ agent: 'primary', task, worktree: wt.path, base: wt.base, patch: v.patch, gates: v.gates }, signal);
   }
-
 }

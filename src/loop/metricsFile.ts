@@ -9,7 +9,11 @@ import type { MetricsLine, MetricsSink } from './ports';
 /** A cost that is not a number counts 0; older loop lines named the task `task`. Other fields are kept as they are. */
 const spendLineSchema = z.looseObject({ ts: z.string() }).transform(
   ({ cost, task_id, task, ...rest }) =>
-    ({ ...rest, cost: Number(cost) || 0, task: typeof task_id === 'string' ? task_id : typeof task === 'string' ? task : null }) as unknown as MetricsLine,
+    ({
+      ...rest,
+      cost: Number(cost) || 0,
+      task: typeof task_id === 'string' ? task_id : typeof task === 'string' ? task : null,
+    }) as unknown as MetricsLine,
 );
 
 /** Budgets fail closed: a metrics file that cannot be read may hold the day's spend. */
@@ -38,7 +42,9 @@ export class JsonlMetrics implements MetricsSink {
    */
   read(days: readonly string[]): Promise<{ lines: MetricsLine[]; problems: string[] }> {
     return new Promise((resolve) => {
-      const reads = days.map((day) => day.replace(/-/g, '')).map((day) => readMetricsLog(this.logsDir, { from: day, to: day }, spendLineSchema));
+      const reads = days
+        .map((day) => day.replace(/-/g, ''))
+        .map((day) => readMetricsLog(this.logsDir, { from: day, to: day }, spendLineSchema));
       const problems = reads.flatMap((r) => r.problems);
       const unreadable = problems.find((p) => p.line === 0);
       if (unreadable) throw new MetricsUnreadableError(unreadable);

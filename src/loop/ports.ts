@@ -93,14 +93,21 @@ export interface LoopControl {
    * Atomically claims the next ready task for `owner`; null when none is ready. A worker
    * takes only the `efforts` given (default S; tasks with no effort never), the primary any.
    */
-  claimReadyTask(owner: string, role: 'primary' | 'worker', opts: { exclude: readonly string[]; efforts?: readonly string[] }): Promise<LoopTask | null>;
+  claimReadyTask(
+    owner: string,
+    role: 'primary' | 'worker',
+    opts: { exclude: readonly string[]; efforts?: readonly string[] },
+  ): Promise<LoopTask | null>;
   /** Claims one named pending task (the harness's own maintenance tasks). */
   claimTask(taskId: string, owner: string): Promise<void>;
   /** Back to pending with the reason in the event (defect 5: never left claimed). */
   releaseTask(taskId: string, actor: string, reason: string): Promise<void>;
   blockTask(taskId: string, actor: string, reason: string): Promise<void>;
   /** Creates a task the harness itself needs (maintenance work from refactor_dry / test_*). */
-  createTask(task: { id: string; title: string; source: string; effort: 'S' | 'M' | 'L' | 'XL'; wave: number }, actor: string): Promise<void>;
+  createTask(
+    task: { id: string; title: string; source: string; effort: 'S' | 'M' | 'L' | 'XL'; wave: number },
+    actor: string,
+  ): Promise<void>;
   queuePatch(taskId: string, patchPath: string, createdBy: string): Promise<string>;
   recordRisk(taskId: string, tier: RiskTier, files: readonly string[], patchId: string, actor: string): Promise<void>;
   deferTask(taskId: string, actor: string, reason: string, tier: RiskTier, patchId: string): Promise<void>;

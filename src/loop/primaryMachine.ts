@@ -12,13 +12,7 @@ export type { Phase };
 
 export type PeriodicPhase = 'evolve_goals' | 'refactor_dry' | 'test_integration' | 'test_ui' | 'review_deferred';
 
-export const PERIODIC_PHASES: readonly PeriodicPhase[] = [
-  'evolve_goals',
-  'refactor_dry',
-  'test_integration',
-  'test_ui',
-  'review_deferred',
-];
+export const PERIODIC_PHASES: readonly PeriodicPhase[] = ['evolve_goals', 'refactor_dry', 'test_integration', 'test_ui', 'review_deferred'];
 
 export function isPeriodicPhase(phase: Phase): phase is PeriodicPhase {
   return (PERIODIC_PHASES as readonly string[]).includes(phase);
@@ -124,11 +118,7 @@ export interface PeriodicDecision {
  * evolve_goals on every cycle with an empty backlog (defect 8); here the empty-backlog
  * trigger needs `specsChanged`, which the loop clears once evolve_goals has run.
  */
-export function periodicOverride(
-  c: PeriodicCounters,
-  f: AssessFacts,
-  iv: PeriodicIntervals = DEFAULT_INTERVALS,
-): PeriodicDecision | null {
+export function periodicOverride(c: PeriodicCounters, f: AssessFacts, iv: PeriodicIntervals = DEFAULT_INTERVALS): PeriodicDecision | null {
   const since = (last: number): number => c.commitsTotal - last;
   if (f.backlogEmpty && f.specsChanged) {
     return { phase: 'evolve_goals', reason: 'backlog empty and specs changed' };
@@ -326,7 +316,11 @@ export function transition(state: PrimaryState, fact: PhaseFact): Transition {
     case 'plan':
       if (fact.kind === 'planned') {
         if (fact.plan.subSteps.length === 0) return fail(state, { origin: 'plan', gate: 'plan_output', output: 'plan has no sub-steps' });
-        return { state: to(state, 'implement', { plan: fact.plan, subStep: 0, fixing: false }), effects: [], reason: `plan with ${fact.plan.subSteps.length} sub-steps` };
+        return {
+          state: to(state, 'implement', { plan: fact.plan, subStep: 0, fixing: false }),
+          effects: [],
+          reason: `plan with ${fact.plan.subSteps.length} sub-steps`,
+        };
       }
       if (fact.kind === 'plan_invalid') return fail(state, { origin: 'plan', gate: 'plan_output', output: fact.error });
       break;

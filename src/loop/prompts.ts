@@ -21,7 +21,9 @@ const JUDGE_DIFF_BYTES = 40_000;
  * A reviewer's modify, as the follow-up attempt starts: from the reviewed patch (applied in
  * the worktree) or, when it no longer applies, from scratch (`reason` says why).
  */
-export type FollowUpBrief = { readonly modification: string; readonly from: 'patch' } | { readonly modification: string; readonly from: 'scratch'; readonly reason: string };
+export type FollowUpBrief =
+  | { readonly modification: string; readonly from: 'patch' }
+  | { readonly modification: string; readonly from: 'scratch'; readonly reason: string };
 
 /** A judge's modify carries its rationale too; the request is kept whole up to this size. */
 const MODIFICATION_CHARS = 2000;
@@ -49,16 +51,34 @@ function readOr(file: string, fallback = ''): string {
 }
 
 function base(ctx: PromptContext): PromptBase {
-  return { core: readOr(join(ctx.ralphDir, 'core.md')), guardrails: readOr(join(ctx.ralphDir, 'GUARDRAILS.md')), constraints: ctx.domainConstraints };
+  return {
+    core: readOr(join(ctx.ralphDir, 'core.md')),
+    guardrails: readOr(join(ctx.ralphDir, 'GUARDRAILS.md')),
+    constraints: ctx.domainConstraints,
+  };
 }
 
 const phaseText = (ctx: PromptContext, phase: string): string => readOr(join(ctx.ralphDir, 'phases', `${phase}.md`));
 
 function promptTask(t: LoopTask): PromptTask {
-  return { id: t.task_id, title: t.title, status: t.status, source: t.source, effort: t.effort, deps: t.deps, wave: t.wave, risk_tier: t.risk_tier };
+  return {
+    id: t.task_id,
+    title: t.title,
+    status: t.status,
+    source: t.source,
+    effort: t.effort,
+    deps: t.deps,
+    wave: t.wave,
+    risk_tier: t.risk_tier,
+  };
 }
 
-function primary(ctx: PromptContext, phase: string, task: LoopTask | null, rest: Omit<Parameters<typeof buildPrimaryPrompt>[0], keyof PromptBase | 'phase' | 'phaseText' | 'backlog' | 'taskId'>): string {
+function primary(
+  ctx: PromptContext,
+  phase: string,
+  task: LoopTask | null,
+  rest: Omit<Parameters<typeof buildPrimaryPrompt>[0], keyof PromptBase | 'phase' | 'phaseText' | 'backlog' | 'taskId'>,
+): string {
   return buildPrimaryPrompt({
     ...base(ctx),
     phase,
@@ -68,7 +88,13 @@ function primary(ctx: PromptContext, phase: string, task: LoopTask | null, rest:
   }).text;
 }
 
-export function planPrompt(ctx: PromptContext, task: LoopTask, notes: readonly string[], previousError: string | null, followUp: FollowUpBrief | null = null): string {
+export function planPrompt(
+  ctx: PromptContext,
+  task: LoopTask,
+  notes: readonly string[],
+  previousError: string | null,
+  followUp: FollowUpBrief | null = null,
+): string {
   return withFollowUp(
     primary(ctx, 'plan', task, {
       notes,
@@ -99,7 +125,13 @@ export function implementPrompt(
   );
 }
 
-export function reflectPrompt(ctx: PromptContext, task: LoopTask, failure: { gate: string; output: string; origin: string }, retry: number, maxRetries: number): string {
+export function reflectPrompt(
+  ctx: PromptContext,
+  task: LoopTask,
+  failure: { gate: string; output: string; origin: string },
+  retry: number,
+  maxRetries: number,
+): string {
   return primary(ctx, 'reflect', task, {
     key: String(retry),
     failure: { gate: failure.gate, status: 'failed', output: failure.output },
@@ -130,7 +162,13 @@ export function workerPrompt(
 }
 
 /** Only the task, the diff, the gate results and the rules: nothing the generator saw. */
-export function judgePrompt(ctx: PromptContext, task: LoopTask, diff: string, gates: readonly { readonly gate: string; readonly status: string }[], rules: readonly string[]): string {
+export function judgePrompt(
+  ctx: PromptContext,
+  task: LoopTask,
+  diff: string,
+  gates: readonly { readonly gate: string; readonly status: string }[],
+  rules: readonly string[],
+): string {
   const instructions = readOr(join(ctx.ralphDir, 'phases', 'review_deferred.md')).trim();
   return buildJudgePrompt({
     task: promptTask(task),

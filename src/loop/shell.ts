@@ -36,7 +36,10 @@ let exitHook = false;
 export function tailOf(s: string, max: number): string {
   if (Buffer.byteLength(s) <= max) return s;
   const b = Buffer.from(s);
-  return b.subarray(b.length - max).toString('utf8').replace(/^\uFFFD+/, '');
+  return b
+    .subarray(b.length - max)
+    .toString('utf8')
+    .replace(/^\uFFFD+/, '');
 }
 
 export function runShell(req: ShellRequest): Promise<ShellOutcome> {

@@ -100,7 +100,12 @@ export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 5_000, maxMs: 300_000 };
  * Rate-limit / environment back-off: exponential from `baseMs`, honouring a server's
  * Retry-After when it asks for longer; `jitter` in [0,1) spreads parallel agents apart.
  */
-export function backoffDelayMs(attempt: number, retryAfterMs: number | null = null, p: BackoffPolicy = DEFAULT_BACKOFF, jitter = 0): number {
+export function backoffDelayMs(
+  attempt: number,
+  retryAfterMs: number | null = null,
+  p: BackoffPolicy = DEFAULT_BACKOFF,
+  jitter = 0,
+): number {
   const exp = Math.min(p.maxMs, p.baseMs * Math.pow(2, Math.max(0, attempt)));
   const withJitter = Math.round(exp * (1 + 0.25 * jitter));
   return Math.min(p.maxMs, Math.max(withJitter, retryAfterMs ?? 0));

@@ -81,7 +81,10 @@ function toTaskRow(r: TaskEventDbRow): TaskEventRow {
 /** Every task event in time order, read incrementally through `cache` when given. */
 function taskHistory(db: SqlReader, cache: SnapshotCache | undefined): TaskEventRow[] {
   if (!cache) {
-    return db.all<TaskEventDbRow>(FULL_SQL).map(toTaskRow).filter((r) => !Number.isNaN(r.tsMs));
+    return db
+      .all<TaskEventDbRow>(FULL_SQL)
+      .map(toTaskRow)
+      .filter((r) => !Number.isNaN(r.tsMs));
   }
   const fresh = cache.lastEventId === null ? db.all<TaskEventDbRow>(FULL_SQL) : db.all<TaskEventDbRow>(DELTA_SQL, [cache.lastEventId]);
   const count = db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE entity_type = 'task'")?.n ?? 0;
@@ -207,7 +210,12 @@ function agentCosts(lines: readonly MetricsLine[]): AgentCost[] {
 }
 
 /** Counts rows of `table` by status, naming statuses outside `known` in a warning. */
-function countByStatus<K extends string>(db: SqlReader, table: 'task_view' | 'patch_view', known: readonly K[], warnings: string[]): Record<K, number> {
+function countByStatus<K extends string>(
+  db: SqlReader,
+  table: 'task_view' | 'patch_view',
+  known: readonly K[],
+  warnings: string[],
+): Record<K, number> {
   const counts = zeroCounts<K>(known);
   for (const r of db.all<{ status: string; n: number }>(`SELECT status, COUNT(*) AS n FROM ${table} GROUP BY status`)) {
     if (r.status in counts) counts[r.status as K] = r.n;
@@ -296,8 +304,11 @@ function readDeferred(db: SqlReader, hasEvents: boolean): DeferredItem[] {
 /** Without STATE.json: phase from the last invocation, wave and current task from task_view. */
 function deriveState(db: SqlReader | null, metrics: readonly MetricsLine[], hasEvents: boolean, promoted: number): LoopState {
   const last = metrics[metrics.length - 1];
-  const wave = db?.get<{ w: number | null }>("SELECT MIN(wave) AS w FROM task_view WHERE status IN ('pending', 'claimed', 'proposed', 'deferred')")?.w ?? 0;
-  const current = db?.get<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'claimed' ORDER BY wave, task_id LIMIT 1")?.task_id ?? null;
+  const wave =
+    db?.get<{ w: number | null }>("SELECT MIN(wave) AS w FROM task_view WHERE status IN ('pending', 'claimed', 'proposed', 'deferred')")
+      ?.w ?? 0;
+  const current =
+    db?.get<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'claimed' ORDER BY wave, task_id LIMIT 1")?.task_id ?? null;
   return {
     phase: last?.phase_to || (hasEvents ? 'assess' : 'idle'),
     iteration: metrics.reduce((m, l) => Math.max(m, Math.trunc(l.iter)), 0),
@@ -378,6 +389,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   snap.agents = [...(input.agents ?? [])];
   snap.logLines = (input.logLines ?? []).slice(-(input.maxLogLines ?? 200));
   snap.empty = snap.events.total === 0 && total === 0 && metrics.lines.length === 0;
-  snap.warnings = warnings.length > MAX_WARNINGS ? [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more`] : warnings;
+  snap.warnings =
+    warnings.length > MAX_WARNINGS ? [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more`] : warnings;
   return snap;
 }

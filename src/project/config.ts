@@ -73,19 +73,27 @@ const stringList = (description: string) =>
 
 const globList = (description: string) => z.array(z.string().min(1)).meta({ description });
 
-const command = (description: string) => z.string().optional().meta({ description: `${description} Empty string disables the gate; omitted = the language default.` });
+const command = (description: string) =>
+  z
+    .string()
+    .optional()
+    .meta({ description: `${description} Empty string disables the gate; omitted = the language default.` });
 
 const seconds = (description: string, def: number) =>
-  z.number().int().nonnegative().default(def).meta({ description: `${description} (seconds; default ${def}).` });
+  z
+    .number()
+    .int()
+    .nonnegative()
+    .default(def)
+    .meta({ description: `${description} (seconds; default ${def}).` });
 
 const claudeOptions = z
   .strictObject({
     binary: z.string().min(1).default('claude').meta({ description: 'Path or name of the Claude Code CLI.' }),
-    permission_mode: z
-      .string()
-      .min(1)
-      .default('bypassPermissions')
-      .meta({ description: 'Value of --permission-mode (bypassPermissions, acceptEdits, dontAsk, ...). The agent only ever runs inside its own worktree.' }),
+    permission_mode: z.string().min(1).default('bypassPermissions').meta({
+      description:
+        'Value of --permission-mode (bypassPermissions, acceptEdits, dontAsk, ...). The agent only ever runs inside its own worktree.',
+    }),
     max_turns: z.number().int().positive().default(80).meta({ description: 'Value of --max-turns per invocation.' }),
     model: z.string().min(1).optional().meta({ description: 'Model for this backend; default: the top-level "model".' }),
     extra_args: z.array(z.string()).default([]).meta({ description: 'Extra command-line arguments appended to every invocation.' }),
@@ -120,8 +128,16 @@ const codexOptions = z
 
 const scriptedOptions = z
   .strictObject({
-    binary: z.string().min(1).optional().meta({ description: 'Executable speaking the Claude stream-json format; default: the bundled scripted model.' }),
-    scenario: z.string().min(1).optional().meta({ description: 'Scenario file driving the scripted backend (relative to the project root).' }),
+    binary: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'Executable speaking the Claude stream-json format; default: the bundled scripted model.' }),
+    scenario: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'Scenario file driving the scripted backend (relative to the project root).' }),
     extra_args: z.array(z.string()).default([]).meta({ description: 'Extra command-line arguments.' }),
   })
   .prefault({})
@@ -136,7 +152,10 @@ const vscodeLmOptions = z
   .meta({ description: 'Options of the VS Code Language Model API backend (only inside VS Code).' });
 
 const backendKind = (role: string, def: BackendKind) =>
-  z.enum(BACKEND_KINDS).default(def).meta({ description: `Backend running the ${role} agent (default "${def}").` });
+  z
+    .enum(BACKEND_KINDS)
+    .default(def)
+    .meta({ description: `Backend running the ${role} agent (default "${def}").` });
 
 const backendsSchema = z
   .strictObject({
@@ -164,19 +183,33 @@ const budgetsSchema = z
 
 const riskPatternsSchema = z
   .strictObject({
-    tier3: globList('Globs of restricted files (secrets, keys): a change touching one is decomposed.').default([...DEFAULT_RISK_PATTERNS.tier3]),
-    tier2: globList('Globs of sensitive files (auth, migrations): a change touching one is deferred to the judge.').default([...DEFAULT_RISK_PATTERNS.tier2]),
+    tier3: globList('Globs of restricted files (secrets, keys): a change touching one is decomposed.').default([
+      ...DEFAULT_RISK_PATTERNS.tier3,
+    ]),
+    tier2: globList('Globs of sensitive files (auth, migrations): a change touching one is deferred to the judge.').default([
+      ...DEFAULT_RISK_PATTERNS.tier2,
+    ]),
     tier2_sources: globList('Globs matched against a task\'s spec source (e.g. "ES:30.*"): such tasks are deferred to the judge.').default([
       ...DEFAULT_RISK_PATTERNS.tier2_sources,
     ]),
-    tier0: globList('Globs of trivial files (docs, fixtures): an S-effort change touching only these is tier 0.').default([...DEFAULT_RISK_PATTERNS.tier0]),
+    tier0: globList('Globs of trivial files (docs, fixtures): an S-effort change touching only these is tier 0.').default([
+      ...DEFAULT_RISK_PATTERNS.tier0,
+    ]),
   })
   .prefault({})
-  .meta({ description: 'Risk tier globs (picomatch, case-insensitive, repo-relative paths). Each list replaces the default list when given.' });
+  .meta({
+    description: 'Risk tier globs (picomatch, case-insensitive, repo-relative paths). Each list replaces the default list when given.',
+  });
 
 const workersSchema = z
   .strictObject({
-    count: z.number().int().min(0).max(16).default(1).meta({ description: 'Number of worker agents beside the primary (0 = primary only; default 1).' }),
+    count: z
+      .number()
+      .int()
+      .min(0)
+      .max(16)
+      .default(1)
+      .meta({ description: 'Number of worker agents beside the primary (0 = primary only; default 1).' }),
     effort: z
       .array(z.enum(['S', 'M', 'L', 'XL']))
       .min(1)
@@ -222,7 +255,12 @@ const gateTimeoutsSchema = z
 
 const limitsSchema = z
   .strictObject({
-    max_retries: z.number().int().min(0).default(3).meta({ description: 'Retries per sub-step after a failed verify before the task is blocked (default 3).' }),
+    max_retries: z
+      .number()
+      .int()
+      .min(0)
+      .default(3)
+      .meta({ description: 'Retries per sub-step after a failed verify before the task is blocked (default 3).' }),
     max_iterations: z.number().int().min(0).default(0).meta({ description: 'Stop after this many primary iterations (0 = unlimited).' }),
     max_consecutive_failures: z
       .number()
@@ -232,9 +270,24 @@ const limitsSchema = z
       .meta({ description: 'Pause the loop after this many consecutive failed invocations (default 5).' }),
     invocation_timeout: seconds('Wall-clock limit of one agent invocation', 1800),
     gate_timeouts: gateTimeoutsSchema,
-    deferral_expiry_commits: z.number().int().min(1).default(20).meta({ description: 'Deferred items expire back to pending after this many commits (default 20).' }),
-    review_deferred_at: z.number().int().min(1).default(3).meta({ description: 'Run review_deferred when this many items are deferred (default 3).' }),
-    max_backlog: z.number().int().min(1).default(300).meta({ description: 'Maximum non-dropped tasks; proposals beyond it are deferred (default 300).' }),
+    deferral_expiry_commits: z
+      .number()
+      .int()
+      .min(1)
+      .default(20)
+      .meta({ description: 'Deferred items expire back to pending after this many commits (default 20).' }),
+    review_deferred_at: z
+      .number()
+      .int()
+      .min(1)
+      .default(3)
+      .meta({ description: 'Run review_deferred when this many items are deferred (default 3).' }),
+    max_backlog: z
+      .number()
+      .int()
+      .min(1)
+      .default(300)
+      .meta({ description: 'Maximum non-dropped tasks; proposals beyond it are deferred (default 300).' }),
     max_pending_per_wave: z.number().int().min(1).default(50).meta({ description: 'Maximum pending tasks per wave (default 50).' }),
   })
   .prefault({})
@@ -246,7 +299,12 @@ const periodicSchema = z
     refactor_every: z.number().int().min(1).default(5).meta({ description: 'refactor_dry every N commits (default 5).' }),
     integration_every: z.number().int().min(1).default(10).meta({ description: 'test_integration every N commits (default 10).' }),
     ui_every: z.number().int().min(1).default(15).meta({ description: 'test_ui every N commits (default 15), when periodic.ui is true.' }),
-    overdue_at: z.number().int().min(1).default(30).meta({ description: 'A test phase this many commits late runs before anything else (default 30).' }),
+    overdue_at: z
+      .number()
+      .int()
+      .min(1)
+      .default(30)
+      .meta({ description: 'A test phase this many commits late runs before anything else (default 30).' }),
     ui: z.boolean().default(false).meta({ description: 'Whether the project has a UI worth browser/E2E tests (enables test_ui).' }),
   })
   .prefault({})
@@ -254,10 +312,19 @@ const periodicSchema = z
 
 const reqSchema = z
   .strictObject({
-    spec: z.string().min(1).default('specification.yaml').meta({ description: 'Path of the REQ-mode specification (default specification.yaml).' }),
+    spec: z
+      .string()
+      .min(1)
+      .default('specification.yaml')
+      .meta({ description: 'Path of the REQ-mode specification (default specification.yaml).' }),
     max_iterations: z.number().int().min(1).default(15).meta({ description: 'Maximum REQ iterations per run (default 15).' }),
     coverage: z.number().min(0).max(100).default(80).meta({ description: 'Minimum line coverage percent (L3 gate; default 80).' }),
-    test_line_share: z.number().min(0).max(100).default(40).meta({ description: 'Minimum share of test lines in the change, percent (L1b gate; default 40).' }),
+    test_line_share: z
+      .number()
+      .min(0)
+      .max(100)
+      .default(40)
+      .meta({ description: 'Minimum share of test lines in the change, percent (L1b gate; default 40).' }),
     retries: z.number().int().min(0).default(3).meta({ description: 'Retries per REQ before it is blocked (default 3).' }),
     coverage_command: z.string().optional().meta({ description: 'Command printing coverage; omitted = the language default.' }),
   })
@@ -269,8 +336,11 @@ export const configSchema = z
   .strictObject({
     $schema: z.string().optional().meta({ description: 'JSON Schema reference (ignored by Ralph).' }),
     name: z.string().min(1).meta({ description: 'Project name.' }),
-    lang: z.enum(LANGUAGES).default('generic').meta({ description: 'Project language; picks the default gate commands and forbidden patterns.' }),
-    build: command('Build gate command, run in the agent\'s worktree.'),
+    lang: z
+      .enum(LANGUAGES)
+      .default('generic')
+      .meta({ description: 'Project language; picks the default gate commands and forbidden patterns.' }),
+    build: command("Build gate command, run in the agent's worktree."),
     lint: command('Lint gate command.'),
     test: command('Full test suite command.'),
     test_unit: command('Fast unit test command (run after each implement step).'),
@@ -293,7 +363,11 @@ export const configSchema = z
     intervals: intervalsSchema,
     limits: limitsSchema,
     periodic: periodicSchema,
-    target_branch: z.string().min(1).optional().meta({ description: 'Branch promoted commits land on; default: the branch checked out when the loop starts.' }),
+    target_branch: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'Branch promoted commits land on; default: the branch checked out when the loop starts.' }),
     req: reqSchema,
   })
   .meta({
@@ -304,8 +378,20 @@ export const configSchema = z
 type ParsedConfig = z.output<typeof configSchema>;
 
 /** The configuration with every default applied and the language defaults resolved. */
-export interface RalphConfig
-  extends Omit<ParsedConfig, '$schema' | 'budget_primary' | 'budget_worker' | 'build' | 'lint' | 'test' | 'test_unit' | 'fmt' | 'forbidden_patterns' | 'forbidden_exclude' | 'domain_constraints'> {
+export interface RalphConfig extends Omit<
+  ParsedConfig,
+  | '$schema'
+  | 'budget_primary'
+  | 'budget_worker'
+  | 'build'
+  | 'lint'
+  | 'test'
+  | 'test_unit'
+  | 'fmt'
+  | 'forbidden_patterns'
+  | 'forbidden_exclude'
+  | 'domain_constraints'
+> {
   readonly build: string;
   readonly lint: string;
   readonly test: string;
@@ -476,7 +562,8 @@ function toIssues(error: z.ZodError, raw: unknown, positionOf: (p: JsonPath) => 
     const got = valueAt(raw, issue.path);
     let message = issue.message;
     if (issue.code === 'invalid_type') {
-      message = got === undefined ? `missing required key; expected ${issue.expected}` : `expected ${issue.expected}, got ${describeReceived(got)}`;
+      message =
+        got === undefined ? `missing required key; expected ${issue.expected}` : `expected ${issue.expected}, got ${describeReceived(got)}`;
     } else if (issue.code === 'invalid_value') {
       message = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeReceived(got)}`;
     } else if (issue.code === 'invalid_union' || isBudgetPath(p)) {
@@ -502,7 +589,11 @@ function unionExpectation(p: JsonPath): string {
 }
 
 /** Validates an already-parsed config object (e.g. built in code). */
-export function validateConfig(raw: unknown, file = CONFIG_FILE, positionOf: (p: JsonPath) => TextPosition | undefined = () => undefined): Result<RalphConfig, ConfigError> {
+export function validateConfig(
+  raw: unknown,
+  file = CONFIG_FILE,
+  positionOf: (p: JsonPath) => TextPosition | undefined = () => undefined,
+): Result<RalphConfig, ConfigError> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return err(new ConfigError(file, [{ path: '', line: 1, column: 1, message: `expected a JSON object, got ${describeReceived(raw)}` }]));
   }

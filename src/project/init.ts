@@ -97,7 +97,6 @@ export interface InitReport {
   readonly warnings: string[];
 }
 
-
 async function readText(p: string): Promise<string | undefined> {
   try {
     return await fs.readFile(p, 'utf8');
@@ -343,7 +342,8 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
     await writeSpecsState(ralphDir, state);
     await fs.writeFile(registryPath, renderSpecRegistry(registryRows(specs, state)));
     created.push(rel(dir, registryPath));
-    if (specs.length) notes.push(`${specs.length} spec file(s) found in specs/, docs/, adrs/: evolve_goals will turn them into backlog proposals`);
+    if (specs.length)
+      notes.push(`${specs.length} spec file(s) found in specs/, docs/, adrs/: evolve_goals will turn them into backlog proposals`);
   } else {
     kept.push(rel(dir, registryPath));
   }

@@ -13,7 +13,8 @@ export function parseInitArgs(argv: readonly string[], cwd: string = process.cwd
   const opts: { dir: string; lang?: string; name?: string; model?: string; force?: boolean } = { dir: cwd };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const [flag, inline] =
+      a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const value = (): string => {
       const v = inline ?? argv[++i];
       if (v === undefined || v === '') throw new InitUsageError(`${flag} needs a value\n${INIT_USAGE}`);
@@ -66,9 +67,12 @@ export function formatInitReport(report: InitReport): string {
   }
   if (report.kept.length) lines.push(`Kept: ${report.kept.length} existing file(s) unchanged`);
   if (report.edited.length) lines.push(`  of which edited by you (use --force to regenerate, with backup): ${report.edited.join(', ')}`);
-  lines.push(`Database: ${report.database === 'created' ? 'created .ralph/ralph.db' : report.database === 'kept' ? 'kept existing .ralph/ralph.db' : 'not created'}`);
+  lines.push(
+    `Database: ${report.database === 'created' ? 'created .ralph/ralph.db' : report.database === 'kept' ? 'kept existing .ralph/ralph.db' : 'not created'}`,
+  );
   for (const n of report.notes) lines.push(`Note: ${n}`);
   for (const w of report.warnings) lines.push(`Warning: ${w}`);
-  if (report.created.includes('ralph.config.json')) lines.push('Next: review ralph.config.json, add spec documents to specs/, then run `ralph start`.');
+  if (report.created.includes('ralph.config.json'))
+    lines.push('Next: review ralph.config.json, add spec documents to specs/, then run `ralph start`.');
   return `${lines.join('\n')}\n`;
 }

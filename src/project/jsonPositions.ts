@@ -55,8 +55,7 @@ export function parseJsonWithPositions(text: string): PositionedJson {
     const p = posAt(at);
     throw new JsonSyntaxError(reason, p.line, p.column);
   };
-  const describe = (at: number): string =>
-    at >= text.length ? 'end of file' : `'${text[at] === '\n' ? '\\n' : text[at]}'`;
+  const describe = (at: number): string => (at >= text.length ? 'end of file' : `'${text[at] === '\n' ? '\\n' : text[at]}'`);
 
   const skipWs = (): void => {
     while (i < text.length) {
@@ -124,7 +123,7 @@ export function parseJsonWithPositions(text: string): PositionedJson {
         return value;
       }
     }
-    if (c === "'") return fail("single quotes are not JSON; use double quotes");
+    if (c === "'") return fail('single quotes are not JSON; use double quotes');
     return fail(`unexpected ${describe(i)}, expected a value`);
   };
 

@@ -69,7 +69,6 @@ export interface Detection {
   readonly evidence: string | null;
 }
 
-
 /** Directories a project-file search never enters. */
 const SKIP_DIRS = new Set(['node_modules', 'bin', 'obj', 'target', 'vendor', 'dist', 'build', 'out']);
 
@@ -194,10 +193,24 @@ async function typescriptCommands(dir: string): Promise<Pick<LanguageProfile, 'b
 async function javaCommands(dir: string): Promise<Pick<LanguageProfile, 'build' | 'test' | 'test_unit' | 'lint' | 'fmt' | 'notes'>> {
   if (await pathExists(path.join(dir, 'pom.xml'))) {
     const mvn = (await pathExists(path.join(dir, 'mvnw'))) ? './mvnw' : 'mvn';
-    return { build: `${mvn} -q compile`, test: `${mvn} -q test`, test_unit: `${mvn} -q test`, lint: `${mvn} -q checkstyle:check`, fmt: '', notes: [] };
+    return {
+      build: `${mvn} -q compile`,
+      test: `${mvn} -q test`,
+      test_unit: `${mvn} -q test`,
+      lint: `${mvn} -q checkstyle:check`,
+      fmt: '',
+      notes: [],
+    };
   }
   const gradle = (await pathExists(path.join(dir, 'gradlew'))) ? './gradlew' : 'gradle';
-  return { build: `${gradle} compileJava`, test: `${gradle} test`, test_unit: `${gradle} test`, lint: `${gradle} checkstyleMain`, fmt: '', notes: [] };
+  return {
+    build: `${gradle} compileJava`,
+    test: `${gradle} test`,
+    test_unit: `${gradle} test`,
+    lint: `${gradle} checkstyleMain`,
+    fmt: '',
+    notes: [],
+  };
 }
 
 async function genericCommands(dir: string): Promise<Pick<LanguageProfile, 'build' | 'test' | 'test_unit' | 'lint' | 'fmt' | 'notes'>> {
@@ -354,7 +367,10 @@ const GENERIC: StaticProfile = {
   fmt: '',
   forbidden_patterns: ['TODO', 'FIXME', 'HACK'],
   forbidden_exclude: [],
-  conventions: ['Leave no TODO, FIXME or HACK markers: finish the work or propose a task.', 'Keep the Makefile targets build, test and lint working.'],
+  conventions: [
+    'Leave no TODO, FIXME or HACK markers: finish the work or propose a task.',
+    'Keep the Makefile targets build, test and lint working.',
+  ],
   gitignore: [],
 };
 

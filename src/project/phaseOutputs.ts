@@ -78,7 +78,10 @@ export const reflectOutputSchema = z.looseObject({
   lesson: z.string().min(1),
   decision: z.enum(['retry', 'replan', 'block']),
   /** A new guardrail when the failure reveals a reusable anti-pattern. */
-  guardrail: z.looseObject({ trigger: z.string().min(1), instruction: z.string().min(1) }).nullable().default(null),
+  guardrail: z
+    .looseObject({ trigger: z.string().min(1), instruction: z.string().min(1) })
+    .nullable()
+    .default(null),
 });
 
 export const commitOutputSchema = z.looseObject({
@@ -187,7 +190,10 @@ export type PhaseOutput<P extends Phase> = z.output<(typeof PHASE_OUTPUT_SCHEMAS
 export function formatOutputIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => {
-      const p = i.path.map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`)).join('').replace(/^\./, '');
+      const p = i.path
+        .map((s) => (typeof s === 'number' ? `[${s}]` : `.${String(s)}`))
+        .join('')
+        .replace(/^\./, '');
       return `${p || '(root)'}: ${i.message}`;
     })
     .join('\n');

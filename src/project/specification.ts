@@ -113,7 +113,12 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
     const first = seen.get(r.id);
     if (first !== undefined) {
       const pos = posOf([...base, 'id']);
-      issues.push({ path: formatPath([...base, 'id']), line: pos?.line, column: pos?.column, message: `duplicate id "${r.id}" (first at requirements[${first}])` });
+      issues.push({
+        path: formatPath([...base, 'id']),
+        line: pos?.line,
+        column: pos?.column,
+        message: `duplicate id "${r.id}" (first at requirements[${first}])`,
+      });
     } else {
       seen.set(r.id, i);
     }
@@ -121,7 +126,12 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
     r.acceptance_criteria.forEach((ac, j) => {
       if (acIds.has(ac.id)) {
         const pos = posOf([...base, 'acceptance_criteria', j, 'id']);
-        issues.push({ path: formatPath([...base, 'acceptance_criteria', j, 'id']), line: pos?.line, column: pos?.column, message: `duplicate acceptance criterion id "${ac.id}"` });
+        issues.push({
+          path: formatPath([...base, 'acceptance_criteria', j, 'id']),
+          line: pos?.line,
+          column: pos?.column,
+          message: `duplicate acceptance criterion id "${ac.id}"`,
+        });
       }
       acIds.add(ac.id);
     });
@@ -132,7 +142,13 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
       const p = ['specification', 'requirements', i, 'depends_on', j];
       const pos = posOf(p);
       if (d === r.id) issues.push({ path: formatPath(p), line: pos?.line, column: pos?.column, message: `${r.id} depends on itself` });
-      else if (!ids.has(d)) issues.push({ path: formatPath(p), line: pos?.line, column: pos?.column, message: `${r.id} depends on unknown requirement "${d}"` });
+      else if (!ids.has(d))
+        issues.push({
+          path: formatPath(p),
+          line: pos?.line,
+          column: pos?.column,
+          message: `${r.id} depends on unknown requirement "${d}"`,
+        });
     });
   });
   if (issues.length > 0) return err(new SpecificationError(file, issues));
@@ -201,12 +217,23 @@ export function buildOrder(requirements: readonly Requirement[]): Result<BuildOr
  * done, lowest priority number first. `status` overrides the file's statuses (e.g. from
  * the checkpoint). Undefined when nothing is ready.
  */
-export function nextReadyRequirement(order: readonly Requirement[], status: ReadonlyMap<string, ReqStatus> = new Map()): Requirement | undefined {
+export function nextReadyRequirement(
+  order: readonly Requirement[],
+  status: ReadonlyMap<string, ReqStatus> = new Map(),
+): Requirement | undefined {
   const statusOf = (r: Requirement): ReqStatus => status.get(r.id) ?? r.status;
   const byId = new Map(order.map((r) => [r.id, r] as const));
   const ready = order.filter(
-    (r) => (statusOf(r) === 'pending' || statusOf(r) === 'in_progress') && r.depends_on.every((d) => { const dep = byId.get(d); return dep !== undefined && statusOf(dep) === 'done'; }),
+    (r) =>
+      (statusOf(r) === 'pending' || statusOf(r) === 'in_progress') &&
+      r.depends_on.every((d) => {
+        const dep = byId.get(d);
+        return dep !== undefined && statusOf(dep) === 'done';
+      }),
   );
   // Resume an interrupted one first, then by priority; `order` breaks ties (earlier layer first).
-  return ready.find((r) => statusOf(r) === 'in_progress') ?? [...ready].sort((a, b) => a.priority - b.priority || order.indexOf(a) - order.indexOf(b))[0];
+  return (
+    ready.find((r) => statusOf(r) === 'in_progress') ??
+    [...ready].sort((a, b) => a.priority - b.priority || order.indexOf(a) - order.indexOf(b))[0]
+  );
 }

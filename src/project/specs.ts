@@ -80,7 +80,13 @@ export async function discoverSpecs(projectDir: string): Promise<SpecFile[]> {
       const type = typeOf(e.name);
       if (!e.isFile() || type === undefined) continue;
       const content = await fs.readFile(path.join(projectDir, childRel));
-      found.push({ path: childRel, type, hash: hashContent(content), sections: countSections(content.toString('utf8'), type), bytes: content.length });
+      found.push({
+        path: childRel,
+        type,
+        hash: hashContent(content),
+        sections: countSections(content.toString('utf8'), type),
+        bytes: content.length,
+      });
     }
   };
   for (const d of SPEC_DIRS) await walk(d);
@@ -211,7 +217,13 @@ export function mergeDiscovery(state: SpecsState, specs: readonly SpecFile[]): S
 export function registryRows(specs: readonly SpecFile[], state: SpecsState): RegistryRow[] {
   return specs.map((s) => {
     const rec = state.specs[s.path];
-    return { file: s.path, type: s.type, lastRead: rec?.last_read ?? null, sections: s.sections, itemsGenerated: rec?.items_generated ?? 0 };
+    return {
+      file: s.path,
+      type: s.type,
+      lastRead: rec?.last_read ?? null,
+      sections: s.sections,
+      itemsGenerated: rec?.items_generated ?? 0,
+    };
   });
 }
 
@@ -253,7 +265,12 @@ export async function recordEvolveRun(projectDir: string, run: EvolveRun, ralphD
   for (const p of run.specsRead) {
     const rec = merged.specs[p];
     if (!rec) continue;
-    merged.specs[p] = { ...rec, read_hash: rec.hash, last_read: when, items_generated: rec.items_generated + (run.itemsGenerated?.[p] ?? 0) };
+    merged.specs[p] = {
+      ...rec,
+      read_hash: rec.hash,
+      last_read: when,
+      items_generated: rec.items_generated + (run.itemsGenerated?.[p] ?? 0),
+    };
   }
   const next: SpecsState = { ...merged, evolve_fingerprint: run.fingerprint };
   await writeSpecsState(ralphDir, next);

@@ -71,9 +71,7 @@ export const deferredItemSchema = z.object({
   source: z.string(),
   patchId: z.string().nullable(),
   /** The latest judge verdict for this task, when one was recorded. */
-  verdict: z
-    .object({ decision: z.string(), rationale: z.string(), ts: isoTs })
-    .nullable(),
+  verdict: z.object({ decision: z.string(), rationale: z.string(), ts: isoTs }).nullable(),
 });
 
 export const agentCostSchema = z.object({
@@ -229,11 +227,7 @@ const taskRef = z.object({ taskId: z.string().min(1) });
 
 // host → webview
 export const SnapshotMessage = descriptor('snapshot', 'host-to-webview', z.object({ snapshot: monitorSnapshotSchema }));
-export const UpdateMessage = descriptor(
-  'update',
-  'host-to-webview',
-  z.object({ seq: count, patch: monitorSnapshotSchema.partial() }),
-);
+export const UpdateMessage = descriptor('update', 'host-to-webview', z.object({ seq: count, patch: monitorSnapshotSchema.partial() }));
 export const ReplyMessage = descriptor(
   'reply',
   'host-to-webview',
@@ -276,10 +270,7 @@ export const webviewToHost = [
 type MessageOf<D> = D extends MessageDescriptor<infer M, infer S> ? Message<M, z.infer<S>> : never;
 export type HostToWebviewMessage = MessageOf<(typeof hostToWebview)[number]>;
 export type WebviewToHostMessage = MessageOf<(typeof webviewToHost)[number]>;
-export type WebviewRequest = Extract<
-  WebviewToHostMessage,
-  { method: 'openTask' | 'showDiff' | 'resolveDeferred' | 'openSettings' }
->;
+export type WebviewRequest = Extract<WebviewToHostMessage, { method: 'openTask' | 'showDiff' | 'resolveDeferred' | 'openSettings' }>;
 
 export type ParseResult<T> = { ok: true; message: T } | { ok: false; reason: string };
 
@@ -289,11 +280,7 @@ const envelope = z.object({
   id: z.number().int().nonnegative().optional(),
 });
 
-function parseWith<T>(
-  descriptors: readonly MessageDescriptor<string, z.ZodType>[],
-  raw: unknown,
-  side: string,
-): ParseResult<T> {
+function parseWith<T>(descriptors: readonly MessageDescriptor<string, z.ZodType>[], raw: unknown, side: string): ParseResult<T> {
   const env = envelope.safeParse(raw);
   if (!env.success) {
     return { ok: false, reason: `${side}: not a message envelope {method, params, id?}: ${z.prettifyError(env.error)}` };

@@ -92,7 +92,11 @@ export function scanJournal(buf: Uint8Array, baseOffset = 0): JournalScan {
       tornReason = `invalid record at byte ${baseOffset + pos}: ${(e as Error).message.split('\n')[0] ?? ''}`;
       break;
     }
-    records.push(parsed.upTo === undefined ? { events: parsed.events as StoredEvent[] } : { events: parsed.events as StoredEvent[], upTo: parsed.upTo });
+    records.push(
+      parsed.upTo === undefined
+        ? { events: parsed.events as StoredEvent[] }
+        : { events: parsed.events as StoredEvent[], upTo: parsed.upTo },
+    );
     pos = nl + 1;
   }
   return {

@@ -51,9 +51,7 @@ export const SCHEMA_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version)
 /** Applies the migrations the database lacks; returns the versions applied. */
 export function migrate(db: SqlDb, file: string): number[] {
   const hasMeta = db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'ralph_meta'") !== undefined;
-  const row = hasMeta
-    ? db.get<{ value: string }>("SELECT value FROM ralph_meta WHERE key = 'schema_version'")
-    : undefined;
+  const row = hasMeta ? db.get<{ value: string }>("SELECT value FROM ralph_meta WHERE key = 'schema_version'") : undefined;
   const current = row ? Number(row.value) : 0;
   if (current > SCHEMA_VERSION) throw new StoreVersionError(file, current, SCHEMA_VERSION);
   const applied: number[] = [];

@@ -105,7 +105,9 @@ async function demoSnapshot(): Promise<MonitorSnapshot> {
   const dir = mkdtempSync(join(tmpdir(), 'ralph-mon-browser-'));
   try {
     const { logsDir } = seedDemoProject(db, dir, NOW);
-    const busy = readerOf(db).all<{ task_id: string }>("SELECT task_id FROM task_view WHERE status IN ('claimed', 'proposed') ORDER BY task_id DESC");
+    const busy = readerOf(db).all<{ task_id: string }>(
+      "SELECT task_id FROM task_view WHERE status IN ('claimed', 'proposed') ORDER BY task_id DESC",
+    );
     const agentStart = (min: number): string => new Date(NOW.getTime() - min * 60_000).toISOString();
     return buildMonitorSnapshot(readerOf(db), logsDir, NOW, {
       agents: [
@@ -139,7 +141,8 @@ describe('monitor webview in chromium', function () {
 
   /** Keeps the page's CSP violations before it navigates away. */
   async function collectViolations(): Promise<void> {
-    if (page.url().startsWith('http')) violations.push(...(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)));
+    if (page.url().startsWith('http'))
+      violations.push(...(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)));
   }
 
   const posted = (): Promise<{ method: string; params: Record<string, unknown>; id?: number }[]> =>
@@ -213,11 +216,22 @@ describe('monitor webview in chromium', function () {
     await post({ method: 'update', params: { seq: 61, patch: { tasks: { total: 'many' } } } });
     await post({ hello: 'world' });
     await page.locator('#events-total', { hasText: (snap.events.total + 60).toLocaleString('en-US') }).waitFor();
-    await page.waitForFunction(() => (window as unknown as { __posted: { method: string }[] }).__posted.filter((m) => m.method === 'log').length >= 3);
+    await page.waitForFunction(
+      () => (window as unknown as { __posted: { method: string }[] }).__posted.filter((m) => m.method === 'log').length >= 3,
+    );
     const logs = (await posted()).filter((m) => m.method === 'log').map((m) => String(m.params['text']));
-    assert.ok(logs.some((l) => /dropped update 3: already at 60/.test(l)), logs.join('\n'));
-    assert.ok(logs.some((l) => /invalid params for 'update'/.test(l)), logs.join('\n'));
-    assert.ok(logs.some((l) => /not a message envelope/.test(l)), logs.join('\n'));
+    assert.ok(
+      logs.some((l) => /dropped update 3: already at 60/.test(l)),
+      logs.join('\n'),
+    );
+    assert.ok(
+      logs.some((l) => /invalid params for 'update'/.test(l)),
+      logs.join('\n'),
+    );
+    assert.ok(
+      logs.some((l) => /not a message envelope/.test(l)),
+      logs.join('\n'),
+    );
     assert.equal(await text('#tasks-total'), String(snap.tasks.total));
   });
 
@@ -240,7 +254,9 @@ describe('monitor webview in chromium', function () {
     assert.ok(item);
     await shot('monitor-deferred.png');
     await page.locator(`vscode-button[aria-label="Approve ${item.taskId}"]`).click();
-    await page.waitForFunction(() => (window as unknown as { __posted: { method: string }[] }).__posted.some((m) => m.method === 'resolveDeferred'));
+    await page.waitForFunction(() =>
+      (window as unknown as { __posted: { method: string }[] }).__posted.some((m) => m.method === 'resolveDeferred'),
+    );
     const req = (await posted()).find((m) => m.method === 'resolveDeferred');
     assert.deepEqual(req?.params, { taskId: item.taskId, decision: 'approve' });
     assert.equal(typeof req?.id, 'number');
@@ -250,7 +266,7 @@ describe('monitor webview in chromium', function () {
     assert.equal(await page.locator(`vscode-button[aria-label="Reject ${item.taskId}"]`).getAttribute('disabled'), null);
   });
 
-  it('lists today\'s cost by agent and the recent log lines', async () => {
+  it("lists today's cost by agent and the recent log lines", async () => {
     await selectTab('cost');
     const rows = page.locator('#cost-by-agent tbody tr');
     await rows.first().waitFor();
@@ -284,11 +300,13 @@ describe('monitor webview in chromium', function () {
 
   it('re-reads the theme when VS Code switches it', async () => {
     await selectTab('charts');
-    await page.evaluate(
-      ([vars, cls]) => (window as unknown as { __setTheme: (v: unknown, c: string) => void }).__setTheme(vars, cls),
-      [THEMES.light.vars, THEMES.light.bodyClass] as const,
+    await page.evaluate(([vars, cls]) => (window as unknown as { __setTheme: (v: unknown, c: string) => void }).__setTheme(vars, cls), [
+      THEMES.light.vars,
+      THEMES.light.bodyClass,
+    ] as const);
+    await page.waitForFunction(
+      () => getComputedStyle(document.documentElement).getPropertyValue('--vscode-editor-background').trim() === '#ffffff',
     );
-    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--vscode-editor-background').trim() === '#ffffff');
     // The charts are rebuilt on the next frame with the light colours.
     await page.waitForFunction(() => {
       const c = document.getElementById('chart-cost') as HTMLCanvasElement | null;

@@ -104,5 +104,8 @@ export const LIGHT_MODERN: Record<string, string> = {
   '--vscode-charts-purple': '#652d90',
 };
 
-export const THEMES = { dark: { vars: DARK_MODERN, bodyClass: 'vscode-dark' }, light: { vars: LIGHT_MODERN, bodyClass: 'vscode-light' } } as const;
+export const THEMES = {
+  dark: { vars: DARK_MODERN, bodyClass: 'vscode-dark' },
+  light: { vars: LIGHT_MODERN, bodyClass: 'vscode-light' },
+} as const;
 export type ThemeName = keyof typeof THEMES;

@@ -39,7 +39,10 @@ const w = (p: string, content: string): Tool => ({ tool: 'write', path: p, conte
 const say = (key: string, tools: Tool[], answer: unknown): Record<string, unknown> => ({
   name: key,
   match: `RALPH-KEY: ${key}`,
-  turns: [...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []), { text: typeof answer === 'string' ? answer : JSON.stringify(answer) }],
+  turns: [
+    ...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []),
+    { text: typeof answer === 'string' ? answer : JSON.stringify(answer) },
+  ],
 });
 const plan = (id: string, files: string[]): Record<string, unknown> => ({
   task_id: id,
@@ -56,8 +59,14 @@ const proposal = (id: string, title: string, effort: string): Record<string, unk
 
 /** The scripted model's answers, keyed by the harness's RALPH-KEY prompt markers. */
 export function scenario(): Record<string, unknown> {
-  const add = [w('src/add.js', 'module.exports = (a, b) => a + b;\n'), w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n")];
-  const mul = [w('src/mul.js', 'module.exports = (a, b) => a * b;\n'), w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n")];
+  const add = [
+    w('src/add.js', 'module.exports = (a, b) => a + b;\n'),
+    w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n"),
+  ];
+  const mul = [
+    w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
+    w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
+  ];
   const token = [
     w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
     w('test/token.test.js', "require('assert').equal(require('../src/auth/token.js').valid('x'.repeat(16)), true);\n"),
@@ -71,7 +80,12 @@ export function scenario(): Record<string, unknown> {
       say('evolve_goals/', [], {
         specs_read: ['specs/calculator.md'],
         summary: 'Four requirements, four tasks.',
-        proposals: [proposal('CALC-1', 'Addition', 'M'), proposal('CALC-2', 'Multiplication', 'S'), proposal('CALC-4', 'API token check', 'M'), proposal('CALC-5', 'Token expiry', 'M')],
+        proposals: [
+          proposal('CALC-1', 'Addition', 'M'),
+          proposal('CALC-2', 'Multiplication', 'S'),
+          proposal('CALC-4', 'API token check', 'M'),
+          proposal('CALC-5', 'Token expiry', 'M'),
+        ],
       }),
       say('plan/CALC-1/', [], plan('CALC-1', ['src/add.js', 'test/add.test.js'])),
       say('implement/CALC-1/', add, 'add() done'),
@@ -80,7 +94,12 @@ export function scenario(): Record<string, unknown> {
       say('implement/CALC-2/', mul, 'mul() done'),
       say('plan/CALC-4/', [], plan('CALC-4', ['src/auth/token.js', 'test/token.test.js'])),
       say('implement/CALC-4/', token, 'token check done'),
-      say('review_deferred/CALC-4/', [], { task_id: 'CALC-4', verdict: 'approve', rationale: 'A pure length check with a test; no secrets, no I/O.', confidence: 0.86 }),
+      say('review_deferred/CALC-4/', [], {
+        task_id: 'CALC-4',
+        verdict: 'approve',
+        rationale: 'A pure length check with a test; no secrets, no I/O.',
+        confidence: 0.86,
+      }),
       say('plan/CALC-5/', [], plan('CALC-5', ['src/auth/expiry.js', 'test/expiry.test.js'])),
       say('implement/CALC-5/', expiry, 'expiry done'),
       // The judge thinks for a long time about CALC-5: the human decides first.

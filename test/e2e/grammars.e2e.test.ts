@@ -123,7 +123,10 @@ describe('e2e: grammars in VS Code 1.100.3', function () {
     assert.match(await scopesAt(BACKLOG, 7, 'done'), /markup\.inserted\.status\.done\.ralph-backlog/);
     assert.match(await scopesAt(BACKLOG, 12, 'blocked'), /invalid\.illegal\.status\.blocked\.ralph-backlog/);
     assert.match(await scopesAt(BACKLOG, 8, 'W2-007'), /variable\.other\.constant\.task-id\.ralph-backlog/);
-    await wb.page.locator('.part.editor .monaco-editor').first().click({ position: { x: 5, y: 5 } });
+    await wb.page
+      .locator('.part.editor .monaco-editor')
+      .first()
+      .click({ position: { x: 5, y: 5 } });
     await wb.screenshot('grammar-backlog');
   });
 

@@ -208,8 +208,10 @@ export class CodeServer {
     const out = fs.openSync(logFile, 'a');
     const args = [
       codeServerEntry,
-      '--bind-addr', `127.0.0.1:${port}`,
-      '--auth', 'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
       ...common,
       '--disable-telemetry',
       '--disable-update-check',
@@ -349,7 +351,10 @@ export class Workbench {
         await row.waitFor({ state: 'visible', timeout: Math.min(3000, Math.max(1, deadline - Date.now())) });
         break;
       } catch (e) {
-        const listed = await this.page.locator('.quick-input-widget .monaco-list-row').allInnerTexts().catch(() => []);
+        const listed = await this.page
+          .locator('.quick-input-widget .monaco-list-row')
+          .allInnerTexts()
+          .catch(() => []);
         await this.page.keyboard.press('Escape');
         if (Date.now() >= deadline) {
           throw new E2EError(`command "${title}" not found in the palette`, `listed: ${listed.join(' | ')}\n${String(e)}`);
@@ -496,9 +501,7 @@ export class Workbench {
    * to VS Code's pre/index.html, so they are recognised by their text, not their URL.
    */
   cspViolations(): string[] {
-    return this.consoleMessages
-      .map((m) => m.text)
-      .filter((t) => CSP_VIOLATION.test(t));
+    return this.consoleMessages.map((m) => m.text).filter((t) => CSP_VIOLATION.test(t));
   }
 
   /** The first console message matching `pattern`, already seen or still to come. */
@@ -561,7 +564,9 @@ export function pollUntil(what: string, probe: () => Promise<boolean>, detail?: 
 
 /** An entry of the open context menu by its label ("Drop Task"); the menu lives in a shadow root, which CSS locators pierce. */
 export function contextMenuItem(wb: Workbench, label: string): Locator {
-  return wb.page.locator('.monaco-menu .action-menu-item').filter({ has: wb.page.locator('.action-label', { hasText: new RegExp(`^${escapeRegExp(label)}$`) }) });
+  return wb.page
+    .locator('.monaco-menu .action-menu-item')
+    .filter({ has: wb.page.locator('.action-label', { hasText: new RegExp(`^${escapeRegExp(label)}$`) }) });
 }
 
 /**
@@ -580,9 +585,13 @@ export async function runContextMenuCommand(wb: Workbench, rowText: string | Reg
       await item.waitFor({ state: 'visible', timeout: 5_000 });
       break;
     } catch (e) {
-      const shown = await wb.page.locator('.monaco-menu .action-menu-item').allInnerTexts().catch(() => []);
+      const shown = await wb.page
+        .locator('.monaco-menu .action-menu-item')
+        .allInnerTexts()
+        .catch(() => []);
       await wb.page.keyboard.press('Escape');
-      if (Date.now() >= deadline) throw new E2EError(`context menu of "${String(rowText)}" shows no "${label}"`, `shown: ${shown.join(' | ')}\n${String(e)}`);
+      if (Date.now() >= deadline)
+        throw new E2EError(`context menu of "${String(rowText)}" shows no "${label}"`, `shown: ${shown.join(' | ')}\n${String(e)}`);
     }
   }
   // A menu entry acts on mouse-up only once it has been shown for 100 ms (VS Code's menu.ts,

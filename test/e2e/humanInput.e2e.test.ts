@@ -53,7 +53,9 @@ describe('e2e: human input flows (modify, drop, reprioritize)', function () {
   const deferred = (): ReturnType<Session['workbench']['viewPane']> => wb().viewPane('Deferred');
   /** A Backlog row by the accessible label the extension gives it: "<id> <title>, <status>". */
   const taskRow = (id: string, title: string, status: string): Locator =>
-    wb().treeRows(backlog()).and(wb().page.locator(`[aria-label="${id} ${title}, ${status}"]`));
+    wb()
+      .treeRows(backlog())
+      .and(wb().page.locator(`[aria-label="${id} ${title}, ${status}"]`));
 
   it('given a deferred patch, when Modify… is picked from its context menu and the input box is dismissed with Escape, then nothing changes', async () => {
     await wb().openViewContainer('Ralph', 'ralph');
@@ -136,7 +138,10 @@ describe('e2e: human input flows (modify, drop, reprioritize)', function () {
           els.map((el) => ({ level: el.getAttribute('aria-level') ?? '', label: el.getAttribute('aria-label') ?? '' })),
         );
         const at = outline.findIndex((r) => r.label.startsWith('W1-002 '));
-        const wave = outline.slice(0, Math.max(0, at)).reverse().find((r) => r.level === '1');
+        const wave = outline
+          .slice(0, Math.max(0, at))
+          .reverse()
+          .find((r) => r.level === '1');
         return at >= 0 && outline[at]!.level === '2' && wave !== undefined && /^Wave 3\b/.test(wave.label);
       },
       () => `backlog rows: ${outline.map((r) => `${r.level}:${r.label}`).join(' | ')}`,

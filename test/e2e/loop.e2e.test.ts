@@ -50,15 +50,20 @@ describe('e2e: the loop in VS Code (packaged .vsix, scripted model)', function (
   });
 
   it('when "Ralph: Start Loop" runs, then tasks from the spec appear in the Backlog and move to done', async () => {
-    judgeToast = wb().waitForNotification(/CALC-4 approved by judge/, 300_000).then(
-      () => wb().screenshot('loop-05-judge-notification'),
-      (e: unknown) => e,
-    );
+    judgeToast = wb()
+      .waitForNotification(/CALC-4 approved by judge/, 300_000)
+      .then(
+        () => wb().screenshot('loop-05-judge-notification'),
+        (e: unknown) => e,
+      );
     await wb().runCommand('Ralph: Start Loop');
     await wb().treeRows(backlog()).filter({ hasText: 'CALC-1' }).first().waitFor({ timeout: 120_000 });
     await wb().screenshot('loop-02-backlog-running');
     await wb().treeRows(backlog()).filter({ hasText: 'CALC-1' }).filter({ hasText: 'done' }).first().waitFor({ timeout: 180_000 });
-    await wb().statusBarItem(/Ralph:/).first().waitFor();
+    await wb()
+      .statusBarItem(/Ralph:/)
+      .first()
+      .waitFor();
   });
 
   it('given a tier-2 patch deferred while the judge thinks, when it is clicked, then its diff opens; approved inline, it is promoted', async () => {
@@ -102,7 +107,10 @@ describe('e2e: the loop in VS Code (packaged .vsix, scripted model)', function (
 
   it('when "Ralph: Stop Loop" runs, then the loop stops; after a window reload the Backlog shows the same state', async () => {
     await wb().runCommand('Ralph: Stop Loop');
-    await wb().statusBarItem(/Ralph: stopped/).first().waitFor({ timeout: 60_000 });
+    await wb()
+      .statusBarItem(/Ralph: stopped/)
+      .first()
+      .waitFor({ timeout: 60_000 });
     const before = (await wb().treeRows(backlog()).allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim()).sort();
     await wb().runCommand('Developer: Reload Window');
     await wb().page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 120_000 });

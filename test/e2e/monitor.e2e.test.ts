@@ -20,19 +20,51 @@ async function prepareProject(): Promise<string> {
   try {
     const ctx = controlContext(store, { ralphDir });
     for (let i = 1; i <= 6; i++) {
-      await transitionTask(ctx, { taskId: `W0-00${i}`, status: 'pending', actor: 'human', payload: { title: `Task ${i}`, effort: 'S', wave: 0 } });
+      await transitionTask(ctx, {
+        taskId: `W0-00${i}`,
+        status: 'pending',
+        actor: 'human',
+        payload: { title: `Task ${i}`, effort: 'S', wave: 0 },
+      });
     }
     await transitionTask(ctx, { taskId: 'W0-001', status: 'claimed', actor: 'primary', payload: { claimed_by: 'primary' } });
-    await transitionTask(ctx, { taskId: 'W0-002', status: 'deferred', actor: 'control_plane', payload: { reason: 'tier 2: touches auth/' } });
+    await transitionTask(ctx, {
+      taskId: 'W0-002',
+      status: 'deferred',
+      actor: 'control_plane',
+      payload: { reason: 'tier 2: touches auth/' },
+    });
   } finally {
     await store.close();
   }
   mkdirSync(join(ralphDir, 'logs'), { recursive: true });
   const now = new Date();
   const line = (agent: string, cost: number): string =>
-    JSON.stringify({ ts: now.toISOString(), agent, iter: 3, phase_from: 'plan', phase_to: 'implement', duration: 42, cost, prompt_bytes: 5000, turns: 3, input_tokens: 5, cache_read: 40000, cache_create: 9000, output_tokens: 800, model: 'claude-opus-4-6', subtype: 'success' });
-  writeFileSync(join(ralphDir, 'logs', `par-metrics-${now.toISOString().slice(0, 10).replace(/-/g, '')}.jsonl`), `${line('A', 0.25)}\n${line('B', 0.5)}\n`);
-  writeFileSync(join(ralphDir, 'STATE.json'), JSON.stringify({ phase: 'implement', iteration: 3, current_wave: 0, commits_total: 0, current_item: 'W0-001' }));
+    JSON.stringify({
+      ts: now.toISOString(),
+      agent,
+      iter: 3,
+      phase_from: 'plan',
+      phase_to: 'implement',
+      duration: 42,
+      cost,
+      prompt_bytes: 5000,
+      turns: 3,
+      input_tokens: 5,
+      cache_read: 40000,
+      cache_create: 9000,
+      output_tokens: 800,
+      model: 'claude-opus-4-6',
+      subtype: 'success',
+    });
+  writeFileSync(
+    join(ralphDir, 'logs', `par-metrics-${now.toISOString().slice(0, 10).replace(/-/g, '')}.jsonl`),
+    `${line('A', 0.25)}\n${line('B', 0.5)}\n`,
+  );
+  writeFileSync(
+    join(ralphDir, 'STATE.json'),
+    JSON.stringify({ phase: 'implement', iteration: 3, current_wave: 0, commits_total: 0, current_item: 'W0-001' }),
+  );
   return repo;
 }
 

@@ -55,7 +55,7 @@ describe('e2e: VS Code follows a loop run by the CLI (observer)', function () {
     await wb().treeRows(backlog()).filter({ hasText: 'CALC-1' }).filter({ hasText: 'done' }).first().waitFor({ timeout: 180_000 });
   });
 
-  it('when the deferred patch is approved inline, then the command goes to the writer\'s inbox and the CLI loop promotes it', async () => {
+  it("when the deferred patch is approved inline, then the command goes to the writer's inbox and the CLI loop promotes it", async () => {
     const row = wb().treeRows(deferred()).filter({ hasText: 'CALC-5' }).first();
     await row.waitFor({ timeout: 180_000 });
     await approveInline(wb(), deferred(), 'CALC-5');
@@ -69,6 +69,9 @@ describe('e2e: VS Code follows a loop run by the CLI (observer)', function () {
     await wb().runCommand('Ralph: Stop Loop');
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 60_000))]);
     assert.notEqual(code, 'timeout', `the CLI loop did not stop; its output:\n${output.slice(-2000)}`);
-    await wb().statusBarItem(/Ralph: stopped/).first().waitFor({ timeout: 30_000 });
+    await wb()
+      .statusBarItem(/Ralph: stopped/)
+      .first()
+      .waitFor({ timeout: 30_000 });
   });
 });

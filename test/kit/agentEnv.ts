@@ -16,7 +16,12 @@ export interface AgentClis {
 let clis: AgentClis | undefined;
 /** Installs (once, ~800 MB) or finds the pinned CLIs in .tools/ and returns their paths. */
 export function ensureAgentClis(): AgentClis {
-  clis ??= JSON.parse(execFileSync(process.execPath, [join(root, 'scripts', 'ensure-agent-clis.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })) as AgentClis;
+  clis ??= JSON.parse(
+    execFileSync(process.execPath, [join(root, 'scripts', 'ensure-agent-clis.mjs')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  ) as AgentClis;
   return clis;
 }
 
@@ -84,7 +89,6 @@ export function makeTempRepo(prefix = 'ralph-agent-repo-'): { dir: string; clean
   git('commit', '-q', '-m', 'init');
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
-
 
 /** Live (non-zombie) processes whose working directory is `dir` or below it. */
 export function processesIn(dir: string): number[] {

@@ -159,7 +159,10 @@ async function preamble(
 ): Promise<Turn | undefined> {
   if (script === undefined) {
     log({ ...base, api, prompt, turn: -1, script: '', answer: 'no-script' });
-    sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'scripted server: no script matches this prompt' } });
+    sendJson(res, 400, {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'scripted server: no script matches this prompt' },
+    });
     return undefined;
   }
   const turn = turnAt(script, turnIndex);
@@ -170,7 +173,13 @@ async function preamble(
     errorCounts.set(key, failedBefore + 1);
     log({ ...base, api, prompt, turn: turnIndex, script: script.name, answer: `error ${turn.error.status}` });
     const type = turn.error.status === 529 ? 'overloaded_error' : turn.error.status === 429 ? 'rate_limit_error' : 'api_error';
-    sendJson(res, turn.error.status, api === 'openai' ? { error: { type, message: turn.error.message, code: type } } : { type: 'error', error: { type, message: turn.error.message } });
+    sendJson(
+      res,
+      turn.error.status,
+      api === 'openai'
+        ? { error: { type, message: turn.error.message, code: type } }
+        : { type: 'error', error: { type, message: turn.error.message } },
+    );
     return undefined;
   }
   if (turn.hang) {
@@ -183,7 +192,14 @@ async function preamble(
 
 // ---------------------------------------------------------------- Anthropic Messages API
 
-async function answerAnthropic(errorCounts: Map<string, number>, scenario: Scenario, bodyValue: unknown, base: Base, res: ServerResponse, log: Log): Promise<void> {
+async function answerAnthropic(
+  errorCounts: Map<string, number>,
+  scenario: Scenario,
+  bodyValue: unknown,
+  base: Base,
+  res: ServerResponse,
+  log: Log,
+): Promise<void> {
   const body = asRecord(bodyValue);
   const messages = asArray(body.messages).map(asRecord);
   const turnIndex = messages.filter((m) => m.role === 'assistant').length;
@@ -193,14 +209,21 @@ async function answerAnthropic(errorCounts: Map<string, number>, scenario: Scena
   const turn = await preamble(errorCounts, 'anthropic', script, turnIndex, prompt, base, res, log);
   if (turn === undefined || script === undefined) return;
 
-  const cwd = /Primary working directory: (.+)/.exec(JSON.stringify(body.system ?? '') + '\n' + prompt)?.[1]?.replace(/\\n.*$/, '').trim() ?? process.cwd();
+  const cwd =
+    /Primary working directory: (.+)/
+      .exec(JSON.stringify(body.system ?? '') + '\n' + prompt)?.[1]
+      ?.replace(/\\n.*$/, '')
+      .trim() ?? process.cwd();
   const toolNames = new Set(asArray(body.tools).map((t) => String(asRecord(t).name ?? '')));
   const blocks: Record<string, unknown>[] = [];
   if (turn.text !== undefined) blocks.push({ type: 'text', text: turn.text });
-  turn.tools.forEach((call, i) => blocks.push({ type: 'tool_use', id: `toolu_t${turnIndex}_${i}_${nextId('x')}`, ...claudeTool(call, cwd) }));
+  turn.tools.forEach((call, i) =>
+    blocks.push({ type: 'tool_use', id: `toolu_t${turnIndex}_${i}_${nextId('x')}`, ...claudeTool(call, cwd) }),
+  );
   if (turn.structured !== undefined) {
     const tool = [...toolNames].find((n) => n === 'StructuredOutput');
-    if (tool !== undefined) blocks.push({ type: 'tool_use', id: `toolu_t${turnIndex}_s_${nextId('x')}`, name: tool, input: turn.structured });
+    if (tool !== undefined)
+      blocks.push({ type: 'tool_use', id: `toolu_t${turnIndex}_s_${nextId('x')}`, name: tool, input: turn.structured });
     else blocks.push({ type: 'text', text: JSON.stringify(turn.structured) });
   }
   if (blocks.length === 0) blocks.push({ type: 'text', text: '' });
@@ -212,7 +235,16 @@ async function answerAnthropic(errorCounts: Map<string, number>, scenario: Scena
   log({ ...base, api: 'anthropic', prompt, turn: turnIndex, script: script.name, answer: streaming ? 'stream' : 'json' });
 
   if (!streaming) {
-    sendJson(res, 200, { id, type: 'message', role: 'assistant', model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage });
+    sendJson(res, 200, {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: blocks,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage,
+    });
     return;
   }
   const frames: { event: string; data: unknown }[] = [
@@ -220,21 +252,45 @@ async function answerAnthropic(errorCounts: Map<string, number>, scenario: Scena
       event: 'message_start',
       data: {
         type: 'message_start',
-        message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...usage, output_tokens: 1 },
+        },
       },
     },
   ];
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
-      frames.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
-      frames.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } } });
+      frames.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+      });
+      frames.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } },
+      });
     } else {
-      frames.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } } });
-      frames.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } } });
+      frames.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } },
+      });
+      frames.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } },
+      });
     }
     frames.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
   });
-  frames.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } } });
+  frames.push({
+    event: 'message_delta',
+    data: { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } },
+  });
   frames.push({ event: 'message_stop', data: { type: 'message_stop' } });
   sse(res, frames);
 }
@@ -253,7 +309,14 @@ function claudeTool(call: ToolCall, cwd: string): { name: string; input: Record<
 
 // ---------------------------------------------------------------- OpenAI Responses API
 
-async function answerOpenAi(errorCounts: Map<string, number>, scenario: Scenario, bodyValue: unknown, base: Base, res: ServerResponse, log: Log): Promise<void> {
+async function answerOpenAi(
+  errorCounts: Map<string, number>,
+  scenario: Scenario,
+  bodyValue: unknown,
+  base: Base,
+  res: ServerResponse,
+  log: Log,
+): Promise<void> {
   const body = asRecord(bodyValue);
   const input = asArray(body.input).map(asRecord);
   // Our call ids carry their turn (`call_t<N>_...`): the turn is one past the highest seen.
@@ -277,8 +340,22 @@ async function answerOpenAi(errorCounts: Map<string, number>, scenario: Scenario
   const items: Record<string, unknown>[] = [];
   turn.tools.forEach((call, i) => items.push(codexTool(call, `call_t${turnIndex}_${i}`, toolType)));
   const text = turn.structured !== undefined ? JSON.stringify(turn.structured) : turn.text;
-  if (text !== undefined) items.push({ type: 'message', id: nextId('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
-  if (items.length === 0) items.push({ type: 'message', id: nextId('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] });
+  if (text !== undefined)
+    items.push({
+      type: 'message',
+      id: nextId('msg'),
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text, annotations: [] }],
+    });
+  if (items.length === 0)
+    items.push({
+      type: 'message',
+      id: nextId('msg'),
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Done.', annotations: [] }],
+    });
   log({ ...base, api: 'openai', prompt, turn: turnIndex, script: script.name, answer: 'stream' });
 
   const u: Usage = { ...DEFAULT_USAGE, ...(turn.usage ?? {}) };
@@ -301,10 +378,20 @@ async function answerOpenAi(errorCounts: Map<string, number>, scenario: Scenario
     if (item.type === 'message') {
       const t = String(asRecord(asArray(item.content)[0]).text ?? '');
       push('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
-      push('response.content_part.added', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      push('response.content_part.added', {
+        item_id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
       push('response.output_text.delta', { item_id, output_index, content_index: 0, delta: t });
       push('response.output_text.done', { item_id, output_index, content_index: 0, text: t });
-      push('response.content_part.done', { item_id, output_index, content_index: 0, part: { type: 'output_text', text: t, annotations: [] } });
+      push('response.content_part.done', {
+        item_id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text: t, annotations: [] },
+      });
     } else if (item.type === 'function_call') {
       push('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
       push('response.function_call_arguments.delta', { item_id, output_index, delta: item.arguments });
@@ -324,13 +411,34 @@ function codexTool(call: ToolCall, callId: string, toolType: (name: string) => s
   const id = nextId('fc');
   if (call.tool === 'bash') {
     if (toolType('exec_command') !== undefined || toolType('shell') === undefined) {
-      return { type: 'function_call', id, call_id: callId, name: 'exec_command', arguments: JSON.stringify({ cmd: call.command }), status: 'completed' };
+      return {
+        type: 'function_call',
+        id,
+        call_id: callId,
+        name: 'exec_command',
+        arguments: JSON.stringify({ cmd: call.command }),
+        status: 'completed',
+      };
     }
-    return { type: 'function_call', id, call_id: callId, name: 'shell', arguments: JSON.stringify({ command: ['bash', '-lc', call.command] }), status: 'completed' };
+    return {
+      type: 'function_call',
+      id,
+      call_id: callId,
+      name: 'shell',
+      arguments: JSON.stringify({ command: ['bash', '-lc', call.command] }),
+      status: 'completed',
+    };
   }
   const patch = applyPatchText(call);
   if (toolType('apply_patch') === 'function') {
-    return { type: 'function_call', id, call_id: callId, name: 'apply_patch', arguments: JSON.stringify({ input: patch }), status: 'completed' };
+    return {
+      type: 'function_call',
+      id,
+      call_id: callId,
+      name: 'apply_patch',
+      arguments: JSON.stringify({ input: patch }),
+      status: 'completed',
+    };
   }
   return { type: 'custom_tool_call', id, call_id: callId, name: 'apply_patch', input: patch, status: 'completed' };
 }

@@ -28,7 +28,10 @@ function atTools(toolsDir: string): PinnedClaude | undefined {
  * The pinned claude in `$RALPH_TOOLS_DIR` when set (only there), else in the first `.tools/`
  * found walking up from each start folder; undefined when absent or another version.
  */
-export function findPinnedClaude(startDirs: readonly string[] = [__dirname, process.cwd()], env: NodeJS.ProcessEnv = process.env): PinnedClaude | undefined {
+export function findPinnedClaude(
+  startDirs: readonly string[] = [__dirname, process.cwd()],
+  env: NodeJS.ProcessEnv = process.env,
+): PinnedClaude | undefined {
   if (env.RALPH_TOOLS_DIR !== undefined && env.RALPH_TOOLS_DIR !== '') return atTools(resolve(env.RALPH_TOOLS_DIR));
   for (const start of startDirs) {
     for (let dir = resolve(start); ; dir = dirname(dir)) {

@@ -27,7 +27,11 @@ const turn = z
     usage: usage.optional(),
     /** An HTTP error; with `times`, only the first `times` requests of this turn fail (retries then succeed). */
     error: z
-      .strictObject({ status: z.number().int().min(400).max(599), message: z.string().default('scripted error'), times: z.number().int().positive().optional() })
+      .strictObject({
+        status: z.number().int().min(400).max(599),
+        message: z.string().default('scripted error'),
+        times: z.number().int().positive().optional(),
+      })
       .optional(),
     hang: z.boolean().default(false),
     delayMs: z.number().int().nonnegative().default(0),

@@ -44,8 +44,15 @@ export function scenarioChatModel(scenarioInput: unknown, id = 'copilot-gpt-test
       let i = 0;
       for (const call of turn.tools) {
         const callId = `call_${index}_${i++}`;
-        if (call.tool === 'write') yield { type: 'tool_call', id: callId, name: 'Write', input: { file_path: call.path, content: call.content } };
-        else if (call.tool === 'edit') yield { type: 'tool_call', id: callId, name: 'Edit', input: { file_path: call.path, old_string: call.old, new_string: call.new } };
+        if (call.tool === 'write')
+          yield { type: 'tool_call', id: callId, name: 'Write', input: { file_path: call.path, content: call.content } };
+        else if (call.tool === 'edit')
+          yield {
+            type: 'tool_call',
+            id: callId,
+            name: 'Edit',
+            input: { file_path: call.path, old_string: call.old, new_string: call.new },
+          };
         else yield { type: 'tool_call', id: callId, name: 'Bash', input: { command: call.command } };
       }
       if (turn.structured !== undefined) yield { type: 'text', text: '```json\n' + JSON.stringify(turn.structured) + '\n```' };

@@ -17,7 +17,16 @@ const fail = (message) => {
 };
 
 function parseArgs(argv) {
-  const opts = { print: false, verbose: false, outputFormat: 'text', model: 'claude-sonnet-4-5-20250929', maxTurns: Infinity, budget: undefined, permissionMode: 'manual', jsonSchema: undefined };
+  const opts = {
+    print: false,
+    verbose: false,
+    outputFormat: 'text',
+    model: 'claude-sonnet-4-5-20250929',
+    maxTurns: Infinity,
+    budget: undefined,
+    permissionMode: 'manual',
+    jsonSchema: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -73,7 +82,8 @@ function performTool(call, cwd) {
 function toolUse(call, id, cwd) {
   const abs = (p) => (isAbsolute(p) ? p : resolve(cwd, p));
   if (call.tool === 'write') return { type: 'tool_use', id, name: 'Write', input: { file_path: abs(call.path), content: call.content } };
-  if (call.tool === 'edit') return { type: 'tool_use', id, name: 'Edit', input: { file_path: abs(call.path), old_string: call.old, new_string: call.new } };
+  if (call.tool === 'edit')
+    return { type: 'tool_use', id, name: 'Edit', input: { file_path: abs(call.path), old_string: call.old, new_string: call.new } };
   return { type: 'tool_use', id, name: 'Bash', input: { command: call.command, description: 'scripted command' } };
 }
 
@@ -101,7 +111,18 @@ async function main() {
   const totals = { input: 0, output: 0, cacheRead: 0, cacheCreate: 0, cost: 0 };
   let turns = 0;
 
-  out({ type: 'system', subtype: 'init', cwd, session_id: sessionId, tools: ['Bash', 'Edit', 'Read', 'Write'], mcp_servers: [], model, permissionMode: opts.permissionMode, claude_code_version: 'scripted', uuid: randomUUID() });
+  out({
+    type: 'system',
+    subtype: 'init',
+    cwd,
+    session_id: sessionId,
+    tools: ['Bash', 'Edit', 'Read', 'Write'],
+    mcp_servers: [],
+    model,
+    permissionMode: opts.permissionMode,
+    claude_code_version: 'scripted',
+    uuid: randomUUID(),
+  });
 
   const finish = (fields, exitCode) => {
     const modelUsage = {
@@ -124,7 +145,12 @@ async function main() {
       duration_ms: Date.now() - started,
       duration_api_ms: 0,
       is_error: false,
-      usage: { input_tokens: totals.input, cache_creation_input_tokens: totals.cacheCreate, cache_read_input_tokens: totals.cacheRead, output_tokens: totals.output },
+      usage: {
+        input_tokens: totals.input,
+        cache_creation_input_tokens: totals.cacheCreate,
+        cache_read_input_tokens: totals.cacheRead,
+        output_tokens: totals.output,
+      },
       modelUsage,
       permission_denials: [],
       uuid: randomUUID(),
@@ -135,7 +161,15 @@ async function main() {
   };
 
   if (script === undefined) {
-    finish({ subtype: 'success', is_error: true, result: 'API Error: 400 scripted: no script matches this prompt', terminal_reason: 'api_error' }, 1);
+    finish(
+      {
+        subtype: 'success',
+        is_error: true,
+        result: 'API Error: 400 scripted: no script matches this prompt',
+        terminal_reason: 'api_error',
+      },
+      1,
+    );
     return;
   }
 
@@ -148,10 +182,29 @@ async function main() {
     if (turn.error !== undefined && turn.error.times !== undefined) {
       // A transient error: the real CLI retries and says so in api_retry lines.
       for (let attempt = 1; attempt <= turn.error.times; attempt++) {
-        out({ type: 'system', subtype: 'api_retry', attempt, max_retries: turn.error.times, retry_delay_ms: 0, error_status: turn.error.status, error: turn.error.message, session_id: sessionId, uuid: randomUUID() });
+        out({
+          type: 'system',
+          subtype: 'api_retry',
+          attempt,
+          max_retries: turn.error.times,
+          retry_delay_ms: 0,
+          error_status: turn.error.status,
+          error: turn.error.message,
+          session_id: sessionId,
+          uuid: randomUUID(),
+        });
       }
     } else if (turn.error !== undefined) {
-      finish({ subtype: 'success', is_error: true, result: `API Error: ${turn.error.status} ${turn.error.message}`, terminal_reason: 'api_error', stop_reason: null }, 1);
+      finish(
+        {
+          subtype: 'success',
+          is_error: true,
+          result: `API Error: ${turn.error.status} ${turn.error.message}`,
+          terminal_reason: 'api_error',
+          stop_reason: null,
+        },
+        1,
+      );
       return;
     }
     if (turn.delayMs > 0) await new Promise((r) => setTimeout(r, turn.delayMs));
@@ -162,11 +215,21 @@ async function main() {
     totals.cacheRead += usage.cache_read_input_tokens;
     totals.cacheCreate += usage.cache_creation_input_tokens;
     totals.cost +=
-      (usage.input_tokens * price.input + usage.output_tokens * price.output + usage.cache_read_input_tokens * price.cacheRead + usage.cache_creation_input_tokens * price.cacheCreate) / 1e6;
+      (usage.input_tokens * price.input +
+        usage.output_tokens * price.output +
+        usage.cache_read_input_tokens * price.cacheRead +
+        usage.cache_creation_input_tokens * price.cacheCreate) /
+      1e6;
 
     const messageId = `msg_scripted_${index}`;
     const assistant = (content) =>
-      out({ type: 'assistant', message: { id: messageId, type: 'message', role: 'assistant', model, content, stop_reason: null, usage }, parent_tool_use_id: null, session_id: sessionId, uuid: randomUUID() });
+      out({
+        type: 'assistant',
+        message: { id: messageId, type: 'message', role: 'assistant', model, content, stop_reason: null, usage },
+        parent_tool_use_id: null,
+        session_id: sessionId,
+        uuid: randomUUID(),
+      });
     if (turn.text !== undefined) assistant([{ type: 'text', text: turn.text }]);
     const calls = turn.tools.map((call, i) => ({ call, id: `toolu_scripted_${index}_${i}` }));
     for (const { call, id } of calls) assistant([toolUse(call, id, cwd)]);
@@ -175,27 +238,66 @@ async function main() {
         const r = performTool(call, cwd);
         return { type: 'tool_result', tool_use_id: id, content: r.output, is_error: r.isError };
       });
-      out({ type: 'user', message: { role: 'user', content: results }, parent_tool_use_id: null, session_id: sessionId, uuid: randomUUID() });
+      out({
+        type: 'user',
+        message: { role: 'user', content: results },
+        parent_tool_use_id: null,
+        session_id: sessionId,
+        uuid: randomUUID(),
+      });
     }
 
     if (opts.budget !== undefined && totals.cost >= opts.budget) {
-      finish({ subtype: 'error_max_budget_usd', is_error: true, errors: [`Reached maximum budget ($${opts.budget})`], terminal_reason: 'budget_exhausted' }, 1);
+      finish(
+        {
+          subtype: 'error_max_budget_usd',
+          is_error: true,
+          errors: [`Reached maximum budget ($${opts.budget})`],
+          terminal_reason: 'budget_exhausted',
+        },
+        1,
+      );
       return;
     }
     if (calls.length === 0) {
       const structured = opts.jsonSchema !== undefined ? turn.structured : undefined;
       const text = turn.structured !== undefined && opts.jsonSchema === undefined ? JSON.stringify(turn.structured) : (turn.text ?? '');
       if (opts.jsonSchema !== undefined && structured === undefined) {
-        finish({ subtype: 'error_max_structured_output_retries', is_error: true, errors: ['the scripted turn has no structured answer'], terminal_reason: 'structured_output_retry_exhausted' }, 1);
+        finish(
+          {
+            subtype: 'error_max_structured_output_retries',
+            is_error: true,
+            errors: ['the scripted turn has no structured answer'],
+            terminal_reason: 'structured_output_retry_exhausted',
+          },
+          1,
+        );
         return;
       }
-      finish({ subtype: 'success', result: text, stop_reason: 'end_turn', terminal_reason: 'completed', ...(structured !== undefined ? { structured_output: structured } : {}) }, 0);
+      finish(
+        {
+          subtype: 'success',
+          result: text,
+          stop_reason: 'end_turn',
+          terminal_reason: 'completed',
+          ...(structured !== undefined ? { structured_output: structured } : {}),
+        },
+        0,
+      );
       return;
     }
     if (turns >= opts.maxTurns) {
       // Like the real CLI: the limit shows as max-turns + 1.
       turns += 1;
-      finish({ subtype: 'error_max_turns', is_error: true, errors: [`Reached maximum number of turns (${opts.maxTurns})`], terminal_reason: 'max_turns' }, 1);
+      finish(
+        {
+          subtype: 'error_max_turns',
+          is_error: true,
+          errors: [`Reached maximum number of turns (${opts.maxTurns})`],
+          terminal_reason: 'max_turns',
+        },
+        1,
+      );
       return;
     }
   }

@@ -25,7 +25,10 @@ export class AgentItem extends vscode.TreeItem {
     if (row.startedAt) parts.push(formatElapsed(now - Date.parse(row.startedAt)));
     parts.push(`$${row.costUsd.toFixed(2)}`);
     this.description = parts.join(' · ');
-    this.iconPath = new vscode.ThemeIcon(row.busy ? 'loading~spin' : row.role === 'judge' ? 'law' : 'person', row.busy ? new vscode.ThemeColor('charts.blue') : undefined);
+    this.iconPath = new vscode.ThemeIcon(
+      row.busy ? 'loading~spin' : row.role === 'judge' ? 'law' : 'person',
+      row.busy ? new vscode.ThemeColor('charts.blue') : undefined,
+    );
     this.tooltip = `${row.name} (${row.role})\nphase: ${row.phase}\ntask: ${row.taskId ?? '-'}\ninvocations: ${row.invocations}\ncost this run: $${row.costUsd.toFixed(4)}`;
     if (row.taskId) this.command = { command: Commands.revealTask, title: 'Reveal Task', arguments: [row.taskId] };
   }
@@ -66,7 +69,16 @@ export class AgentsTreeProvider extends Disposable implements vscode.TreeDataPro
       rows = this.engine
         .tasks()
         .filter((t) => t.status === 'claimed' && t.claimed_by)
-        .map((t) => ({ name: t.claimed_by ?? '?', role: t.claimed_by === 'primary' ? 'primary' : 'worker', phase: 'working', taskId: t.task_id, startedAt: null, busy: true, costUsd: 0, invocations: 0 }));
+        .map((t) => ({
+          name: t.claimed_by ?? '?',
+          role: t.claimed_by === 'primary' ? 'primary' : 'worker',
+          phase: 'working',
+          taskId: t.task_id,
+          startedAt: null,
+          busy: true,
+          costUsd: 0,
+          invocations: 0,
+        }));
     }
     // Elapsed times tick while an agent is busy.
     const busy = rows.some((r) => r.busy && r.startedAt);

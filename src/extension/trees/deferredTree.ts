@@ -19,9 +19,14 @@ export class DeferredItem extends vscode.TreeItem {
     this.id = `deferred:${task.task_id}`;
     const reason = task.deferred_reason ?? 'deferred';
     this.description = `${/^tier \d/.test(reason) ? '' : `tier ${task.risk_tier} · `}${reason}${verdict ? ` · ${verdict.actor}: ${verdict.decision}` : ''}`;
-    this.iconPath = new vscode.ThemeIcon(task.risk_tier >= 3 ? 'shield' : 'clock', new vscode.ThemeColor(task.risk_tier >= 3 ? 'charts.red' : 'charts.yellow'));
+    this.iconPath = new vscode.ThemeIcon(
+      task.risk_tier >= 3 ? 'shield' : 'clock',
+      new vscode.ThemeColor(task.risk_tier >= 3 ? 'charts.red' : 'charts.yellow'),
+    );
     const md = new vscode.MarkdownString();
-    md.appendMarkdown(`**${task.task_id}** — risk tier ${task.risk_tier}\n\nReason: ${reason}\n\nDeferred at: ${task.deferred_at ?? '-'}\n\nPatch: ${patchId ?? '(none)'}`);
+    md.appendMarkdown(
+      `**${task.task_id}** — risk tier ${task.risk_tier}\n\nReason: ${reason}\n\nDeferred at: ${task.deferred_at ?? '-'}\n\nPatch: ${patchId ?? '(none)'}`,
+    );
     if (verdict) md.appendMarkdown(`\n\nVerdict (${verdict.actor}, ${verdict.ts}): **${verdict.decision}** — ${verdict.rationale}`);
     this.tooltip = md;
     this.command = { command: Commands.openPatchDiff, title: 'Open Patch Diff', arguments: [this] };
@@ -68,6 +73,8 @@ export class DeferredTreeProvider extends Disposable implements vscode.TreeDataP
     if (element) return [];
     await this.engine.open();
     this.shown = this.signature();
-    return this.engine.deferred().map((t) => new DeferredItem(t, this.engine.patchOfTask(t.task_id)?.patch_id ?? null, this.engine.lastVerdict(t.task_id)));
+    return this.engine
+      .deferred()
+      .map((t) => new DeferredItem(t, this.engine.patchOfTask(t.task_id)?.patch_id ?? null, this.engine.lastVerdict(t.task_id)));
   }
 }

@@ -47,7 +47,13 @@ export async function checkRalphTree(projectDir: string): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const d of RALPH_DIRS) {
     if (!(await isDir(path.join(ralphDir, d)))) {
-      findings.push({ check: 'files.dir', status: 'fail', message: `${RALPH_DIR}/${d}/ is missing`, path: `${RALPH_DIR}/${d}`, fix: INIT_FIX });
+      findings.push({
+        check: 'files.dir',
+        status: 'fail',
+        message: `${RALPH_DIR}/${d}/ is missing`,
+        path: `${RALPH_DIR}/${d}`,
+        fix: INIT_FIX,
+      });
     }
   }
   for (const f of RALPH_FILES) {
@@ -60,7 +66,14 @@ export async function checkRalphTree(projectDir: string): Promise<Finding[]> {
 
   const config = loadConfig(projectDir);
   if (config.ok) findings.push(ok('config', `${CONFIG_FILE} is valid`));
-  else findings.push({ check: 'config', status: 'fail', message: config.error.message, path: CONFIG_FILE, fix: { kind: 'manual', description: `correct ${CONFIG_FILE}` } });
+  else
+    findings.push({
+      check: 'config',
+      status: 'fail',
+      message: config.error.message,
+      path: CONFIG_FILE,
+      fix: { kind: 'manual', description: `correct ${CONFIG_FILE}` },
+    });
   return findings;
 }
 
@@ -91,10 +104,23 @@ export async function checkStateJson(projectDir: string, maxRetries = 3): Promis
     .filter(([, v]) => typeof v === 'number')
     .map(([k]) => k)
     .filter((k) => k in state && (typeof state[k] !== 'number' || (state[k] as number) < 0));
-  if (numeric.length) findings.push({ check: 'state.types', status: 'fail', message: `${rel}: ${numeric.join(', ')} must be non-negative numbers`, path: rel, fix });
+  if (numeric.length)
+    findings.push({
+      check: 'state.types',
+      status: 'fail',
+      message: `${rel}: ${numeric.join(', ')} must be non-negative numbers`,
+      path: rel,
+      fix,
+    });
   const retry = state['retry_count'];
   if (typeof retry === 'number' && retry > maxRetries) {
-    findings.push({ check: 'state.retry', status: 'warn', message: `retry_count ${retry} exceeds max_retries ${maxRetries}`, path: rel, fix });
+    findings.push({
+      check: 'state.retry',
+      status: 'warn',
+      message: `retry_count ${retry} exceeds max_retries ${maxRetries}`,
+      path: rel,
+      fix,
+    });
   }
   return findings.length ? findings : [ok('state.json', `${rel} is valid`)];
 }
@@ -120,7 +146,12 @@ export async function checkLocks(projectDir: string, host: string = os.hostname(
       continue;
     }
     if (owner.host !== undefined && owner.host !== host) {
-      findings.push({ check: 'locks.remote', status: 'warn', message: `${rel} is held by pid ${owner.pid} on another host (${String(owner.host)})`, path: rel });
+      findings.push({
+        check: 'locks.remote',
+        status: 'warn',
+        message: `${rel} is held by pid ${owner.pid} on another host (${String(owner.host)})`,
+        path: rel,
+      });
       continue;
     }
     if (!pidAlive(owner.pid)) {
@@ -143,7 +174,12 @@ export async function checkQueues(projectDir: string): Promise<Finding[]> {
   const patches = (await listDir(path.join(projectDir, pendingRel))).filter((f) => f.endsWith('.patch'));
   findings.push(
     patches.length
-      ? { check: 'patches.pending', status: 'warn', message: `${patches.length} patch(es) queued in ${pendingRel}/`, fix: { kind: 'control-plane', description: 'the loop applies or discards them' } }
+      ? {
+          check: 'patches.pending',
+          status: 'warn',
+          message: `${patches.length} patch(es) queued in ${pendingRel}/`,
+          fix: { kind: 'control-plane', description: 'the loop applies or discards them' },
+        }
       : ok('patches.pending', 'no queued patches'),
   );
 
@@ -159,12 +195,23 @@ export async function checkQueues(projectDir: string): Promise<Finding[]> {
       problem = `not valid JSON (${(e as Error).message})`;
     }
     if (problem) {
-      findings.push({ check: 'proposals.invalid', status: 'fail', message: `${rel}: ${problem}`, path: rel, fix: { kind: 'control-plane', description: 'process-proposals rejects it with an event and moves it to proposals/rejected/' } });
+      findings.push({
+        check: 'proposals.invalid',
+        status: 'fail',
+        message: `${rel}: ${problem}`,
+        path: rel,
+        fix: { kind: 'control-plane', description: 'process-proposals rejects it with an event and moves it to proposals/rejected/' },
+      });
     }
   }
   findings.push(
     proposals.length
-      ? { check: 'proposals.unprocessed', status: 'warn', message: `${proposals.length} unprocessed proposal(s) in ${propRel}/`, fix: { kind: 'control-plane', description: 'process-proposals' } }
+      ? {
+          check: 'proposals.unprocessed',
+          status: 'warn',
+          message: `${proposals.length} unprocessed proposal(s) in ${propRel}/`,
+          fix: { kind: 'control-plane', description: 'process-proposals' },
+        }
       : ok('proposals.unprocessed', 'no unprocessed proposals'),
   );
   return findings;

@@ -9,7 +9,6 @@ import { ok } from './findings';
 import type { Finding } from './findings';
 import { pathExists } from '../../shared/fs';
 
-
 export interface GitCheckOptions {
   /**
    * Names of the Ralph worktrees active agents own (from the control plane). When given,
@@ -25,12 +24,24 @@ export async function checkGit(projectDir: string, options: GitCheckOptions = {}
     throw e;
   });
   if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true') {
-    return [{ check: 'git.repo', status: 'fail', message: `${projectDir} is not inside a git work tree`, fix: { kind: 'init', description: 'ralph init creates a repository and a first commit' } }];
+    return [
+      {
+        check: 'git.repo',
+        status: 'fail',
+        message: `${projectDir} is not inside a git work tree`,
+        fix: { kind: 'init', description: 'ralph init creates a repository and a first commit' },
+      },
+    ];
   }
   const findings: Finding[] = [];
   const head = await runGit(projectDir, ['rev-parse', '--verify', '--quiet', 'HEAD'], { allowExitCodes: [1, 128] });
   if (head.exitCode !== 0) {
-    findings.push({ check: 'git.head', status: 'fail', message: 'the repository has no commit; agents work in worktrees of HEAD', fix: { kind: 'manual', description: 'commit your files' } });
+    findings.push({
+      check: 'git.head',
+      status: 'fail',
+      message: 'the repository has no commit; agents work in worktrees of HEAD',
+      fix: { kind: 'manual', description: 'commit your files' },
+    });
   }
 
   const dotGit = await gitDir(projectDir);
@@ -41,13 +52,24 @@ export async function checkGit(projectDir: string, options: GitCheckOptions = {}
     ['CHERRY_PICK_HEAD', 'a cherry-pick'],
   ] as const) {
     if (await pathExists(path.join(dotGit, marker))) {
-      findings.push({ check: 'git.in_progress', status: 'warn', message: `${what} is in progress in the checkout`, fix: { kind: 'manual', description: 'finish or abort it' } });
+      findings.push({
+        check: 'git.in_progress',
+        status: 'warn',
+        message: `${what} is in progress in the checkout`,
+        fix: { kind: 'manual', description: 'finish or abort it' },
+      });
     }
   }
 
   for (const w of await listWorktrees(projectDir)) {
     if (w.prunable || !(await pathExists(w.path))) {
-      findings.push({ check: 'git.worktree', status: 'fail', message: `registered worktree ${w.path} no longer exists`, path: w.path, fix: { kind: 'git-prune', description: 'git worktree prune' } });
+      findings.push({
+        check: 'git.worktree',
+        status: 'fail',
+        message: `registered worktree ${w.path} no longer exists`,
+        path: w.path,
+        fix: { kind: 'git-prune', description: 'git worktree prune' },
+      });
     }
   }
 
@@ -55,9 +77,21 @@ export async function checkGit(projectDir: string, options: GitCheckOptions = {}
   for (const w of await listRalphWorktrees(projectDir)) {
     if (w.missing) continue; // reported above
     if (!w.registered) {
-      findings.push({ check: 'git.orphaned_worktree', status: 'fail', message: `${w.path} is a directory under Ralph's worktree root that git does not know`, path: w.path, fix: { kind: 'git-prune', description: 'remove the stray directory' } });
+      findings.push({
+        check: 'git.orphaned_worktree',
+        status: 'fail',
+        message: `${w.path} is a directory under Ralph's worktree root that git does not know`,
+        path: w.path,
+        fix: { kind: 'git-prune', description: 'remove the stray directory' },
+      });
     } else if (active && !active.has(w.name)) {
-      findings.push({ check: 'git.orphaned_worktree', status: 'warn', message: `Ralph worktree ${w.name} (${w.branch ?? 'detached'}) is owned by no active agent`, path: w.path, fix: { kind: 'control-plane', description: 'release its task, then remove the worktree' } });
+      findings.push({
+        check: 'git.orphaned_worktree',
+        status: 'warn',
+        message: `Ralph worktree ${w.name} (${w.branch ?? 'detached'}) is owned by no active agent`,
+        path: w.path,
+        fix: { kind: 'control-plane', description: 'release its task, then remove the worktree' },
+      });
     }
   }
   return findings.length ? findings : [ok('git', 'repository and worktrees healthy')];

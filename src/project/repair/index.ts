@@ -20,4 +20,12 @@ export {
   type StoreCheckOptions,
   type WriterState,
 } from './storeChecks';
-export { checkProject, formatRepairReport, runRepair, REPAIR_ACTOR, type RepairAction, type RepairOptions, type RepairReport } from './repair';
+export {
+  checkProject,
+  formatRepairReport,
+  runRepair,
+  REPAIR_ACTOR,
+  type RepairAction,
+  type RepairOptions,
+  type RepairReport,
+} from './repair';

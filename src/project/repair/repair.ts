@@ -95,13 +95,20 @@ export async function checkProject(options: Omit<RepairOptions, 'fix'>): Promise
   // The store's view of patches (below) replaces the file count of commits/pending/.
   if (hasStoreFiles(ralphDir)) findings = findings.filter((f) => f.check !== 'patches.pending');
   findings.push(...storeFiles);
-  const unreadable = storeFiles.some((f) => f.status === 'fail' && (f.check === 'db.integrity' || (f.check === 'db.tables' && f.fix?.kind === 'manual')));
+  const unreadable = storeFiles.some(
+    (f) => f.status === 'fail' && (f.check === 'db.integrity' || (f.check === 'db.tables' && f.fix?.kind === 'manual')),
+  );
   if (unreadable || !hasStoreFiles(ralphDir)) return { findings, writer };
   let store: EventStore;
   try {
     store = await openStore({ ralphDir, mode: 'observer', projections: options.projections ?? CONTROL_PROJECTIONS });
   } catch (e) {
-    findings.push({ check: 'store.open', status: 'fail', message: `the event store cannot be opened: ${(e as Error).message}`, fix: { kind: 'manual', description: 'restore ralph.db from a backup' } });
+    findings.push({
+      check: 'store.open',
+      status: 'fail',
+      message: `the event store cannot be opened: ${(e as Error).message}`,
+      fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+    });
     return { findings, writer };
   }
   try {
@@ -125,7 +132,12 @@ async function createDatabase(ralphDir: string, projections: readonly Projection
 }
 
 /** Files and git: stale lock files other than the writer's, then git prune and init's fill-in. */
-async function localFixes(projectDir: string, findings: readonly Finding[], projections: readonly Projection[], actions: RepairAction[]): Promise<void> {
+async function localFixes(
+  projectDir: string,
+  findings: readonly Finding[],
+  projections: readonly Projection[],
+  actions: RepairAction[],
+): Promise<void> {
   const writerLockRel = `${RALPH_DIR}/locks/writer.lock`;
   for (const f of findings) {
     // The writer lock is the store's: it is taken over with an event when repair opens it.
@@ -135,11 +147,17 @@ async function localFixes(projectDir: string, findings: readonly Finding[], proj
     }
   }
   const initOptions: Pick<InitOptions, 'createDatabase'> = { createDatabase: (dir) => createDatabase(dir, projections) };
-  for (const change of await applyLocalFixes(projectDir, findings, initOptions)) actions.push({ step: change.startsWith('git') || change.startsWith('removed') ? 'git' : 'init', detail: change });
+  for (const change of await applyLocalFixes(projectDir, findings, initOptions))
+    actions.push({ step: change.startsWith('git') || change.startsWith('removed') ? 'git' : 'init', detail: change });
 }
 
 /** The store's repairs, in order, through the control plane's commands. */
-async function storeFixes(ctx: ControlContext, store: EventStore, viewsChecked: readonly Finding[], actions: RepairAction[]): Promise<void> {
+async function storeFixes(
+  ctx: ControlContext,
+  store: EventStore,
+  viewsChecked: readonly Finding[],
+  actions: RepairAction[],
+): Promise<void> {
   const act = (step: string, detail: string): void => void actions.push({ step, detail });
 
   // Opening as writer already did three repairs; report them.
@@ -147,7 +165,10 @@ async function storeFixes(ctx: ControlContext, store: EventStore, viewsChecked: 
   for (const e of store.events({ entityType: 'run', entityId: store.runId })) {
     if (e.event_type !== 'lock.taken_over') continue;
     const prev = e.payload['previous'] as { pid?: number; host?: string } | null;
-    act('lock', `took over the writer lock of ${prev ? `pid ${String(prev.pid)} on ${String(prev.host)}` : 'an unknown holder'} (${String(e.payload['reason'])}; event ${e.event_id})`);
+    act(
+      'lock',
+      `took over the writer lock of ${prev ? `pid ${String(prev.pid)} on ${String(prev.host)}` : 'an unknown holder'} (${String(e.payload['reason'])}; event ${e.event_id})`,
+    );
   }
   if (stats.replayedEvents > 0) act('journal', `replayed ${stats.replayedEvents} journal event(s) into ralph.db`);
   if (stats.tornBytes > 0) act('journal', `cut a torn journal tail of ${stats.tornBytes} byte(s)`);
@@ -171,14 +192,21 @@ async function storeFixes(ctx: ControlContext, store: EventStore, viewsChecked: 
       const r = await syncBacklog(ctx, REPAIR_ACTOR);
       if (r.imported.length) act('sync-backlog', `imported ${r.imported.length} new row(s): ${r.imported.join(', ')}`);
       if (r.completed.length) act('sync-backlog', `recorded done (promoted patch present): ${r.completed.join(', ')}`);
-      for (const x of r.refused) act('sync-backlog', `NOT done: ${x.taskId} is marked done in BACKLOG.md but has no promoted patch; left ${x.status}`);
+      for (const x of r.refused)
+        act('sync-backlog', `NOT done: ${x.taskId} is marked done in BACKLOG.md but has no promoted patch; left ${x.status}`);
     }
   }
 
   // 3. Claims of runs that are gone: back to pending, each with an event and the reason.
   for (const { task, since } of findStuckClaims(ctx, { writerAlive: false })) {
     const reason = `stuck claim by ${task.claimed_by ?? '?'} since ${since ?? '?'}: no run alive (ralph repair)`;
-    await transitionTask(ctx, { taskId: task.task_id, status: 'pending', actor: REPAIR_ACTOR, payload: { reason, released_owner: task.claimed_by }, via: 'repair' });
+    await transitionTask(ctx, {
+      taskId: task.task_id,
+      status: 'pending',
+      actor: REPAIR_ACTOR,
+      payload: { reason, released_owner: task.claimed_by },
+      via: 'repair',
+    });
     act('claims', `${task.task_id}: claimed -> pending (${reason})`);
   }
 
@@ -220,16 +248,36 @@ export async function runRepair(options: RepairOptions): Promise<RepairReport> {
   const actions: RepairAction[] = [];
   if (first.writer.state === 'live') {
     const h = first.writer.holder;
-    actions.push({ step: 'store', detail: `skipped the store's repairs: a live writer holds it${h ? ` (pid ${h.pid} on ${h.host}, run ${h.runId})` : ''}; stop it and run again` });
-    await localFixes(projectDir, first.findings.filter((f) => f.check !== 'db.missing'), projections, actions);
+    actions.push({
+      step: 'store',
+      detail: `skipped the store's repairs: a live writer holds it${h ? ` (pid ${h.pid} on ${h.host}, run ${h.runId})` : ''}; stop it and run again`,
+    });
+    await localFixes(
+      projectDir,
+      first.findings.filter((f) => f.check !== 'db.missing'),
+      projections,
+      actions,
+    );
   } else {
     await localFixes(projectDir, first.findings, projections, actions);
-    const storeUnusable = first.findings.some((f) => f.status === 'fail' && f.fix?.kind === 'manual' && (f.check.startsWith('db.') || f.check === 'store.open'));
-    if (storeUnusable) actions.push({ step: 'store', detail: 'skipped the store\'s repairs: ralph.db needs a manual restore (see above)' });
+    const storeUnusable = first.findings.some(
+      (f) => f.status === 'fail' && f.fix?.kind === 'manual' && (f.check.startsWith('db.') || f.check === 'store.open'),
+    );
+    if (storeUnusable) actions.push({ step: 'store', detail: "skipped the store's repairs: ralph.db needs a manual restore (see above)" });
     else if (exists(ralphDir)) {
-      const store = await openStore({ ralphDir, mode: 'writer', projections, ...(options.lockStaleMs !== undefined ? { lockStaleMs: options.lockStaleMs } : {}) });
+      const store = await openStore({
+        ralphDir,
+        mode: 'writer',
+        projections,
+        ...(options.lockStaleMs !== undefined ? { lockStaleMs: options.lockStaleMs } : {}),
+      });
       try {
-        const ctx = controlContext(store, { ralphDir, projectDir, ...(options.now ? { now: options.now } : {}), ...(options.git ? { git: options.git } : {}) });
+        const ctx = controlContext(store, {
+          ralphDir,
+          projectDir,
+          ...(options.now ? { now: options.now } : {}),
+          ...(options.git ? { git: options.git } : {}),
+        });
         await storeFixes(ctx, store, first.findings, actions);
       } finally {
         await store.close();
@@ -253,6 +301,11 @@ export function formatRepairReport(report: RepairReport): string {
   }
   const fails = count(report.remaining, 'fail');
   const warns = count(report.remaining, 'warn');
-  lines.push('', fails ? `${fails} problem(s)${report.fixed ? ' remain' : ''}${warns ? `, ${warns} warning(s)` : ''}${report.fixed ? '' : '; `ralph repair --fix` repairs what it can'}` : `No problems${warns ? ` (${warns} warning(s))` : ''}`);
+  lines.push(
+    '',
+    fails
+      ? `${fails} problem(s)${report.fixed ? ' remain' : ''}${warns ? `, ${warns} warning(s)` : ''}${report.fixed ? '' : '; `ralph repair --fix` repairs what it can'}`
+      : `No problems${warns ? ` (${warns} warning(s))` : ''}`,
+  );
   return `${lines.join('\n')}\n`;
 }

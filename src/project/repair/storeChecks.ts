@@ -55,7 +55,10 @@ export function inspectWriterLock(ralphDir: string, now: number = Date.now(), st
   return reason ? { state: 'dead', holder, reason } : { state: 'live', holder };
 }
 
-const STORE_FIX = { kind: 'control-plane', description: 'opening the store as writer replays the journal, cuts a torn tail and takes a dead lock over (with an event)' } as const;
+const STORE_FIX = {
+  kind: 'control-plane',
+  description: 'opening the store as writer replays the journal, cuts a torn tail and takes a dead lock over (with an event)',
+} as const;
 
 /**
  * ralph.db and the journal as files, before the store opens them: SQLite's integrity
@@ -75,9 +78,21 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
   let dbReadable = false;
   if (!fs.existsSync(dbFile)) {
     if (journal.records.length === 0) {
-      findings.push({ check: 'db.missing', status: 'fail', message: `${dbRel} does not exist`, path: dbRel, fix: { kind: 'init', description: 'ralph init creates the database' } });
+      findings.push({
+        check: 'db.missing',
+        status: 'fail',
+        message: `${dbRel} does not exist`,
+        path: dbRel,
+        fix: { kind: 'init', description: 'ralph init creates the database' },
+      });
     } else {
-      findings.push({ check: 'db.missing', status: live ? 'warn' : 'fail', message: `${dbRel} does not exist; the journal holds ${journal.records.length} record(s)`, path: dbRel, ...(live ? {} : { fix: STORE_FIX }) });
+      findings.push({
+        check: 'db.missing',
+        status: live ? 'warn' : 'fail',
+        message: `${dbRel} does not exist; the journal holds ${journal.records.length} record(s)`,
+        path: dbRel,
+        ...(live ? {} : { fix: STORE_FIX }),
+      });
     }
   } else {
     const SQL = await loadSqlJs();
@@ -86,14 +101,27 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
       raw = new SQL.Database(fs.readFileSync(dbFile));
     } catch (e) {
       raw = undefined;
-      findings.push({ check: 'db.integrity', status: 'fail', message: `${dbRel} cannot be opened as SQLite: ${(e as Error).message}`, path: dbRel, fix: { kind: 'manual', description: 'restore ralph.db from a backup' } });
+      findings.push({
+        check: 'db.integrity',
+        status: 'fail',
+        message: `${dbRel} cannot be opened as SQLite: ${(e as Error).message}`,
+        path: dbRel,
+        fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+      });
     }
     if (raw) {
       const db = new SqlDb(raw);
       try {
         const result = db.all<{ integrity_check: string }>('PRAGMA integrity_check').map((r) => r.integrity_check);
         if (result.length === 1 && result[0] === 'ok') findings.push(ok('db.integrity', `${dbRel} passes PRAGMA integrity_check`));
-        else findings.push({ check: 'db.integrity', status: 'fail', message: `${dbRel}: integrity_check says ${result.slice(0, 5).join('; ')}`, path: dbRel, fix: { kind: 'manual', description: 'restore ralph.db from a backup' } });
+        else
+          findings.push({
+            check: 'db.integrity',
+            status: 'fail',
+            message: `${dbRel}: integrity_check says ${result.slice(0, 5).join('; ')}`,
+            path: dbRel,
+            fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+          });
         const tables = new Set(db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").map((r) => r.name));
         const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
         if (missing.length === 0) findings.push(ok('db.tables', `${REQUIRED_TABLES.length} tables present`));
@@ -104,7 +132,9 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
             status: 'fail',
             message: `${dbRel} lacks table(s) ${missing.join(', ')}`,
             path: dbRel,
-            fix: eventsGone ? { kind: 'manual', description: 'the event log itself is gone: restore ralph.db from a backup' } : { kind: 'control-plane', description: 'the store recreates them and rebuild replays the events into them' },
+            fix: eventsGone
+              ? { kind: 'manual', description: 'the event log itself is gone: restore ralph.db from a backup' }
+              : { kind: 'control-plane', description: 'the store recreates them and rebuild replays the events into them' },
           });
         }
         if (tables.has('events')) {
@@ -116,7 +146,13 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
           dbReadable = true;
         }
       } catch (e) {
-        findings.push({ check: 'db.integrity', status: 'fail', message: `${dbRel} is not a valid SQLite database: ${(e as Error).message}`, path: dbRel, fix: { kind: 'manual', description: 'restore ralph.db from a backup' } });
+        findings.push({
+          check: 'db.integrity',
+          status: 'fail',
+          message: `${dbRel} is not a valid SQLite database: ${(e as Error).message}`,
+          path: dbRel,
+          fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+        });
       } finally {
         db.close();
       }
@@ -126,21 +162,44 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
   if (journal.tornBytes > 0) {
     findings.push(
       live
-        ? { check: 'journal.torn', status: 'warn', message: `${journalRel}: ${journal.tornBytes} byte(s) after the last complete record (${journal.tornReason ?? 'incomplete'}); the live writer may be appending`, path: journalRel }
-        : { check: 'journal.torn', status: 'fail', message: `${journalRel}: torn tail of ${journal.tornBytes} byte(s) (${journal.tornReason ?? 'incomplete'}); no acknowledged event is in it`, path: journalRel, fix: STORE_FIX },
+        ? {
+            check: 'journal.torn',
+            status: 'warn',
+            message: `${journalRel}: ${journal.tornBytes} byte(s) after the last complete record (${journal.tornReason ?? 'incomplete'}); the live writer may be appending`,
+            path: journalRel,
+          }
+        : {
+            check: 'journal.torn',
+            status: 'fail',
+            message: `${journalRel}: torn tail of ${journal.tornBytes} byte(s) (${journal.tornReason ?? 'incomplete'}); no acknowledged event is in it`,
+            path: journalRel,
+            fix: STORE_FIX,
+          },
     );
   }
   if (dbReadable) {
     const header = journal.records[0]?.upTo;
     if (header !== undefined && header > maxId) {
-      findings.push({ check: 'journal.gap', status: 'fail', message: `${journalRel} was trimmed after a ralph.db holding events up to ${header}, but ${dbRel} ends at ${maxId || '(no events)'}: events were lost`, path: dbRel, fix: { kind: 'manual', description: 'restore ralph.db from a backup' } });
+      findings.push({
+        check: 'journal.gap',
+        status: 'fail',
+        message: `${journalRel} was trimmed after a ralph.db holding events up to ${header}, but ${dbRel} ends at ${maxId || '(no events)'}: events were lost`,
+        path: dbRel,
+        fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+      });
     }
     const missing = missingFromDb;
     if (missing > 0) {
       findings.push(
         live
           ? ok('journal.replay', `${missing} journal event(s) not yet checkpointed into ${dbRel} by the live writer`)
-          : { check: 'journal.replay', status: 'fail', message: `${missing} event(s) in ${journalRel} are missing from ${dbRel} (a writer stopped before its checkpoint)`, path: dbRel, fix: STORE_FIX },
+          : {
+              check: 'journal.replay',
+              status: 'fail',
+              message: `${missing} event(s) in ${journalRel} are missing from ${dbRel} (a writer stopped before its checkpoint)`,
+              path: dbRel,
+              fix: STORE_FIX,
+            },
       );
     } else if (journal.tornBytes === 0) {
       findings.push(ok('journal', `${journalRel} and ${dbRel} agree`));
@@ -149,7 +208,11 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
 
   if (writer.state === 'live') {
     const h = writer.holder;
-    findings.push({ check: 'store.writer', status: 'ok', message: h ? `a live writer holds the store: pid ${h.pid} on ${h.host}, run ${h.runId}` : 'a writer is taking the lock right now' });
+    findings.push({
+      check: 'store.writer',
+      status: 'ok',
+      message: h ? `a live writer holds the store: pid ${h.pid} on ${h.host}, run ${h.runId}` : 'a writer is taking the lock right now',
+    });
   }
   return findings;
 }
@@ -181,8 +244,18 @@ function checkClaims(ctx: ControlContext, opts: StoreCheckOptions): Finding[] {
   if (stuck.length === 0) return [ok('tasks.claims', 'no stuck claims')];
   return stuck.map(({ task, since }) =>
     opts.writerAlive
-      ? { check: 'tasks.stuck_claim', status: 'warn' as const, message: `${task.task_id} claimed by ${task.claimed_by ?? '?'} since ${since ?? '?'} (longer than ${Math.round((opts.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS) / 60000)} min) while a run holds the store`, fix: { kind: 'manual' as const, description: 'stop the running loop, then ralph repair --fix releases it' } }
-      : { check: 'tasks.stuck_claim', status: 'fail' as const, message: `${task.task_id} claimed by ${task.claimed_by ?? '?'} since ${since ?? '?'}, and no run is alive`, fix: { kind: 'control-plane' as const, description: 'transition-task back to pending with a reason (an event)' } },
+      ? {
+          check: 'tasks.stuck_claim',
+          status: 'warn' as const,
+          message: `${task.task_id} claimed by ${task.claimed_by ?? '?'} since ${since ?? '?'} (longer than ${Math.round((opts.claimStaleMs ?? DEFAULT_CLAIM_STALE_MS) / 60000)} min) while a run holds the store`,
+          fix: { kind: 'manual' as const, description: 'stop the running loop, then ralph repair --fix releases it' },
+        }
+      : {
+          check: 'tasks.stuck_claim',
+          status: 'fail' as const,
+          message: `${task.task_id} claimed by ${task.claimed_by ?? '?'} since ${since ?? '?'}, and no run is alive`,
+          fix: { kind: 'control-plane' as const, description: 'transition-task back to pending with a reason (an event)' },
+        },
   );
 }
 
@@ -235,7 +308,12 @@ export function backlogDrift(ctx: ControlContext): {
     return { problems: [], newRows: [], syncableDone: [], refusedDone: [], stale: false };
   }
   const parsed = parseBacklog(text, `${RALPH_DIR}/BACKLOG.md`);
-  const out = { problems: parsed.problems.map((p) => `${p.file}:${p.line}: ${p.message}`), newRows: [] as string[], syncableDone: [] as string[], refusedDone: [] as { taskId: string; status: string }[] };
+  const out = {
+    problems: parsed.problems.map((p) => `${p.file}:${p.line}: ${p.message}`),
+    newRows: [] as string[],
+    syncableDone: [] as string[],
+    refusedDone: [] as { taskId: string; status: string }[],
+  };
   const tasks = new Map(allTasks(ctx.store).map((t): [string, Task] => [t.task_id, t]));
   for (const row of parsed.rows) {
     const task = tasks.get(row.id);
@@ -258,34 +336,75 @@ function checkBacklog(ctx: ControlContext): Finding[] {
   const d = backlogDrift(ctx);
   const findings: Finding[] = [];
   if (d.problems.length) {
-    findings.push({ check: 'backlog.parse', status: 'fail', message: `malformed row(s): ${d.problems.join('; ')}`, path: rel, fix: { kind: 'manual', description: 'correct the rows (repair will not re-render BACKLOG.md over them)' } });
+    findings.push({
+      check: 'backlog.parse',
+      status: 'fail',
+      message: `malformed row(s): ${d.problems.join('; ')}`,
+      path: rel,
+      fix: { kind: 'manual', description: 'correct the rows (repair will not re-render BACKLOG.md over them)' },
+    });
     return findings;
   }
-  if (d.newRows.length) findings.push({ check: 'backlog.unsynced', status: 'fail', message: `${d.newRows.length} row(s) not in the log: ${d.newRows.join(', ')}`, path: rel, fix: { kind: 'control-plane', description: 'sync-backlog imports them' } });
-  if (d.syncableDone.length) findings.push({ check: 'backlog.unsynced_done', status: 'fail', message: `done in ${rel} but not in the log (promoted patch present): ${d.syncableDone.join(', ')}`, path: rel, fix: { kind: 'control-plane', description: 'sync-backlog records them done, before any render' } });
+  if (d.newRows.length)
+    findings.push({
+      check: 'backlog.unsynced',
+      status: 'fail',
+      message: `${d.newRows.length} row(s) not in the log: ${d.newRows.join(', ')}`,
+      path: rel,
+      fix: { kind: 'control-plane', description: 'sync-backlog imports them' },
+    });
+  if (d.syncableDone.length)
+    findings.push({
+      check: 'backlog.unsynced_done',
+      status: 'fail',
+      message: `done in ${rel} but not in the log (promoted patch present): ${d.syncableDone.join(', ')}`,
+      path: rel,
+      fix: { kind: 'control-plane', description: 'sync-backlog records them done, before any render' },
+    });
   for (const r of d.refusedDone) {
     findings.push({
       check: 'backlog.done_without_patch',
       status: 'fail',
       message: `${r.taskId} is marked done in ${rel} but has no promoted patch (log: ${r.status})`,
       path: rel,
-      fix: { kind: 'control-plane', description: 'reported, never made done: sync-backlog refuses it and render-backlog shows the log\'s status' },
+      fix: {
+        kind: 'control-plane',
+        description: "reported, never made done: sync-backlog refuses it and render-backlog shows the log's status",
+      },
     });
   }
-  if (findings.length === 0 && d.stale) findings.push({ check: 'backlog.render', status: 'warn', message: `${rel} differs from a render of the log`, path: rel, fix: { kind: 'control-plane', description: 'render-backlog' } });
+  if (findings.length === 0 && d.stale)
+    findings.push({
+      check: 'backlog.render',
+      status: 'warn',
+      message: `${rel} differs from a render of the log`,
+      path: rel,
+      fix: { kind: 'control-plane', description: 'render-backlog' },
+    });
   return findings.length ? findings : [ok('backlog', `${rel} matches the log`)];
 }
 
 function checkDeferrals(ctx: ControlContext): Finding[] {
   const db = ctx.store;
-  const facts: DeferredFacts[] = db.all<Task>("SELECT * FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id").map((task) => ({
-    task,
-    patch: currentPatch({ task, patches: patchesOf(db, task.task_id) }),
-    commitsSinceDeferral: promotedSince(db, lastEventId(db, task.task_id, 'task.deferred')),
-  }));
-  const due = decideExpireDeferrals(facts).filter((e) => e.type === 'task.deferral_expired').map((e) => e.entity_id);
+  const facts: DeferredFacts[] = db
+    .all<Task>("SELECT * FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id")
+    .map((task) => ({
+      task,
+      patch: currentPatch({ task, patches: patchesOf(db, task.task_id) }),
+      commitsSinceDeferral: promotedSince(db, lastEventId(db, task.task_id, 'task.deferred')),
+    }));
+  const due = decideExpireDeferrals(facts)
+    .filter((e) => e.type === 'task.deferral_expired')
+    .map((e) => e.entity_id);
   if (due.length === 0) return [ok('deferrals', 'no stale deferrals')];
-  return [{ check: 'deferrals.stale', status: 'fail', message: `${due.length} deferral(s) past their expiry: ${due.join(', ')}`, fix: { kind: 'control-plane', description: 'expire-stale-deferrals' } }];
+  return [
+    {
+      check: 'deferrals.stale',
+      status: 'fail',
+      message: `${due.length} deferral(s) past their expiry: ${due.join(', ')}`,
+      fix: { kind: 'control-plane', description: 'expire-stale-deferrals' },
+    },
+  ];
 }
 
 /** Resolves a patch_path (absolute, or relative to the project) to an absolute path. */
@@ -312,28 +431,64 @@ function checkPatches(ctx: ControlContext, opts: StoreCheckOptions): Finding[] {
   const patches = ctx.store.all<Patch>('SELECT * FROM patch_view ORDER BY patch_id');
   const known = new Set(patches.map((p) => patchFileOf(ctx, p)).filter((f): f is string => f !== undefined));
   const pendingDir = path.join(ctx.ralphDir, 'commits', 'pending');
-  const files = fs.existsSync(pendingDir) ? fs.readdirSync(pendingDir).filter((f) => f.endsWith('.patch')).sort() : [];
+  const files = fs.existsSync(pendingDir)
+    ? fs
+        .readdirSync(pendingDir)
+        .filter((f) => f.endsWith('.patch'))
+        .sort()
+    : [];
   const orphans = files.filter((f) => !known.has(path.join(pendingDir, f)));
   if (orphans.length) {
-    findings.push({ check: 'patches.orphan_file', status: 'warn', message: `${orphans.length} file(s) in ${RALPH_DIR}/commits/pending/ no patch in the log refers to: ${orphans.join(', ')}`, fix: { kind: 'manual', description: 'delete them, or queue them with queue-patch' } });
+    findings.push({
+      check: 'patches.orphan_file',
+      status: 'warn',
+      message: `${orphans.length} file(s) in ${RALPH_DIR}/commits/pending/ no patch in the log refers to: ${orphans.join(', ')}`,
+      fix: { kind: 'manual', description: 'delete them, or queue them with queue-patch' },
+    });
   }
   const missing = new Set(patchesWithoutFile(ctx).map((p) => p.patch_id));
   for (const id of missing) {
     findings.push(
       opts.writerAlive
-        ? { check: 'patches.missing_file', status: 'warn', message: `patch ${id} is live but its file is gone`, fix: { kind: 'manual', description: 'stop the running loop, then ralph repair --fix discards it' } }
-        : { check: 'patches.missing_file', status: 'fail', message: `patch ${id} is live but its file is gone; it can never be promoted`, fix: { kind: 'control-plane', description: 'discard-patch (the task returns to pending)' } },
+        ? {
+            check: 'patches.missing_file',
+            status: 'warn',
+            message: `patch ${id} is live but its file is gone`,
+            fix: { kind: 'manual', description: 'stop the running loop, then ralph repair --fix discards it' },
+          }
+        : {
+            check: 'patches.missing_file',
+            status: 'fail',
+            message: `patch ${id} is live but its file is gone; it can never be promoted`,
+            fix: { kind: 'control-plane', description: 'discard-patch (the task returns to pending)' },
+          },
     );
   }
   const waiting = patches.filter((p) => LIVE_PATCH.has(p.status) && !missing.has(p.patch_id));
   if (waiting.length && !opts.writerAlive) {
-    findings.push({ check: 'patches.queued', status: 'warn', message: `${waiting.length} patch(es) queued with no run alive: ${waiting.map((p) => p.patch_id).join(', ')}`, fix: { kind: 'control-plane', description: 'the loop re-evaluates them (promote or discard) when it starts' } });
+    findings.push({
+      check: 'patches.queued',
+      status: 'warn',
+      message: `${waiting.length} patch(es) queued with no run alive: ${waiting.map((p) => p.patch_id).join(', ')}`,
+      fix: { kind: 'control-plane', description: 'the loop re-evaluates them (promote or discard) when it starts' },
+    });
   }
-  return findings.length ? findings : [ok('patches', waiting.length ? `${waiting.length} patch(es) queued for the live run` : 'no stuck patches')];
+  return findings.length
+    ? findings
+    : [ok('patches', waiting.length ? `${waiting.length} patch(es) queued for the live run` : 'no stuck patches')];
 }
 
 function rowsOf(db: SqlReader, table: string): string[] {
-  return db.all<SqlRow>(`SELECT * FROM "${table.replace(/"/g, '""')}"`).map((r) => JSON.stringify(Object.keys(r).sort().map((k) => [k, r[k]]))).sort();
+  return db
+    .all<SqlRow>(`SELECT * FROM "${table.replace(/"/g, '""')}"`)
+    .map((r) =>
+      JSON.stringify(
+        Object.keys(r)
+          .sort()
+          .map((k) => [k, r[k]]),
+      ),
+    )
+    .sort();
 }
 
 /** What a view check needs of a store: queries and the events in order. */
@@ -343,7 +498,10 @@ export type EventSource = SqlReader & { events(): readonly StoredEvent[] };
  * Replays every event of the store into fresh projection tables in a scratch in-memory
  * database and compares rows with the store's views. The store itself is only read.
  */
-export async function diffViewsAgainstRebuild(store: EventSource, projections: readonly Projection[] = CONTROL_PROJECTIONS): Promise<{ table: string; onlyInView: number; onlyInRebuild: number; sample?: string }[]> {
+export async function diffViewsAgainstRebuild(
+  store: EventSource,
+  projections: readonly Projection[] = CONTROL_PROJECTIONS,
+): Promise<{ table: string; onlyInView: number; onlyInRebuild: number; sample?: string }[]> {
   const SQL = await loadSqlJs();
   const scratch = new SqlDb(new SQL.Database());
   try {
@@ -387,11 +545,29 @@ async function checkViews(ctx: ControlContext, opts: StoreCheckOptions): Promise
 }
 
 /** Drift a running loop removes itself (it renders, syncs and expires on its own schedule). */
-const LOOP_CATCHES_UP = new Set(['state.counts', 'backlog.unsynced', 'backlog.unsynced_done', 'backlog.done_without_patch', 'backlog.render', 'deferrals.stale']);
+const LOOP_CATCHES_UP = new Set([
+  'state.counts',
+  'backlog.unsynced',
+  'backlog.unsynced_done',
+  'backlog.done_without_patch',
+  'backlog.render',
+  'deferrals.stale',
+]);
 
 /** Every check of an opened store (observer or writer); nothing is written. */
 export async function runStoreChecks(ctx: ControlContext, opts: StoreCheckOptions): Promise<Finding[]> {
-  const findings = [...stateCounts(ctx), ...checkClaims(ctx, opts), ...checkPatches(ctx, opts), ...checkBacklog(ctx), ...checkDeferrals(ctx), ...(await checkViews(ctx, opts))];
+  const findings = [
+    ...stateCounts(ctx),
+    ...checkClaims(ctx, opts),
+    ...checkPatches(ctx, opts),
+    ...checkBacklog(ctx),
+    ...checkDeferrals(ctx),
+    ...(await checkViews(ctx, opts)),
+  ];
   if (!opts.writerAlive) return findings;
-  return findings.map((f) => (f.status === 'fail' && LOOP_CATCHES_UP.has(f.check) ? { ...f, status: 'warn', message: `${f.message} (a live run holds the store and catches up on its own)` } : f));
+  return findings.map((f) =>
+    f.status === 'fail' && LOOP_CATCHES_UP.has(f.check)
+      ? { ...f, status: 'warn', message: `${f.message} (a live run holds the store and catches up on its own)` }
+      : f,
+  );
 }

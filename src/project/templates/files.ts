@@ -7,7 +7,9 @@ import { gateList } from './context';
 
 /** core.md: the coding standards injected into every prompt. */
 export function renderCore(ctx: TemplateContext): string {
-  const constraints = ctx.domain_constraints.length ? ctx.domain_constraints.map((c) => `- ${c}`).join('\n') : '- (none yet: add project rules here or in ralph.config.json `domain_constraints`)';
+  const constraints = ctx.domain_constraints.length
+    ? ctx.domain_constraints.map((c) => `- ${c}`).join('\n')
+    : '- (none yet: add project rules here or in ralph.config.json `domain_constraints`)';
   return `# ${ctx.name}: coding standards
 
 Injected into every agent prompt. Keep it short; edit freely.

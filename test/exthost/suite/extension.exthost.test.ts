@@ -55,8 +55,17 @@ describe('extension host: Ralph extension', function () {
       assert.equal(contributed.get(id)?.category, 'Ralph');
       assert.ok(registered.has(id), `${id} is not registered`);
     }
-    assert.deepEqual(manifest.contributes.views.ralph?.map((v) => v.id), Object.values(Views));
-    for (const [k, v] of Object.entries({ showMonitor: Commands.showMonitor, revealTask: Commands.revealTask, openPatchDiff: Commands.openPatchDiff, approveDeferred: Commands.approveDeferred, rejectDeferred: Commands.rejectDeferred })) {
+    assert.deepEqual(
+      manifest.contributes.views.ralph?.map((v) => v.id),
+      Object.values(Views),
+    );
+    for (const [k, v] of Object.entries({
+      showMonitor: Commands.showMonitor,
+      revealTask: Commands.revealTask,
+      openPatchDiff: Commands.openPatchDiff,
+      approveDeferred: Commands.approveDeferred,
+      rejectDeferred: Commands.rejectDeferred,
+    })) {
       assert.equal(MonitorIds[k as keyof typeof MonitorIds], v);
     }
     const inline = manifest.contributes.menus['view/item/context']?.filter((m) => m.group?.startsWith('inline')).map((m) => m.command);
@@ -88,7 +97,10 @@ describe('extension host: Ralph extension', function () {
       return api.engine!.tasks().length === 3;
     });
     const waves = (await api.views!.backlog.getChildren()) as WaveItem[];
-    assert.deepEqual(waves.map((w) => w.label), ['Wave 1', 'Wave 2']);
+    assert.deepEqual(
+      waves.map((w) => w.label),
+      ['Wave 1', 'Wave 2'],
+    );
     const tasks = (await api.views!.backlog.getChildren(waves[1])) as TaskItem[];
     const t = tasks[0]!;
     // (instanceof would compare with this bundle's copy of the class, not the extension's.)
@@ -112,11 +124,17 @@ describe('extension host: Ralph extension', function () {
     const [item] = (await api.views!.deferred.getChildren()) as DeferredItem[];
     await vscode.commands.executeCommand(Commands.openPatchDiff, item);
     const patchId = item!.patchId!;
-    const after = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-patch', path: '/src/auth/token.js', query: `patch=${patchId}&side=after` }));
+    const after = await vscode.workspace.openTextDocument(
+      vscode.Uri.from({ scheme: 'ralph-patch', path: '/src/auth/token.js', query: `patch=${patchId}&side=after` }),
+    );
     assert.match(after.getText(), /t\.length > 8/);
-    const before = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-patch', path: '/src/auth/token.js', query: `patch=${patchId}&side=before` }));
+    const before = await vscode.workspace.openTextDocument(
+      vscode.Uri.from({ scheme: 'ralph-patch', path: '/src/auth/token.js', query: `patch=${patchId}&side=before` }),
+    );
     assert.equal(before.getText(), 'module.exports = (t) => !!t;\n');
-    await until('a diff tab for the patch', () => vscode.window.tabGroups.all.some((g) => g.tabs.some((tab) => tab.label.includes('W2-001'))));
+    await until('a diff tab for the patch', () =>
+      vscode.window.tabGroups.all.some((g) => g.tabs.some((tab) => tab.label.includes('W2-001'))),
+    );
     // The multi-file diff loads both sides of each file under the file's own path (a
     // modification, not a rename between two paths).
     const sides = (): string[] =>
@@ -137,7 +155,9 @@ describe('extension host: Ralph extension', function () {
   });
 
   it('given events, when the event log document opens, then it lists the newest events as JSON lines', async () => {
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: 'ralph-events', path: '/events.jsonl', query: 'limit=3' }));
+    const doc = await vscode.workspace.openTextDocument(
+      vscode.Uri.from({ scheme: 'ralph-events', path: '/events.jsonl', query: 'limit=3' }),
+    );
     const lines = doc.getText().trim().split('\n');
     assert.equal(lines.length, 3);
     const first = JSON.parse(lines[0]!) as { event_type: string; actor: string };
@@ -146,7 +166,11 @@ describe('extension host: Ralph extension', function () {
   });
 
   it('given an added task through the engine, then the Backlog shows it, and Show Status reports the session', async () => {
-    const o = await api.engine!.submit({ command: 'add-task', task: { id: 'W1-003', title: 'Docs', source: 'vscode', effort: 'S', wave: 1, deps: '-' }, actor: 'human' });
+    const o = await api.engine!.submit({
+      command: 'add-task',
+      task: { id: 'W1-003', title: 'Docs', source: 'vscode', effort: 'S', wave: 1, deps: '-' },
+      actor: 'human',
+    });
     assert.equal(o.via, 'applied');
     const waves = (await api.views!.backlog.getChildren()) as WaveItem[];
     const ids = ((await api.views!.backlog.getChildren(waves[0])) as TaskItem[]).map((t) => t.task.task_id);

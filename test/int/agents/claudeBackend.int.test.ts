@@ -28,11 +28,22 @@ describe('agents/claude backend process contract', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  const request: AgentRequest = { prompt: 'line one\n--model evil\n', cwd: '/tmp', model: 'sonnet', maxTurns: 3, timeoutMs: 10_000, env: { EXTRA: 'x', ANTHROPIC_API_KEY: 'sk-ant-api03-abcdefghijklmnop' } };
+  const request: AgentRequest = {
+    prompt: 'line one\n--model evil\n',
+    cwd: '/tmp',
+    model: 'sonnet',
+    maxTurns: 3,
+    timeoutMs: 10_000,
+    env: { EXTRA: 'x', ANTHROPIC_API_KEY: 'sk-ant-api03-abcdefghijklmnop' },
+  };
   type Report = { argv: string[]; stdin: string; sandbox: string | null; extra: string | null; base: string | null };
 
   it('sends the prompt on stdin, the flags in argv, base plus request env, and redacts stderr', async () => {
-    const r = await createClaudeBackend({ command: process.execPath, commandArgs: [script], baseEnv: { PATH: process.env.PATH, BASE: 'b' } }).run(request);
+    const r = await createClaudeBackend({
+      command: process.execPath,
+      commandArgs: [script],
+      baseEnv: { PATH: process.env.PATH, BASE: 'b' },
+    }).run(request);
     assert.equal(r.status, 'success');
     const report = JSON.parse(r.text) as Report;
     assert.equal(report.stdin, request.prompt);
@@ -46,7 +57,10 @@ describe('agents/claude backend process contract', () => {
   });
 
   it('sets IS_SANDBOX=1 only for an explicit bypassPermissions as root', async () => {
-    const r = await createClaudeBackend({ command: process.execPath, commandArgs: [script], baseEnv: { PATH: process.env.PATH } }).run({ ...request, permissionMode: 'bypassPermissions' });
+    const r = await createClaudeBackend({ command: process.execPath, commandArgs: [script], baseEnv: { PATH: process.env.PATH } }).run({
+      ...request,
+      permissionMode: 'bypassPermissions',
+    });
     const report = JSON.parse(r.text) as Report;
     assert.equal(report.sandbox, isRoot() ? '1' : null);
     assert.ok(report.argv.includes('bypassPermissions'));

@@ -49,14 +49,26 @@ describe('agents/claude backend with the real claude CLI', function () {
   }
 
   function request(env: Record<string, string>, overrides: Partial<AgentRequest> = {}): AgentRequest {
-    return { prompt: 'Create hello.txt saying hi. TASK-HELLO', cwd: repo.dir, model: MODEL, maxTurns: 5, timeoutMs: 60_000, env, ...overrides };
+    return {
+      prompt: 'Create hello.txt saying hi. TASK-HELLO',
+      cwd: repo.dir,
+      model: MODEL,
+      maxTurns: 5,
+      timeoutMs: 60_000,
+      env,
+      ...overrides,
+    };
   }
 
   it('given a write-then-answer script, then the file is really written and tokens, cost, turns and metrics are exact', async () => {
     const { server, env } = await setUp({
       match: 'TASK-HELLO',
       turns: [
-        { text: 'Writing the file.', tools: [{ tool: 'write', path: 'hello.txt', content: 'hi\n' }], usage: { input_tokens: 1000, output_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 400 } },
+        {
+          text: 'Writing the file.',
+          tools: [{ tool: 'write', path: 'hello.txt', content: 'hi\n' }],
+          usage: { input_tokens: 1000, output_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 400 },
+        },
         { tools: [{ tool: 'bash', command: 'git status --porcelain' }], usage: { input_tokens: 10, output_tokens: 30 } },
         { text: 'Created hello.txt.', usage: { input_tokens: 5, output_tokens: 7 } },
       ],
@@ -85,7 +97,10 @@ describe('agents/claude backend with the real claude CLI', function () {
 
     assert.equal(events[0]?.type, 'init');
     const toolUses = events.filter((e): e is Extract<AgentEvent, { type: 'tool_use' }> => e.type === 'tool_use');
-    assert.deepEqual(toolUses.map((t) => t.name), ['Write', 'Bash']);
+    assert.deepEqual(
+      toolUses.map((t) => t.name),
+      ['Write', 'Bash'],
+    );
     const bashResult = events.filter((e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result')[1];
     assert.match(bashResult?.output ?? '', /\?\? hello\.txt/);
 
@@ -130,7 +145,10 @@ describe('agents/claude backend with the real claude CLI', function () {
   });
 
   it('given expensive turns and a budget, then the CLI stops the run with budget', async () => {
-    const { env } = await setUp({ turns: [{ tools: [{ tool: 'bash', command: 'true' }], usage: { input_tokens: 200_000, output_tokens: 1000 } }], after: 'repeat' });
+    const { env } = await setUp({
+      turns: [{ tools: [{ tool: 'bash', command: 'true' }], usage: { input_tokens: 200_000, output_tokens: 1000 } }],
+      after: 'repeat',
+    });
     const result = await createClaudeBackend({ command: claudeBin, baseEnv: {} }).run(request(env, { maxTurns: 20, budgetUsd: 1 }));
     assert.equal(result.status, 'budget');
     assert.equal(result.subtype, 'error_max_budget_usd');
@@ -143,7 +161,10 @@ describe('agents/claude backend with the real claude CLI', function () {
     const result = await createClaudeBackend({ command: claudeBin, baseEnv: {} }).run(request(env));
     assert.equal(result.status, 'error');
     assert.equal(result.exitCode, 1);
-    assert.ok(result.errors.some((e) => e.includes('scripted bad request')), JSON.stringify(result.errors));
+    assert.ok(
+      result.errors.some((e) => e.includes('scripted bad request')),
+      JSON.stringify(result.errors),
+    );
     assert.ok(server.requests.length >= 1);
   });
 
@@ -152,7 +173,10 @@ describe('agents/claude backend with the real claude CLI', function () {
     const result = await createClaudeBackend({ command: claudeBin, baseEnv: {} }).run(request(env));
     assert.equal(result.status, 'success', JSON.stringify(result));
     assert.equal(result.text, 'Recovered.');
-    assert.deepEqual(server.requests.map((r) => r.answer), ['error 529', 'stream']);
+    assert.deepEqual(
+      server.requests.map((r) => r.answer),
+      ['error 529', 'stream'],
+    );
   });
 
   it('given a server that never answers, when the timeout fires, then cancelled and no process is left', async () => {
@@ -182,12 +206,19 @@ describe('agents/claude backend with the real claude CLI', function () {
 
   it('given a JSON schema, then the structured answer validates with zod', async () => {
     const verdict = z.strictObject({ verdict: z.enum(['approve', 'reject', 'modify']), reasons: z.array(z.string()).min(1) });
-    const { server, env } = await setUp({ turns: [{ tools: [{ tool: 'bash', command: 'git log --oneline' }] }, { structured: { verdict: 'approve', reasons: ['gates pass'] } }] });
-    const result = await createClaudeBackend({ command: claudeBin, baseEnv: {} }).run(request(env, { jsonSchema: z.toJSONSchema(verdict) as Record<string, unknown> }));
+    const { server, env } = await setUp({
+      turns: [{ tools: [{ tool: 'bash', command: 'git log --oneline' }] }, { structured: { verdict: 'approve', reasons: ['gates pass'] } }],
+    });
+    const result = await createClaudeBackend({ command: claudeBin, baseEnv: {} }).run(
+      request(env, { jsonSchema: z.toJSONSchema(verdict) as Record<string, unknown> }),
+    );
     assert.equal(result.status, 'success', JSON.stringify(result));
     assert.deepEqual(verdict.parse(result.structured), { verdict: 'approve', reasons: ['gates pass'] });
     const tools = (server.requests[0]?.body as { tools?: { name: string }[] }).tools ?? [];
-    assert.ok(tools.some((t) => t.name === 'StructuredOutput'), 'the CLI offered the StructuredOutput tool');
+    assert.ok(
+      tools.some((t) => t.name === 'StructuredOutput'),
+      'the CLI offered the StructuredOutput tool',
+    );
   });
 
   it('given a missing binary, then crashed with the spawn error in the stderr tail', async () => {

@@ -43,28 +43,59 @@ describe('agents/codex backend with the real codex CLI', function () {
     rmSync(project, { recursive: true, force: true });
   });
 
-  async function setUp(scenario: unknown, graceMs?: number): Promise<{ server: ModelServer; backend: AgentBackend; env: Record<string, string> }> {
+  async function setUp(
+    scenario: unknown,
+    graceMs?: number,
+  ): Promise<{ server: ModelServer; backend: AgentBackend; env: Record<string, string> }> {
     server = await startModelServer(scenario);
     sandbox = codexSandbox();
-    const backend = createCodexBackend({ command: codexBin, baseEnv: {}, ...codexMockProvider(server.url), ...(graceMs !== undefined ? { graceMs } : {}) });
+    const backend = createCodexBackend({
+      command: codexBin,
+      baseEnv: {},
+      ...codexMockProvider(server.url),
+      ...(graceMs !== undefined ? { graceMs } : {}),
+    });
     return { server, backend, env: sandbox.env };
   }
 
   function request(env: Record<string, string>, overrides: Partial<AgentRequest> = {}): AgentRequest {
-    return { prompt: 'Create hello.txt saying hi. TASK-HELLO', cwd: repo.dir, model: MODEL, maxTurns: 5, timeoutMs: 60_000, env, ...overrides };
+    return {
+      prompt: 'Create hello.txt saying hi. TASK-HELLO',
+      cwd: repo.dir,
+      model: MODEL,
+      maxTurns: 5,
+      timeoutMs: 60_000,
+      env,
+      ...overrides,
+    };
   }
 
   it('given patch, command and answer turns, then the file is really written and tokens, priced cost and metrics are right', async () => {
     const { server, backend, env } = await setUp({
       match: 'TASK-HELLO',
       turns: [
-        { text: 'Writing.', tools: [{ tool: 'write', path: 'hello.txt', content: 'hi\nthere\n' }], usage: { input_tokens: 1000, output_tokens: 100, cache_read_input_tokens: 500 } },
-        { tools: [{ tool: 'bash', command: 'cat hello.txt' }, { tool: 'edit', path: 'hello.txt', old: 'there', new: 'world' }], usage: { input_tokens: 10, output_tokens: 20 } },
+        {
+          text: 'Writing.',
+          tools: [{ tool: 'write', path: 'hello.txt', content: 'hi\nthere\n' }],
+          usage: { input_tokens: 1000, output_tokens: 100, cache_read_input_tokens: 500 },
+        },
+        {
+          tools: [
+            { tool: 'bash', command: 'cat hello.txt' },
+            { tool: 'edit', path: 'hello.txt', old: 'there', new: 'world' },
+          ],
+          usage: { input_tokens: 10, output_tokens: 20 },
+        },
         { text: 'Created hello.txt.', usage: { input_tokens: 5, output_tokens: 7 } },
       ],
     });
     const events: AgentEvent[] = [];
-    const { result, metrics } = await invokeAgent(backend, request(env), { projectRoot: project, agent: 'B', iter: 1, phaseFrom: 'worker', phaseTo: 'worker', taskId: 'W2-003' }, (e) => events.push(e));
+    const { result, metrics } = await invokeAgent(
+      backend,
+      request(env),
+      { projectRoot: project, agent: 'B', iter: 1, phaseFrom: 'worker', phaseTo: 'worker', taskId: 'W2-003' },
+      (e) => events.push(e),
+    );
 
     assert.equal(result.status, 'success', JSON.stringify(result));
     assert.equal(readFileSync(join(repo.dir, 'hello.txt'), 'utf8'), 'hi\nworld\n');
@@ -80,7 +111,9 @@ describe('agents/codex backend with the real codex CLI', function () {
 
     const kinds = events.filter((e): e is Extract<AgentEvent, { type: 'tool_use' }> => e.type === 'tool_use').map((e) => e.name);
     assert.deepEqual(kinds, ['file_change', 'command_execution', 'file_change']);
-    const cat = events.find((e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result' && e.output.includes('there'));
+    const cat = events.find(
+      (e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result' && e.output.includes('there'),
+    );
     assert.ok(cat !== undefined, 'the command output came back');
     assert.equal(server.requests.length, 3);
     assert.ok(server.requests.every((r) => r.api === 'openai'));
@@ -113,7 +146,10 @@ describe('agents/codex backend with the real codex CLI', function () {
     const result = await backend.run(request(env));
     assert.equal(result.status, 'error', JSON.stringify(result));
     assert.equal(result.exitCode, 1);
-    assert.ok(result.errors.some((e) => e.includes('scripted bad request')), JSON.stringify(result.errors));
+    assert.ok(
+      result.errors.some((e) => e.includes('scripted bad request')),
+      JSON.stringify(result.errors),
+    );
   });
 
   it('given a model that never stops calling tools, then the harness stops it with max_turns', async () => {

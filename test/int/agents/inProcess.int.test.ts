@@ -18,13 +18,30 @@ describe('agents/in-process backend', function () {
   });
   afterEach(() => repo.cleanup());
 
-  const request = (over: Partial<AgentRequest> = {}): AgentRequest => ({ prompt: 'Do the task', cwd: repo.dir, model: 'copilot-gpt-test', maxTurns: 5, timeoutMs: 10_000, env: { PATH: process.env.PATH }, ...over });
+  const request = (over: Partial<AgentRequest> = {}): AgentRequest => ({
+    prompt: 'Do the task',
+    cwd: repo.dir,
+    model: 'copilot-gpt-test',
+    maxTurns: 5,
+    timeoutMs: 10_000,
+    env: { PATH: process.env.PATH },
+    ...over,
+  });
   const backend = (scenario: unknown) => createInProcessBackend({ id: 'vscode-lm', model: () => scenarioChatModel(scenario), baseEnv: {} });
 
   it('given write, edit and bash turns, then the files change, events flow and tokens are counted and priced', async () => {
     const events: AgentEvent[] = [];
     const r = await backend({
-      turns: [{ text: 'Writing', tools: [{ tool: 'write', path: 'src/a.txt', content: 'one\n' }] }, { tools: [{ tool: 'edit', path: 'src/a.txt', old: 'one', new: 'two' }, { tool: 'bash', command: 'cat src/a.txt; echo err >&2' }] }, { text: 'Finished.' }],
+      turns: [
+        { text: 'Writing', tools: [{ tool: 'write', path: 'src/a.txt', content: 'one\n' }] },
+        {
+          tools: [
+            { tool: 'edit', path: 'src/a.txt', old: 'one', new: 'two' },
+            { tool: 'bash', command: 'cat src/a.txt; echo err >&2' },
+          ],
+        },
+        { text: 'Finished.' },
+      ],
     }).run(request(), (e) => events.push(e));
     assert.equal(r.status, 'success');
     assert.equal(readFileSync(join(repo.dir, 'src', 'a.txt'), 'utf8'), 'two\n');
@@ -33,7 +50,10 @@ describe('agents/in-process backend', function () {
     assert.ok(r.tokens.input > 0 && r.tokens.output > 0);
     assert.ok(r.costUsd > 0);
     assert.equal(r.model, 'copilot-gpt-test');
-    assert.deepEqual(events.map((e) => e.type), ['init', 'text', 'tool_use', 'tool_result', 'tool_use', 'tool_use', 'tool_result', 'tool_result', 'text']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['init', 'text', 'tool_use', 'tool_result', 'tool_use', 'tool_use', 'tool_result', 'tool_result', 'text'],
+    );
     const bash = events.filter((e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result').at(-1);
     assert.equal(bash?.output, 'two\nerr');
   });
@@ -57,9 +77,12 @@ describe('agents/in-process backend', function () {
   it('given a long command, when stopped, then cancelled and the command is gone', async () => {
     const controller = new AbortController();
     let started = false;
-    const run = backend({ turns: [{ tools: [{ tool: 'bash', command: 'sleep 1000' }] }] }).run(request({ signal: controller.signal }), (e) => {
-      if (e.type === 'tool_use') started = true;
-    });
+    const run = backend({ turns: [{ tools: [{ tool: 'bash', command: 'sleep 1000' }] }] }).run(
+      request({ signal: controller.signal }),
+      (e) => {
+        if (e.type === 'tool_use') started = true;
+      },
+    );
     await waitUntil('the command runs', () => started && processesIn(repo.dir).length > 0);
     controller.abort();
     const r = await run;
@@ -71,7 +94,9 @@ describe('agents/in-process backend', function () {
   it('given a JSON schema, then the final JSON block is the structured answer', async () => {
     const schema = z.strictObject({ verdict: z.enum(['approve', 'reject']) });
     const model = scenarioChatModel({ turns: [{ structured: { verdict: 'approve' } }] });
-    const r = await createInProcessBackend({ model: () => model }).run(request({ jsonSchema: z.toJSONSchema(schema) as Record<string, unknown> }));
+    const r = await createInProcessBackend({ model: () => model }).run(
+      request({ jsonSchema: z.toJSONSchema(schema) as Record<string, unknown> }),
+    );
     assert.deepEqual(schema.parse(r.structured), { verdict: 'approve' });
     const sent = model.calls[0]?.[0];
     assert.ok(sent?.role === 'user' && sent.text.includes('JSON Schema'));

@@ -18,7 +18,14 @@ describe('agents/process (real processes)', () => {
 
   it('given a process that prints lines, when it exits, then every line, the exit code and the stderr tail arrive', async () => {
     const lines: string[] = [];
-    const out = await runProcess({ file: 'sh', args: ['-c', 'cat; echo two; echo oops >&2; exit 3'], cwd: dir, env, input: 'one\n', onStdoutLine: (l) => lines.push(l) });
+    const out = await runProcess({
+      file: 'sh',
+      args: ['-c', 'cat; echo two; echo oops >&2; exit 3'],
+      cwd: dir,
+      env,
+      input: 'one\n',
+      onStdoutLine: (l) => lines.push(l),
+    });
     assert.deepEqual(lines, ['one', 'two']);
     assert.equal(out.exitCode, 3);
     assert.equal(out.stderrTail, 'oops\n');
@@ -26,7 +33,14 @@ describe('agents/process (real processes)', () => {
   });
 
   it('given a long stderr, then only the tail is kept', async () => {
-    const out = await runProcess({ file: 'sh', args: ['-c', 'for i in $(seq 1 2000); do echo line$i >&2; done'], cwd: dir, env, input: '', stderrTailBytes: 100 });
+    const out = await runProcess({
+      file: 'sh',
+      args: ['-c', 'for i in $(seq 1 2000); do echo line$i >&2; done'],
+      cwd: dir,
+      env,
+      input: '',
+      stderrTailBytes: 100,
+    });
     assert.equal(out.stderrTail.length, 100);
     assert.ok(out.stderrTail.endsWith('line2000\n'));
   });
@@ -61,7 +75,15 @@ describe('agents/process (real processes)', () => {
 
   it('given a process that ignores SIGTERM, when the timeout fires, then SIGKILL follows after the grace period', async () => {
     const started = Date.now();
-    const out = await runProcess({ file: 'sh', args: ['-c', "trap '' TERM; sleep 1000 & wait; sleep 1000"], cwd: dir, env, input: '', timeoutMs: 300, graceMs: 500 });
+    const out = await runProcess({
+      file: 'sh',
+      args: ['-c', "trap '' TERM; sleep 1000 & wait; sleep 1000"],
+      cwd: dir,
+      env,
+      input: '',
+      timeoutMs: 300,
+      graceMs: 500,
+    });
     assert.equal(out.stopReason, 'timeout');
     assert.equal(out.signal, 'SIGKILL');
     assert.ok(Date.now() - started >= 700, 'waited for the grace period');

@@ -16,17 +16,37 @@ describe('agents/scripted backend (scriptedClaude.mjs)', function () {
   });
   afterEach(() => repo.cleanup());
 
-  const request = (over: Partial<AgentRequest> = {}): AgentRequest => ({ prompt: 'Do it. TASK-1', cwd: repo.dir, model: 'sonnet', maxTurns: 5, timeoutMs: 20_000, ...over });
+  const request = (over: Partial<AgentRequest> = {}): AgentRequest => ({
+    prompt: 'Do it. TASK-1',
+    cwd: repo.dir,
+    model: 'sonnet',
+    maxTurns: 5,
+    timeoutMs: 20_000,
+    ...over,
+  });
   const backend = (scenario: unknown, graceMs?: number): ReturnType<typeof createScriptedBackend> =>
-    createScriptedBackend({ scenario: JSON.stringify(scenario), baseEnv: { PATH: process.env.PATH }, ...(graceMs !== undefined ? { graceMs } : {}) });
+    createScriptedBackend({
+      scenario: JSON.stringify(scenario),
+      baseEnv: { PATH: process.env.PATH },
+      ...(graceMs !== undefined ? { graceMs } : {}),
+    });
 
   it('given write, edit and bash turns, then the files change and the result adds up', async () => {
     const events: AgentEvent[] = [];
     const r = await backend({
       match: 'TASK-1',
       turns: [
-        { text: 'Writing', tools: [{ tool: 'write', path: 'src/a.txt', content: 'one\n' }], usage: { input_tokens: 1000, output_tokens: 100 } },
-        { tools: [{ tool: 'edit', path: 'src/a.txt', old: 'one', new: 'two' }, { tool: 'bash', command: 'cat src/a.txt' }] },
+        {
+          text: 'Writing',
+          tools: [{ tool: 'write', path: 'src/a.txt', content: 'one\n' }],
+          usage: { input_tokens: 1000, output_tokens: 100 },
+        },
+        {
+          tools: [
+            { tool: 'edit', path: 'src/a.txt', old: 'one', new: 'two' },
+            { tool: 'bash', command: 'cat src/a.txt' },
+          ],
+        },
         { text: 'All done.' },
       ],
     }).run(request(), (e) => events.push(e));
@@ -41,7 +61,10 @@ describe('agents/scripted backend (scriptedClaude.mjs)', function () {
   });
 
   it('given endless tool calls, then max_turns; given expensive turns, then budget; given an API error, then error', async () => {
-    const loop = { turns: [{ tools: [{ tool: 'bash', command: 'true' }], usage: { input_tokens: 400_000, output_tokens: 0 } }], after: 'repeat' };
+    const loop = {
+      turns: [{ tools: [{ tool: 'bash', command: 'true' }], usage: { input_tokens: 400_000, output_tokens: 0 } }],
+      after: 'repeat',
+    };
     const maxTurns = await backend(loop).run(request({ maxTurns: 2 }));
     assert.equal(maxTurns.status, 'max_turns');
     assert.equal(maxTurns.turns, 2);
@@ -63,7 +86,10 @@ describe('agents/scripted backend (scriptedClaude.mjs)', function () {
   it('given an agent that started a grandchild sleep and hangs, when aborted, then cancelled and the sleep is gone', async () => {
     const controller = new AbortController();
     let started = false;
-    const run = backend({ turns: [{ tools: [{ tool: 'bash', command: 'sleep 1000 >/dev/null 2>&1 & echo started' }] }, { hang: true }] }, 1000).run(request({ signal: controller.signal }), (e) => {
+    const run = backend(
+      { turns: [{ tools: [{ tool: 'bash', command: 'sleep 1000 >/dev/null 2>&1 & echo started' }] }, { hang: true }] },
+      1000,
+    ).run(request({ signal: controller.signal }), (e) => {
       if (e.type === 'tool_result' && e.output === 'started') started = true;
     });
     await waitUntil('the grandchild started', () => started);
@@ -77,7 +103,9 @@ describe('agents/scripted backend (scriptedClaude.mjs)', function () {
 
   it('given a JSON schema, then the structured answer validates with zod', async () => {
     const schema = z.strictObject({ steps: z.array(z.string()), files: z.array(z.string()) });
-    const r = await backend({ turns: [{ structured: { steps: ['a'], files: ['x.ts'] } }] }).run(request({ jsonSchema: z.toJSONSchema(schema) as Record<string, unknown> }));
+    const r = await backend({ turns: [{ structured: { steps: ['a'], files: ['x.ts'] } }] }).run(
+      request({ jsonSchema: z.toJSONSchema(schema) as Record<string, unknown> }),
+    );
     assert.equal(r.status, 'success');
     assert.deepEqual(schema.parse(r.structured), { steps: ['a'], files: ['x.ts'] });
   });

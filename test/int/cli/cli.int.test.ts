@@ -117,7 +117,10 @@ describe('ralph CLI (built) in a git repository', function () {
     const p1 = (await ok('queue-patch', 'W0-001', a.patch, 'worker-b')).trim();
     assert.match(p1, /^patch_W0-001_\d{17}$/);
     assert.equal(await ok('classify-risk', 'W0-001'), '1\n');
-    assert.equal(await ok('policy-check', 'W0-001'), '{"decision": "promote", "reason": "tier 1 (normal): auto-promote after full verification", "risk_tier": 1}\n');
+    assert.equal(
+      await ok('policy-check', 'W0-001'),
+      '{"decision": "promote", "reason": "tier 1 (normal): auto-promote after full verification", "risk_tier": 1}\n',
+    );
     const bogus = await ralph('promote-patch', p1, '0123456789abcdef0123456789abcdef01234567');
     assert.equal(bogus.code, 1);
     assert.match(bogus.err, /does not exist/);
@@ -144,8 +147,14 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.equal(await ok('should-review-deferred'), 'false\n');
     assert.match(await ok('get-deferred-queue'), /^## Deferred Items for Review\n\n### W0-002: Users migration\n- Risk Tier: 2\n/);
     const q = JSON.parse(await ok('get-deferred-queue', '--format', 'json')) as { task_id: string; deferred_reason: string }[];
-    assert.deepEqual(q.map((t) => t.task_id), ['W0-002']);
-    assert.match(await ok('resolve-deferred', 'W0-002', 'approve', 'judge', 'migration', 'is', 'reversible', '--commit', m.hash), /^RESOLVED W0-002 approve → done\n$/);
+    assert.deepEqual(
+      q.map((t) => t.task_id),
+      ['W0-002'],
+    );
+    assert.match(
+      await ok('resolve-deferred', 'W0-002', 'approve', 'judge', 'migration', 'is', 'reversible', '--commit', m.hash),
+      /^RESOLVED W0-002 approve → done\n$/,
+    );
 
     // A secret: tier 3 -> decompose; the proposal replaces the parent.
     await ok('transition-task', 'W1-001', 'claimed', 'primary');
@@ -154,9 +163,29 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.match(await ok('policy-check', 'W1-001', '--apply'), /"decision": "decompose", .*"risk_tier": 3/);
     const props = path.join(repo, '.ralph', 'proposals');
     fs.mkdirSync(props, { recursive: true });
-    fs.writeFileSync(path.join(props, 'prop_001.json'), JSON.stringify({ proposal_type: 'decompose', confidence: 0.9, parent_task: 'W1-001', sub_tasks: [{ id: 'W1-001a', title: 'Loader interface', effort: 'S' }, { id: 'W1-001b', title: 'Env parsing', effort: 'S', deps: 'W1-001a' }], rationale: 'tier 3' }));
+    fs.writeFileSync(
+      path.join(props, 'prop_001.json'),
+      JSON.stringify({
+        proposal_type: 'decompose',
+        confidence: 0.9,
+        parent_task: 'W1-001',
+        sub_tasks: [
+          { id: 'W1-001a', title: 'Loader interface', effort: 'S' },
+          { id: 'W1-001b', title: 'Env parsing', effort: 'S', deps: 'W1-001a' },
+        ],
+        rationale: 'tier 3',
+      }),
+    );
     fs.writeFileSync(path.join(props, 'prop_002.json'), '{"proposal_type": "new_task", "confidence": "high"}');
-    fs.writeFileSync(path.join(props, 'prop_003.json'), JSON.stringify({ proposal_type: 'new_task', confidence: 0.5, task: { id: 'W2-001', title: 'Maybe', source: 'ES:9', effort: 'S', wave: 2, deps: '-' }, rationale: 'unsure' }));
+    fs.writeFileSync(
+      path.join(props, 'prop_003.json'),
+      JSON.stringify({
+        proposal_type: 'new_task',
+        confidence: 0.5,
+        task: { id: 'W2-001', title: 'Maybe', source: 'ES:9', effort: 'S', wave: 2, deps: '-' },
+        rationale: 'unsure',
+      }),
+    );
     const pr = await ralph('process-proposals');
     assert.equal(pr.code, 0);
     assert.equal(pr.out, '{"accepted": 1, "rejected": 1, "deferred": 1}\n');
@@ -202,19 +231,37 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.deepEqual(sqlite('SELECT COUNT(*) FROM events'), [[facts.eventsTotal]]);
     const completed = sqlite("SELECT entity_id, ts FROM events WHERE event_type='task.completed' AND ts > date('now')");
     assert.deepEqual(completed.map((r) => r[0]).sort(), ['W0-001', 'W0-002']);
-    assert.deepEqual(sqlite('SELECT status, COUNT(*) FROM patch_view GROUP BY status'), [['promoted', 2], ['queued', 1]]);
+    assert.deepEqual(sqlite('SELECT status, COUNT(*) FROM patch_view GROUP BY status'), [
+      ['promoted', 2],
+      ['queued', 1],
+    ]);
     assert.deepEqual(sqlite("SELECT task_id, deferred_reason, deferred_at FROM task_view WHERE status='deferred'"), []);
     const [[n]] = sqlite("SELECT COUNT(*) FROM events WHERE ts > datetime('now', '-1 hour')") as [[number]];
     const [[total]] = sqlite('SELECT COUNT(*) FROM events') as [[number]];
     assert.ok(n > 0 && n <= total);
     const cols = sqlite('PRAGMA table_info(task_view)').map((r) => r[1]);
-    assert.deepEqual(cols, ['task_id', 'status', 'title', 'source', 'effort', 'deps', 'wave', 'risk_tier', 'claimed_by', 'patch_id', 'version', 'deferred_reason', 'deferred_at', 'provenance']);
-    assert.deepEqual(sqlite("SELECT name FROM sqlite_master WHERE type='index' AND tbl_name IN ('task_view','patch_view') AND name NOT LIKE 'sqlite_%' ORDER BY name").map((r) => r[0]), [
-      'idx_patch_view_status',
-      'idx_patch_view_task',
-      'idx_task_view_status',
-      'idx_task_view_wave',
+    assert.deepEqual(cols, [
+      'task_id',
+      'status',
+      'title',
+      'source',
+      'effort',
+      'deps',
+      'wave',
+      'risk_tier',
+      'claimed_by',
+      'patch_id',
+      'version',
+      'deferred_reason',
+      'deferred_at',
+      'provenance',
     ]);
+    assert.deepEqual(
+      sqlite(
+        "SELECT name FROM sqlite_master WHERE type='index' AND tbl_name IN ('task_view','patch_view') AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      ).map((r) => r[0]),
+      ['idx_patch_view_status', 'idx_patch_view_task', 'idx_task_view_status', 'idx_task_view_wave'],
+    );
   });
 
   it('beside a running writer: reads work as an observer, writes go to the inbox', async () => {

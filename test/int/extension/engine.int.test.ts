@@ -35,8 +35,14 @@ describe('extension engine session (plain Node, real store)', () => {
     assert.equal(engine.isInitialized(), true);
     const store = await engine.open();
     assert.equal(store?.mode, 'observer');
-    assert.deepEqual(engine.tasks().map((t) => t.task_id), ['W1-001', 'W1-002', 'W2-001']);
-    assert.deepEqual(engine.deferred().map((t) => [t.task_id, t.risk_tier, t.deferred_reason]), [['W2-001', 2, 'touches src/auth/']]);
+    assert.deepEqual(
+      engine.tasks().map((t) => t.task_id),
+      ['W1-001', 'W1-002', 'W2-001'],
+    );
+    assert.deepEqual(
+      engine.deferred().map((t) => [t.task_id, t.risk_tier, t.deferred_reason]),
+      [['W2-001', 2, 'touches src/auth/']],
+    );
     assert.equal(engine.patchOfTask('W2-001')?.patch_id, p.patchId);
     assert.equal(engine.role(), 'idle');
     assert.equal(engine.loopState(), 'stopped');
@@ -69,7 +75,9 @@ describe('extension engine session (plain Node, real store)', () => {
     assert.ok(fs.existsSync(o.file));
     // The other writer appends; the observer follows after a refresh (the watcher's job in VS Code).
     await other.append([{ entity_type: 'note', entity_id: 'n1', event_type: 'note.added', actor: 'cli', payload: {} }]);
-    const got = new Promise<void>((resolve) => engine!.onDidChangeData((evs) => evs.some((e) => e.event_type === 'note.added') && resolve()));
+    const got = new Promise<void>((resolve) =>
+      engine!.onDidChangeData((evs) => evs.some((e) => e.event_type === 'note.added') && resolve()),
+    );
     engine.scheduleRefresh();
     await got;
   });
@@ -77,7 +85,13 @@ describe('extension engine session (plain Node, real store)', () => {
   it('given a two-file patch, when it is materialized, then before/after come from its own blobs without touching the checkout', async () => {
     const text = fs.readFileSync(`${p.dir}/.ralph/commits/pending/W2-001.patch`, 'utf8');
     const entries = parsePatchEntries(text);
-    assert.deepEqual(entries.map((e) => [e.path, e.status]), [['src/auth/token.js', 'modified'], ['src/auth/token.test.js', 'added']]);
+    assert.deepEqual(
+      entries.map((e) => [e.path, e.status]),
+      [
+        ['src/auth/token.js', 'modified'],
+        ['src/auth/token.test.js', 'added'],
+      ],
+    );
     const sides = await materializePatch(p.dir, text);
     assert.equal(sides[0]?.before, 'module.exports = (t) => !!t;\n');
     assert.equal(sides[0]?.after, 'module.exports = (t) => typeof t === "string" && t.length > 8;\n');

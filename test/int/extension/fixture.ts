@@ -9,7 +9,11 @@ import { domainEvent } from '../../../src/domain/events';
 import { openStore } from '../../../src/store';
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' } });
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' },
+  });
 }
 
 export interface DeferredProject {
@@ -50,10 +54,18 @@ export async function seedDeferred(dir: string): Promise<DeferredProject> {
     const ctx = controlContext(store, { ralphDir, projectDir: dir });
     const task = (id: string, title: string, wave: number): ReturnType<typeof domainEvent> =>
       domainEvent('task.created', id, 'test', { title, source: 'specs/auth.md:3', effort: 'M', deps: '-', wave, provenance: 'spec' });
-    await decideAndAppend(ctx, () => ({ events: [task('W1-001', 'Parse config', 1), task('W1-002', 'Log format', 1), task('W2-001', 'Token check', 2)], result: undefined }));
+    await decideAndAppend(ctx, () => ({
+      events: [task('W1-001', 'Parse config', 1), task('W1-002', 'Log format', 1), task('W2-001', 'Token check', 2)],
+      result: undefined,
+    }));
     await transitionTask(ctx, { taskId: 'W2-001', status: 'claimed', actor: 'primary' });
     const patchId = await queuePatch(ctx, { taskId: 'W2-001', patchPath: patchRel, createdBy: 'primary' });
-    await transitionTask(ctx, { taskId: 'W2-001', status: 'deferred', actor: 'control_plane', payload: { reason: 'touches src/auth/', risk_tier: 2, patch_id: patchId } });
+    await transitionTask(ctx, {
+      taskId: 'W2-001',
+      status: 'deferred',
+      actor: 'control_plane',
+      payload: { reason: 'touches src/auth/', risk_tier: 2, patch_id: patchId },
+    });
     return { dir, ralphDir, patchId };
   } finally {
     await store.close();

@@ -59,14 +59,14 @@ describe('git/capture (real git)', () => {
     assert.equal(byPath.get('logo.png')?.binary, true);
     assert.equal(byPath.get('img/new.bin')?.binary, true);
     assert.equal(byPath.get('src/committed.ts')?.status, 'added');
-    assert.ok(touchedPaths(p.files).every((f) => !f.startsWith('.ralph')), 'no .ralph paths');
-    assert.deepEqual(
-      p.addedLines.find((f) => f.path === 'src/a.ts')?.lines,
-      [
-        { line: 1, text: 'export const a = 2;' },
-        { line: 2, text: 'export const TODO_x = 1;' },
-      ],
+    assert.ok(
+      touchedPaths(p.files).every((f) => !f.startsWith('.ralph')),
+      'no .ralph paths',
     );
+    assert.deepEqual(p.addedLines.find((f) => f.path === 'src/a.ts')?.lines, [
+      { line: 1, text: 'export const a = 2;' },
+      { line: 2, text: 'export const TODO_x = 1;' },
+    ]);
     assert.equal(p.stats.files, p.files.length);
     assert.ok(p.stats.bytes > 0);
 
@@ -83,7 +83,11 @@ describe('git/capture (real git)', () => {
       const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
       writeIn(wt.path, 'src/a.ts', `export const a = ${i + 2};\n`);
       const p = await capturePatch(wt.path, wt.base, join(out, `r${i}.patch`));
-      assert.deepEqual(p.files.map((f) => f.path), ['src/a.ts'], `round ${i}`);
+      assert.deepEqual(
+        p.files.map((f) => f.path),
+        ['src/a.ts'],
+        `round ${i}`,
+      );
     }
   });
 

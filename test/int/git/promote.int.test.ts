@@ -273,8 +273,7 @@ describe('git/promote (real git)', () => {
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
     const idx = join(out, 'ref-index');
     const env = { ...process.env, GIT_INDEX_FILE: idx };
-    const run = (...args: string[]): string =>
-      execFileSync('git', args, { cwd: repo.dir, env, encoding: 'utf8' }).trim();
+    const run = (...args: string[]): string => execFileSync('git', args, { cwd: repo.dir, env, encoding: 'utf8' }).trim();
     run('read-tree', 'HEAD');
     run('apply', '--cached', patch);
     const tree = run('write-tree');
@@ -375,10 +374,7 @@ describe('git/promote (real git)', () => {
     writeIn(wt.path, '.ralph/BACKLOG.md', 'agent\n');
     const cap = await capturePatch(wt.path, wt.base, join(out, 'x.patch'));
     // Even a hand-made patch touching .ralph/ is filtered at apply time.
-    writeFileSync(
-      join(out, 'both.patch'),
-      `${readFileSync(cap.path, 'utf8')}${git(wt.path, 'diff', '--full-index', '--', '.ralph')}\n`,
-    );
+    writeFileSync(join(out, 'both.patch'), `${readFileSync(cap.path, 'utf8')}${git(wt.path, 'diff', '--full-index', '--', '.ralph')}\n`);
     const r = await promotePatch(repo.dir, {
       branch: 'main',
       patchFile: join(out, 'both.patch'),
@@ -496,9 +492,7 @@ describe('git/promote (real git)', () => {
       await crashState('after-read-tree');
       writeIn(repo.dir, 'src/a.ts', 'the user typed this after the crash\n');
       outcomes = await recoverInterruptedPromotion(repo.dir);
-      assert.deepEqual(outcomes, [
-        { worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: ['src/a.ts'] },
-      ]);
+      assert.deepEqual(outcomes, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: ['src/a.ts'] }]);
       assert.equal(repo.read('src/a.ts'), 'the user typed this after the crash\n');
     });
 
@@ -530,7 +524,10 @@ describe('git/promote (real git)', () => {
       repo.git('switch', '-q', '-c', 'elsewhere');
       const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
       const tip = repo.git('rev-parse', 'main');
-      writeFileSync(join(repo.dir, '.git/ralph/promote-ref.json'), JSON.stringify({ pid: 999999, token: 't', branch: 'main', next: 'f'.repeat(40) }));
+      writeFileSync(
+        join(repo.dir, '.git/ralph/promote-ref.json'),
+        JSON.stringify({ pid: 999999, token: 't', branch: 'main', next: 'f'.repeat(40) }),
+      );
       writeFileSync(join(repo.dir, '.git/refs/heads/main.lock'), '');
       const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
       assert.equal(r.status, 'promoted', JSON.stringify(r));

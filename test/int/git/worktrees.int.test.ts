@@ -114,7 +114,10 @@ describe('git/worktrees (real git)', () => {
     // w2 vanished: prune dropped its registration, so it is gone entirely (nothing to reset).
     assert.deepEqual(orphans.map((o) => o.name).sort(), ['stray', 'w1']);
     for (const o of orphans) await removeWorktree(repo.dir, o.name);
-    assert.deepEqual((await listRalphWorktrees(repo.dir)).map((w) => w.name), ['primary']);
+    assert.deepEqual(
+      (await listRalphWorktrees(repo.dir)).map((w) => w.name),
+      ['primary'],
+    );
     assert.equal(existsSync(w1.path), false);
     assert.equal(repo.git('branch', '--list', 'ralph/w1'), '');
     assert.ok(existsSync(realpathSync(join(repo.dir, '..', 'user-wt'))));

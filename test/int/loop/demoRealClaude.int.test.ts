@@ -35,7 +35,11 @@ describe('loop/demo through the real claude CLI', function () {
 
   before(async () => {
     const installer = readFileSync(join(__dirname, '..', '..', '..', 'scripts', 'ensure-agent-clis.mjs'), 'utf8');
-    assert.equal(/claude: \{[^}]*version: '([^']+)'/.exec(installer)?.[1], PINNED_CLAUDE_VERSION, 'test/kit/pinnedClaude.ts pins the same claude as scripts/ensure-agent-clis.mjs');
+    assert.equal(
+      /claude: \{[^}]*version: '([^']+)'/.exec(installer)?.[1],
+      PINNED_CLAUDE_VERSION,
+      'test/kit/pinnedClaude.ts pins the same claude as scripts/ensure-agent-clis.mjs',
+    );
     ensureAgentClis();
     r = await runDemo((l) => lines.push(l), {
       onModelServer: (s) => {
@@ -59,10 +63,23 @@ describe('loop/demo through the real claude CLI', function () {
 
   it('used the real claude CLI (bypassPermissions, worktrees under .git/) against the scripted model server', () => {
     assert.ok(r !== undefined && r.backend.kind === 'claude', text());
-    assert.match(text(), /Agents: the real claude CLI 2\.1\.332 .*--permission-mode bypassPermissions\) against the scripted model server at http:\/\/127\.0\.0\.1:\d+/);
-    assert.ok(server !== undefined && server.requests.filter((q) => q.api === 'anthropic' && q.script !== '').length >= 12, 'the CLI talked to the scripted server');
+    assert.match(
+      text(),
+      /Agents: the real claude CLI 2\.1\.332 .*--permission-mode bypassPermissions\) against the scripted model server at http:\/\/127\.0\.0\.1:\d+/,
+    );
+    assert.ok(
+      server !== undefined && server.requests.filter((q) => q.api === 'anthropic' && q.script !== '').length >= 12,
+      'the CLI talked to the scripted server',
+    );
     const metrics = readdirSync(join(r.dir, '.ralph', 'logs')).filter((f) => f.endsWith('.jsonl'));
-    const backends = new Set(metrics.flatMap((f) => readFileSync(join(r!.dir, '.ralph', 'logs', f), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { backend: string }).backend)));
+    const backends = new Set(
+      metrics.flatMap((f) =>
+        readFileSync(join(r!.dir, '.ralph', 'logs', f), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { backend: string }).backend),
+      ),
+    );
     assert.deepEqual([...backends], ['claude']);
   });
 
@@ -72,7 +89,10 @@ describe('loop/demo through the real claude CLI', function () {
     const accepted = events.filter((e) => e.event_type === 'proposal.accepted').map((e) => e.entity_id);
     assert.equal(accepted.length, 4);
     for (const id of accepted) assert.match(id, /_evolve_\d+\.json$/);
-    assert.deepEqual(tasks, ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4'].map((task_id) => ({ task_id, status: 'done' })));
+    assert.deepEqual(
+      tasks,
+      ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4'].map((task_id) => ({ task_id, status: 'done' })),
+    );
   });
 
   it('every done task has its promoted commit on main, and the sample tests pass on the tip', () => {
@@ -99,7 +119,10 @@ describe('loop/demo through the real claude CLI', function () {
     const primaryDone = events.find((e) => e.event_type === 'task.completed' && e.entity_id === primaryClaim.entity_id);
     assert.ok(primaryDone !== undefined);
     // Parallel: each claimed before the other finished.
-    assert.ok(workerClaim.ts <= primaryDone.ts && primaryClaim.ts <= workerDone.ts, JSON.stringify([workerClaim, workerDone, primaryClaim, primaryDone]));
+    assert.ok(
+      workerClaim.ts <= primaryDone.ts && primaryClaim.ts <= workerDone.ts,
+      JSON.stringify([workerClaim, workerDone, primaryClaim, primaryDone]),
+    );
   });
 
   it('a task failed its tests once, was reflected and fixed on retry', () => {
@@ -111,10 +134,17 @@ describe('loop/demo through the real claude CLI', function () {
       .filter((f) => f.endsWith('.jsonl'))
       .flatMap((f) => readFileSync(join(logs, f), 'utf8').trim().split('\n'))
       .map((l) => JSON.parse(l) as { task_id: string | null; phase_from: string });
-    assert.ok(rows.some((m) => m.task_id === 'CALC-3' && m.phase_from === 'reflect'), 'a reflect invocation for CALC-3');
+    assert.ok(
+      rows.some((m) => m.task_id === 'CALC-3' && m.phase_from === 'reflect'),
+      'a reflect invocation for CALC-3',
+    );
     assert.ok(rows.filter((m) => m.task_id === 'CALC-3' && m.phase_from === 'implement').length >= 2, 'implemented twice');
     assert.ok(server?.requests.some((q) => q.prompt.includes('RALPH-KEY: implement/CALC-3/fix-1/')));
-    assert.equal(events.filter((e) => e.event_type === 'task.claimed' && e.entity_id === 'CALC-3').length, 1, 'fixed within the same claim');
+    assert.equal(
+      events.filter((e) => e.event_type === 'task.claimed' && e.entity_id === 'CALC-3').length,
+      1,
+      'fixed within the same claim',
+    );
     assert.equal(git('show', 'main:src/sub.js'), 'module.exports = (a, b) => a - b;\n');
   });
 

@@ -49,7 +49,10 @@ const w = (path: string, content: string): Tool => ({ tool: 'write', path, conte
 const say = (key: string, tools: Tool[], answer: unknown): Record<string, unknown> => ({
   name: key,
   match: `RALPH-KEY: ${key}`,
-  turns: [...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []), { text: typeof answer === 'string' ? answer : JSON.stringify(answer) }],
+  turns: [
+    ...(tools.length > 0 ? [{ tools, text: `Working on ${key}` }] : []),
+    { text: typeof answer === 'string' ? answer : JSON.stringify(answer) },
+  ],
 });
 const plan = (id: string, steps: { d: string; files: string[] }[]): Record<string, unknown> => ({
   task_id: id,
@@ -74,7 +77,12 @@ const README_SED = `sed -i 's|^Usage: to be written\\.$|${README_AGENT_LINE}|' R
 
 /** The scripted model's answers for the whole story; `judgeDelayMs` keeps the judge thinking that long. */
 export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string, unknown> {
-  const judge = say('review_deferred/CALC-4/', [], { task_id: 'CALC-4', verdict: 'approve', rationale: 'A pure length check with tests; no secrets, no I/O.', confidence: 0.86 });
+  const judge = say('review_deferred/CALC-4/', [], {
+    task_id: 'CALC-4',
+    verdict: 'approve',
+    rationale: 'A pure length check with tests; no secrets, no I/O.',
+    confidence: 0.86,
+  });
   if (o.judgeDelayMs !== undefined) judge.turns = [{ text: (judge.turns as { text: string }[])[0]?.text, delayMs: o.judgeDelayMs }];
   return {
     scripts: [
@@ -91,25 +99,42 @@ export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string,
         ],
       }),
       // CALC-1: the primary's tier-1 task with a two-step plan.
-      say('plan/CALC-1/', [], plan('CALC-1', [
-        { d: 'Write add()', files: ['src/add.js'] },
-        { d: 'Test add()', files: ['test/add.test.js'] },
-      ])),
+      say(
+        'plan/CALC-1/',
+        [],
+        plan('CALC-1', [
+          { d: 'Write add()', files: ['src/add.js'] },
+          { d: 'Test add()', files: ['test/add.test.js'] },
+        ]),
+      ),
       say('implement/CALC-1/step-1/', [w('src/add.js', 'module.exports = (a, b) => a + b;\n')], 'add() written'),
-      say('implement/CALC-1/step-2/', [w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n")], 'test written'),
+      say(
+        'implement/CALC-1/step-2/',
+        [w('test/add.test.js', "require('assert').equal(require('../src/add.js')(2, 3), 5);\n")],
+        'test written',
+      ),
       // CALC-2: the worker's S task, in parallel with CALC-1.
-      ...eitherAgent('CALC-2', 'Write mul() and its test', ['src/mul.js', 'test/mul.test.js'], [
-        w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
-        w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
-      ]),
+      ...eitherAgent(
+        'CALC-2',
+        'Write mul() and its test',
+        ['src/mul.js', 'test/mul.test.js'],
+        [
+          w('src/mul.js', 'module.exports = (a, b) => a * b;\n'),
+          w('test/mul.test.js', "require('assert').equal(require('../src/mul.js')(4, 3), 12);\n"),
+        ],
+      ),
       // CALC-6: an existing file (Bash: Claude Code refuses Write on a file it has not Read).
       ...eitherAgent('CALC-6', 'Usage line in the README', ['README.md'], [{ tool: 'bash', command: README_SED }]),
       // CALC-3: the first attempt fails the test gate; reflected; fixed on retry.
       say('plan/CALC-3/', [], plan('CALC-3', [{ d: 'Write sub() and its test', files: ['src/sub.js', 'test/sub.test.js'] }])),
-      say('implement/CALC-3/step-1/', [
-        w('src/sub.js', 'module.exports = (a, b) => b - a;\n'),
-        w('test/sub.test.js', "require('assert').equal(require('../src/sub.js')(5, 3), 2);\n"),
-      ], 'sub() written'),
+      say(
+        'implement/CALC-3/step-1/',
+        [
+          w('src/sub.js', 'module.exports = (a, b) => b - a;\n'),
+          w('test/sub.test.js', "require('assert').equal(require('../src/sub.js')(5, 3), 2);\n"),
+        ],
+        'sub() written',
+      ),
       say('reflect/CALC-3/', [], {
         class: 'recoverable',
         diagnosis: 'sub() subtracts in the wrong order: 3 - 5 instead of 5 - 3.',
@@ -120,10 +145,17 @@ export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string,
       say('implement/CALC-3/fix-1/', [{ tool: 'bash', command: "sed -i 's/b - a/a - b/' src/sub.js" }], 'order fixed'),
       // CALC-4: touches auth/ (tier 2): deferred, judged, approved.
       say('plan/CALC-4/', [], plan('CALC-4', [{ d: 'Token check with its test', files: ['src/auth/token.js', 'test/token.test.js'] }])),
-      say('implement/CALC-4/step-1/', [
-        w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
-        w('test/token.test.js', "const { valid } = require('../src/auth/token.js');\nrequire('assert').equal(valid('x'.repeat(16)), true);\nrequire('assert').equal(valid('short'), false);\n"),
-      ], 'token check written'),
+      say(
+        'implement/CALC-4/step-1/',
+        [
+          w('src/auth/token.js', "module.exports = { valid: (t) => typeof t === 'string' && t.length >= 16 };\n"),
+          w(
+            'test/token.test.js',
+            "const { valid } = require('../src/auth/token.js');\nrequire('assert').equal(valid('x'.repeat(16)), true);\nrequire('assert').equal(valid('short'), false);\n",
+          ),
+        ],
+        'token check written',
+      ),
       judge,
       // CALC-5: writes a secrets file (tier 3): decomposed into two S tasks.
       say('plan/CALC-5/', [], plan('CALC-5', [{ d: 'Rotation config', files: ['config/secrets.json'] }])),
@@ -145,10 +177,15 @@ export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string,
         ],
       }),
       ...eitherAgent('CALC-5a', 'Rotation schedule', ['src/rotation.js'], [w('src/rotation.js', 'module.exports = { days: 30 };\n')]),
-      ...eitherAgent('CALC-5b', 'Rotation check', ['src/rotationCheck.js', 'test/rotation.test.js'], [
-        w('src/rotationCheck.js', "module.exports = (ageDays) => ageDays < 30;\n"),
-        w('test/rotation.test.js', "require('assert').equal(require('../src/rotationCheck.js')(3), true);\n"),
-      ]),
+      ...eitherAgent(
+        'CALC-5b',
+        'Rotation check',
+        ['src/rotationCheck.js', 'test/rotation.test.js'],
+        [
+          w('src/rotationCheck.js', 'module.exports = (ageDays) => ageDays < 30;\n'),
+          w('test/rotation.test.js', "require('assert').equal(require('../src/rotationCheck.js')(3), true);\n"),
+        ],
+      ),
       { name: 'anything else', turns: [{ text: 'Nothing to change.' }] },
     ],
   };

@@ -38,7 +38,10 @@ describe('loop/gates command gates', () => {
   });
 
   it('given a failing command with long output, then failed with a bounded tail of the end', async () => {
-    const r = await runGate({ name: 'test', command: 'seq 1 5000; echo FINAL >&2; exit 3', timeoutMs: 10_000 }, { cwd: dir, tailBytes: 200 });
+    const r = await runGate(
+      { name: 'test', command: 'seq 1 5000; echo FINAL >&2; exit 3', timeoutMs: 10_000 },
+      { cwd: dir, tailBytes: 200 },
+    );
     assert.equal(r.status, 'failed');
     assert.equal(r.exitCode, 3);
     assert.ok(Buffer.byteLength(r.outputTail) <= 210, `tail ${Buffer.byteLength(r.outputTail)}`);
@@ -53,7 +56,10 @@ describe('loop/gates command gates', () => {
 
   it('given a command past its timeout, then timeout and its grandchildren are gone', async () => {
     const pidFile = join(dir, 'gc.pid');
-    const r = await runGate({ name: 'test', command: `sh -c 'sleep 30' & echo $! > ${pidFile}; wait`, timeoutMs: 300 }, { cwd: dir, graceMs: 500 });
+    const r = await runGate(
+      { name: 'test', command: `sh -c 'sleep 30' & echo $! > ${pidFile}; wait`, timeoutMs: 300 },
+      { cwd: dir, graceMs: 500 },
+    );
     assert.equal(r.status, 'timeout');
     const pid = Number((await import('node:fs')).readFileSync(pidFile, 'utf8').trim());
     await waitFor(() => !alive(pid));
@@ -87,6 +93,9 @@ describe('loop/gates command gates', () => {
       ],
       { cwd: dir },
     );
-    assert.deepEqual(r.map((x) => x.status), ['failed']);
+    assert.deepEqual(
+      r.map((x) => x.status),
+      ['failed'],
+    );
   });
 });

@@ -22,15 +22,17 @@ import type { EventStore } from '../../../src/store/types';
 import { addTasks, freshSampleProjectEachTest, git, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
-
 /** Every done task has its promoted commit on main; views rebuilt from events equal the stored ones. */
 async function assertConsistent(p: SampleProject, store: EventStore): Promise<void> {
   for (const t of store.all<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'done'")) {
-    const row = store.get<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [t.task_id]);
+    const row = store.get<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [
+      t.task_id,
+    ]);
     assert.ok(row?.commit_hash, `done task ${t.task_id} has a promoted patch`);
     git(p.dir, 'merge-base', '--is-ancestor', row.commit_hash, 'main');
   }
-  const views = (): string => JSON.stringify([store.all('SELECT * FROM task_view ORDER BY task_id'), store.all('SELECT * FROM patch_view ORDER BY patch_id')]);
+  const views = (): string =>
+    JSON.stringify([store.all('SELECT * FROM task_view ORDER BY task_id'), store.all('SELECT * FROM patch_view ORDER BY patch_id')]);
   const before = views();
   await store.rebuild();
   assert.equal(views(), before, 'views rebuilt from events equal the stored views');
@@ -110,7 +112,8 @@ while (!fs.existsSync(path.join(inbox, 'processed', name))) {
 
 const TOKEN = 'module.exports = (t) => typeof t === "string" && t.length > 8;\n';
 // The patch's own test also leans on src/index.js: a commit that changes it breaks the patch.
-const TOKEN_TEST = "const assert = require('assert');\nassert.equal(require('../src/auth/token.js')('123456789'), true);\nassert.equal(require('../src/index.js').name, 'sample');\n";
+const TOKEN_TEST =
+  "const assert = require('assert');\nassert.equal(require('../src/auth/token.js')('123456789'), true);\nassert.equal(require('../src/index.js').name, 'sample');\n";
 
 /** T-4 touches src/auth/ (tier 2): deferred; its judge never answers, so a human decides. */
 function tier2Scenario(p: SampleProject): void {
@@ -145,20 +148,43 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     await loop.stop();
     assert.ok(promoted.type === 'patch.promoted' && deferred.type === 'patch.deferred');
     // The gates ran again, for this task, after the approval, and the commit sits on the moved tip.
-    assert.deepEqual(gateStartsAfter(events, mark, 'T-4'), ['build', 'test', 'lint'], JSON.stringify(events.slice(mark).filter((e) => e.type !== 'gate.progress'), null, 1));
+    assert.deepEqual(
+      gateStartsAfter(events, mark, 'T-4'),
+      ['build', 'test', 'lint'],
+      JSON.stringify(
+        events.slice(mark).filter((e) => e.type !== 'gate.progress'),
+        null,
+        1,
+      ),
+    );
     assert.notEqual(verifiedOn, moved);
     assert.equal(git(p.dir, 'rev-parse', `${promoted.commit}^`), moved);
     assert.equal(git(p.dir, 'rev-parse', 'main'), promoted.commit);
     assert.equal(git(p.dir, 'show', '--format=', '--name-only', promoted.commit), 'src/auth/token.js\ntest/token.test.js');
     // The re-based patch is the one promoted; the approved one is closed as superseded by it.
     assert.notEqual(promoted.patchId, deferred.patchId);
-    const patches = store.all<{ patch_id: string; status: string }>("SELECT patch_id, status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id");
-    assert.deepEqual(Object.fromEntries(patches.map((r) => [r.patch_id, r.status])), { [deferred.patchId]: 'discarded', [promoted.patchId]: 'promoted' });
-    const superseded = store.get<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded' AND entity_id = ?", [deferred.patchId]);
+    const patches = store.all<{ patch_id: string; status: string }>(
+      "SELECT patch_id, status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id",
+    );
+    assert.deepEqual(Object.fromEntries(patches.map((r) => [r.patch_id, r.status])), {
+      [deferred.patchId]: 'discarded',
+      [promoted.patchId]: 'promoted',
+    });
+    const superseded = store.get<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded' AND entity_id = ?", [
+      deferred.patchId,
+    ]);
     assert.match(superseded?.payload ?? '', /superseded by/);
     // Durable: the commit each patch's gates ran on is in its patch.gates note.
-    const notes = store.all<{ entity_id: string; payload: string }>("SELECT entity_id, payload FROM events WHERE event_type = 'patch.gates' ORDER BY event_id");
-    assert.deepEqual(notes.map((n) => [n.entity_id, (JSON.parse(n.payload) as { base_commit?: string }).base_commit]), [[deferred.patchId, verifiedOn], [promoted.patchId, moved]]);
+    const notes = store.all<{ entity_id: string; payload: string }>(
+      "SELECT entity_id, payload FROM events WHERE event_type = 'patch.gates' ORDER BY event_id",
+    );
+    assert.deepEqual(
+      notes.map((n) => [n.entity_id, (JSON.parse(n.payload) as { base_commit?: string }).base_commit]),
+      [
+        [deferred.patchId, verifiedOn],
+        [promoted.patchId, moved],
+      ],
+    );
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'done');
     assert.equal(git(p.dir, 'status', '--porcelain'), '');
     assert.equal(reverifyMs(events).length, 1);
@@ -176,7 +202,10 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     // The user renames the project (and keeps main's own tests green); the patch's test expects the old name.
     const moved = userCommit(
       p,
-      { 'src/index.js': "module.exports = { name: 'sample-2' };\n", 'test/index.test.js': "require('assert').equal(require('../src/index.js').name, 'sample-2');\n" },
+      {
+        'src/index.js': "module.exports = { name: 'sample-2' };\n",
+        'test/index.test.js': "require('assert').equal(require('../src/index.js').name, 'sample-2');\n",
+      },
       'user: rename',
     );
     // A second attempt at the task, once released, never answers: the test ends before it matters.
@@ -187,7 +216,10 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const after = store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status;
     await loop.stop();
     assert.ok(released.type === 'task.released' && deferred.type === 'patch.deferred');
-    assert.match(released.reason, /^the approval was for a patch that no longer passes its gates: main moved to [0-9a-f]{8} and, re-verified there, the test gate failed/);
+    assert.match(
+      released.reason,
+      /^the approval was for a patch that no longer passes its gates: main moved to [0-9a-f]{8} and, re-verified there, the test gate failed/,
+    );
     assert.match(released.reason, /AssertionError|sample-2/);
     assert.ok(gateStartsAfter(events, mark, 'T-4').includes('test'));
     assert.equal(after, 'pending');
@@ -195,12 +227,20 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     assert.equal(git(p.dir, 'rev-parse', 'main'), moved, 'nothing reached the branch');
     assert.doesNotMatch(git(p.dir, 'log', '--format=%s', 'main'), /ralph\(T-4\)/);
     const patches = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4'");
-    assert.deepEqual(patches.map((r) => r.status), ['discarded']);
-    const discarded = store.get<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded' AND entity_id = ?", [deferred.patchId]);
+    assert.deepEqual(
+      patches.map((r) => r.status),
+      ['discarded'],
+    );
+    const discarded = store.get<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded' AND entity_id = ?", [
+      deferred.patchId,
+    ]);
     assert.match(discarded?.payload ?? '', /the test gate failed/);
     assert.ok(events.some((e) => e.type === 'patch.discarded' && e.patchId === deferred.patchId && /test gate failed/.test(e.reason)));
     const pending = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'task.pending' AND entity_id = 'T-4'");
-    assert.ok(pending.some((r) => /approval was for a patch that no longer passes/.test(r.payload)), 'the task went back to pending with the reason');
+    assert.ok(
+      pending.some((r) => /approval was for a patch that no longer passes/.test(r.payload)),
+      'the task went back to pending with the reason',
+    );
     assert.equal(git(p.dir, 'status', '--porcelain'), '');
     await assertConsistent(p, store);
   });
@@ -267,12 +307,14 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     assert.equal(git(p.dir, 'log', '-1', '--format=%s', `${promoted.commit}^`), 'user: move 1');
     assert.equal(git(p.dir, 'rev-parse', 'main'), promoted.commit);
     assert.equal(git(p.dir, 'status', '--porcelain'), '');
-    const live = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id").map((r) => r.status);
+    const live = store
+      .all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4' ORDER BY patch_id")
+      .map((r) => r.status);
     assert.deepEqual(live, ['discarded', 'discarded', 'promoted']);
     await assertConsistent(p, store);
   });
 
-  it('given an approved patch being re-verified, when a human drops the task meanwhile, then nothing is promoted: the human\'s decision stands and the patch is closed', async () => {
+  it("given an approved patch being re-verified, when a human drops the task meanwhile, then nothing is promoted: the human's decision stands and the patch is closed", async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
     const { loop, events } = scriptedLoop(p, store, { test: dropDuringReverifyGate(p) });
@@ -281,14 +323,21 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
     const moved = userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
-    const closed = await loop.events.next((e) => e.type === 'patch.discarded' && e.taskId === 'T-4' && /not promoted: task T-4 is dropped/.test(e.reason));
+    const closed = await loop.events.next(
+      (e) => e.type === 'patch.discarded' && e.taskId === 'T-4' && /not promoted: task T-4 is dropped/.test(e.reason),
+    );
     await loop.stop();
     assert.ok(closed.type === 'patch.discarded');
-    assert.ok(events.some((e) => e.type === 'gate.started' && e.taskId === 'T-4' && e.agent === 'harness'), 'the re-verification ran');
+    assert.ok(
+      events.some((e) => e.type === 'gate.started' && e.taskId === 'T-4' && e.agent === 'harness'),
+      'the re-verification ran',
+    );
     assert.ok(!events.some((e) => e.type === 'patch.promoted'));
     assert.equal(git(p.dir, 'rev-parse', 'main'), moved, 'nothing reached the branch');
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status, 'dropped');
-    const live = store.all<{ status: string }>("SELECT status FROM patch_view WHERE task_id = 'T-4' AND status IN ('queued', 'applied', 'verified')");
+    const live = store.all<{ status: string }>(
+      "SELECT status FROM patch_view WHERE task_id = 'T-4' AND status IN ('queued', 'applied', 'verified')",
+    );
     assert.deepEqual(live, [], 'no patch of the dropped task is left queued');
     await assertConsistent(p, store);
   });
@@ -337,7 +386,9 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
   freshSampleProjectEachTest((s) => ({ p, store } = s));
 
   /** A fresh harness (as after a restart) and T-9 proposed with a queued patch verified on main's tip by a run before. */
-  async function queuedByAnEarlierRun(withBases: boolean): Promise<{ harness: Harness; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
+  async function queuedByAnEarlierRun(
+    withBases: boolean,
+  ): Promise<{ harness: Harness; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
     const settings = sampleSettings();
     const options = { store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns };
     const control = withBases ? new ControlAdapter(options) : new ControlWithoutBases(options);
@@ -362,7 +413,11 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     writeFileSync(join(wt.path, 'NOTES.md'), '# Notes\n');
     const patch = await capturePatch(wt.path, wt.base, join(p.ralphDir, 'commits', 'pending', 'T-9_worker-1_earlier.patch'));
     const patchId = await control.queuePatch('T-9', patch.path, 'worker-1');
-    await control.note('patch', patchId, 'patch.gates', 'worker-1', { task_id: 'T-9', gates: [{ gate: 'test', status: 'passed' }], base_commit: wt.base });
+    await control.note('patch', patchId, 'patch.gates', 'worker-1', {
+      task_id: 'T-9',
+      gates: [{ gate: 'test', status: 'passed' }],
+      base_commit: wt.base,
+    });
     return { harness, events, patchId, patchPath: patch.path, base: wt.base };
   }
 
@@ -397,7 +452,10 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     await loop.start();
     const deferred = await seenOrNext(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-7');
     await loop.stop();
-    assert.ok(deferred.type === 'patch.deferred' && deferred.patchId === patchId && /found unreviewed after a restart/.test(deferred.reason), JSON.stringify(deferred));
+    assert.ok(
+      deferred.type === 'patch.deferred' && deferred.patchId === patchId && /found unreviewed after a restart/.test(deferred.reason),
+      JSON.stringify(deferred),
+    );
     assert.ok(!events.some((e) => e.type === 'patch.promoted'));
     assert.equal(git(p.dir, 'rev-parse', 'main'), tip);
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-7'")?.status, 'deferred');
@@ -405,7 +463,13 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
 
   it('given a run killed after the branch update but before the store heard of it, then the commit is found by its trailer and recorded, not re-verified or applied twice', async () => {
     const q = await queuedByAnEarlierRun(false);
-    const r = await promotePatch(p.dir, { branch: 'main', patchFile: q.patchPath, message: formatPromotionMessage('T-9', 'Notes'), patchId: q.patchId, expectedTip: q.base });
+    const r = await promotePatch(p.dir, {
+      branch: 'main',
+      patchFile: q.patchPath,
+      message: formatPromotionMessage('T-9', 'Notes'),
+      patchId: q.patchId,
+      expectedTip: q.base,
+    });
     assert.equal(r.status, 'promoted');
     const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
     assert.ok(out?.kind === 'promoted' && r.status === 'promoted');

@@ -10,9 +10,18 @@ import { join } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, freshSampleProjectEachTest, git, openSampleStore, plan, script, scriptedLoop, writeScenario } from './sampleProject';
+import {
+  addTasks,
+  createSampleProject,
+  freshSampleProjectEachTest,
+  git,
+  openSampleStore,
+  plan,
+  script,
+  scriptedLoop,
+  writeScenario,
+} from './sampleProject';
 import type { SampleProject } from './sampleProject';
-
 
 function viewRows(store: EventStore): string {
   return JSON.stringify([store.all('SELECT * FROM task_view ORDER BY task_id'), store.all('SELECT * FROM patch_view ORDER BY patch_id')]);
@@ -21,7 +30,9 @@ function viewRows(store: EventStore): string {
 async function assertInvariants(p: SampleProject, store: EventStore): Promise<void> {
   const done = store.all<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'done'");
   for (const t of done) {
-    const row = store.get<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [t.task_id]);
+    const row = store.get<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [
+      t.task_id,
+    ]);
     assert.ok(row?.commit_hash, `done task ${t.task_id} has a promoted patch`);
     git(p.dir, 'merge-base', '--is-ancestor', row.commit_hash, 'main');
   }
@@ -44,12 +55,18 @@ describe('loop/Loop end to end (scripted claude)', function () {
       { id: 'T-2', title: 'Add mul()', effort: 'S', wave: 0 },
     ]);
     writeScenario(p, [
-      script('plan/T-1/', [], plan('T-1', [
-        { description: 'write add', files: ['src/add.js'] },
-        { description: 'test add', files: ['test/add.test.js'] },
-      ])),
+      script(
+        'plan/T-1/',
+        [],
+        plan('T-1', [
+          { description: 'write add', files: ['src/add.js'] },
+          { description: 'test add', files: ['test/add.test.js'] },
+        ]),
+      ),
       script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
-      script('implement/T-1/step-2/', [{ tool: 'write', path: 'test/add.test.js', content: "require('assert').equal(require('../src/add.js')(2, 3), 5);\n" }]),
+      script('implement/T-1/step-2/', [
+        { tool: 'write', path: 'test/add.test.js', content: "require('assert').equal(require('../src/add.js')(2, 3), 5);\n" },
+      ]),
       script('worker/T-2/attempt-1/', [
         { tool: 'write', path: 'src/mul.js', content: 'module.exports = (a, b) => a * b;\n' },
         { tool: 'write', path: 'test/mul.test.js', content: "require('assert').equal(require('../src/mul.js')(2, 3), 6);\n" },
@@ -59,20 +76,39 @@ describe('loop/Loop end to end (scripted claude)', function () {
     writeFileSync(join(p.dir, 'README.md'), '# Sample\nuser notes, uncommitted\n');
     const { loop, events } = scriptedLoop(p, store, {}, true);
     const summary = await loop.run();
-    assert.equal(summary.promoted, 2, JSON.stringify(events.filter((e) => e.type === 'log' || e.type === 'task.blocked'), null, 1));
-    const tasks = store.all<{ task_id: string; status: string; claimed_by: string | null }>('SELECT task_id, status, claimed_by FROM task_view ORDER BY task_id');
-    assert.deepEqual(tasks.map((t) => `${t.task_id}:${t.status}`), ['T-1:done', 'T-2:done']);
+    assert.equal(
+      summary.promoted,
+      2,
+      JSON.stringify(
+        events.filter((e) => e.type === 'log' || e.type === 'task.blocked'),
+        null,
+        1,
+      ),
+    );
+    const tasks = store.all<{ task_id: string; status: string; claimed_by: string | null }>(
+      'SELECT task_id, status, claimed_by FROM task_view ORDER BY task_id',
+    );
+    assert.deepEqual(
+      tasks.map((t) => `${t.task_id}:${t.status}`),
+      ['T-1:done', 'T-2:done'],
+    );
     const log = git(p.dir, 'log', '--format=%s', 'main');
     assert.match(log, /ralph\(T-1\): Add add\(\)/);
     assert.match(log, /ralph\(T-2\): Add mul\(\)/);
     // Sub-steps: plan, implement x2 with a build check each, verify, commit.
-    const phases = events.filter((e): e is Extract<LoopEvent, { type: 'phase.changed' }> => e.type === 'phase.changed' && e.taskId === 'T-1').map((e) => e.to);
+    const phases = events
+      .filter((e): e is Extract<LoopEvent, { type: 'phase.changed' }> => e.type === 'phase.changed' && e.taskId === 'T-1')
+      .map((e) => e.to);
     assert.deepEqual(phases.slice(0, 5), ['plan', 'implement', 'implement', 'verify', 'commit']);
     // The worker ran T-2 (in its own worktree) while the primary had T-1.
     const workerStarted = events.find((e) => e.type === 'agent.started' && e.agent === 'worker-1' && e.taskId === 'T-2');
     assert.ok(workerStarted);
     assert.equal(readFileSync(join(p.dir, 'README.md'), 'utf8'), '# Sample\nuser notes, uncommitted\n');
-    assert.equal(readFileSync(join(p.dir, 'src', 'add.js'), 'utf8'), 'module.exports = (a, b) => a + b;\n', 'promoted files reach the checkout');
+    assert.equal(
+      readFileSync(join(p.dir, 'src', 'add.js'), 'utf8'),
+      'module.exports = (a, b) => a + b;\n',
+      'promoted files reach the checkout',
+    );
     assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), 'M README.md');
     execOk(p.dir, 'node scripts/test.js');
     await assertInvariants(p, store);
@@ -100,7 +136,9 @@ describe('loop/Loop end to end (scripted claude)', function () {
       }),
       script('implement/T-3/fix-1/', [{ tool: 'write', path: 'src/sub.js', content: 'module.exports = (a, b) => a - b;\n' }]),
       script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js'] }])),
-      script('implement/T-4/step-1/', [{ tool: 'write', path: 'src/auth/token.js', content: 'module.exports = (t) => typeof t === "string" && t.length > 8;\n' }]),
+      script('implement/T-4/step-1/', [
+        { tool: 'write', path: 'src/auth/token.js', content: 'module.exports = (t) => typeof t === "string" && t.length > 8;\n' },
+      ]),
       script('review_deferred/T-4/', [], { task_id: 'T-4', verdict: 'approve', rationale: 'small, safe check', confidence: 0.9 }),
       script('plan/T-5/', [], plan('T-5', [{ description: 'rotate', files: ['config/secrets.json'] }])),
       script('implement/T-5/step-1/', [{ tool: 'write', path: 'config/secrets.json', content: '{"rotate": true}\n' }]),
@@ -129,19 +167,37 @@ describe('loop/Loop end to end (scripted claude)', function () {
     ]);
     const { loop, events } = scriptedLoop(p, store, {}, true);
     const summary = await loop.run();
-    const status = Object.fromEntries(store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]));
-    assert.deepEqual(status, { 'T-3': 'done', 'T-4': 'done', 'T-5': 'dropped', 'T-5a': 'done', 'T-5b': 'done' }, JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.')), null, 1));
+    const status = Object.fromEntries(
+      store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]),
+    );
+    assert.deepEqual(
+      status,
+      { 'T-3': 'done', 'T-4': 'done', 'T-5': 'dropped', 'T-5a': 'done', 'T-5b': 'done' },
+      JSON.stringify(
+        events.filter((e) => e.type === 'log' || e.type.startsWith('task.')),
+        null,
+        1,
+      ),
+    );
     // T-3: failed the test gate once, reflected, fixed on retry.
     assert.ok(events.some((e) => e.type === 'gate.finished' && e.taskId === 'T-3' && e.gate === 'test' && e.status === 'failed'));
     assert.match(readFileSync(join(p.ralphDir, 'REFLECTIONS.md'), 'utf8'), /T-3 \(test, recoverable\)/);
     assert.match(readFileSync(join(p.ralphDir, 'GUARDRAILS.md'), 'utf8'), /arithmetic helper/);
     // The retry is visible in ralph.db: one task.reflected note with the machine's decision.
     const reflected = store
-      .all<{ actor: string; payload: string }>("SELECT actor, payload FROM events WHERE entity_type = 'task' AND entity_id = 'T-3' AND event_type = 'task.reflected' ORDER BY event_id")
+      .all<{ actor: string; payload: string }>(
+        "SELECT actor, payload FROM events WHERE entity_type = 'task' AND entity_id = 'T-3' AND event_type = 'task.reflected' ORDER BY event_id",
+      )
       .map((r): Record<string, unknown> => ({ ...(JSON.parse(r.payload) as Record<string, unknown>), actor: r.actor }));
     assert.equal(reflected.length, 1, JSON.stringify(reflected));
     assert.deepEqual(
-      { actor: reflected[0]?.actor, attempt: reflected[0]?.attempt, gate: reflected[0]?.gate, class: reflected[0]?.class, decision: reflected[0]?.decision },
+      {
+        actor: reflected[0]?.actor,
+        attempt: reflected[0]?.attempt,
+        gate: reflected[0]?.gate,
+        class: reflected[0]?.class,
+        decision: reflected[0]?.decision,
+      },
       { actor: 'primary', attempt: 1, gate: 'test', class: 'recoverable', decision: 'retry' },
     );
     assert.match(String(reflected[0]?.lesson), /check the operator against the test/);
@@ -177,12 +233,26 @@ describe('loop/Loop periodic phases (scripted claude)', function () {
       script('worker/T-1/attempt-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
       script('plan/T-1/', [], plan('T-1', [{ description: 'add', files: ['src/add.js'] }])),
       script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
-      script('refactor_dry/-/', [{ tool: 'write', path: 'src/add.js', content: '// Adds two numbers.\nmodule.exports = (a, b) => a + b;\n' }], 'Documented add()'),
+      script(
+        'refactor_dry/-/',
+        [{ tool: 'write', path: 'src/add.js', content: '// Adds two numbers.\nmodule.exports = (a, b) => a + b;\n' }],
+        'Documented add()',
+      ),
     ]);
     const { loop, events } = scriptedLoop(p, store, { periodic: { refactor_every: 1, evolve_every: 1000 } }, true);
     await loop.run();
-    const maint = store.all<{ task_id: string; status: string; title: string }>("SELECT task_id, status, title FROM task_view WHERE task_id LIKE 'MAINT-%'");
-    assert.equal(maint.length, 1, JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.') || e.type === 'phase.changed'), null, 1));
+    const maint = store.all<{ task_id: string; status: string; title: string }>(
+      "SELECT task_id, status, title FROM task_view WHERE task_id LIKE 'MAINT-%'",
+    );
+    assert.equal(
+      maint.length,
+      1,
+      JSON.stringify(
+        events.filter((e) => e.type === 'log' || e.type.startsWith('task.') || e.type === 'phase.changed'),
+        null,
+        1,
+      ),
+    );
     assert.equal(maint[0]?.status, 'done');
     assert.match(maint[0]?.title ?? '', /^refactor_dry: Documented add\(\)/);
     assert.equal(readFileSync(join(p.dir, 'src', 'add.js'), 'utf8'), '// Adds two numbers.\nmodule.exports = (a, b) => a + b;\n');
@@ -208,7 +278,8 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     const { loop, events } = scriptedLoop(p, store, {}, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'primary');
-    if (!events.some((e) => e.type === 'agent.started' && e.agent === 'worker-1')) await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'worker-1');
+    if (!events.some((e) => e.type === 'agent.started' && e.agent === 'worker-1'))
+      await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'worker-1');
     const t0 = Date.now();
     const summary = await loop.stop('test stop');
     assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms`);
@@ -229,14 +300,25 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
       {
         name: 'slow-judge',
         match: 'RALPH-KEY: review_deferred/T-4/',
-        turns: [{ text: JSON.stringify({ task_id: 'T-4', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }), delayMs: 600_000 }],
+        turns: [
+          {
+            text: JSON.stringify({ task_id: 'T-4', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }),
+            delayMs: 600_000,
+          },
+        ],
       },
     ]);
     const { loop, events } = scriptedLoop(p, store, {}, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
     const judgeDone = loop.events.next((e) => e.type === 'agent.finished' && e.agent === 'judge');
-    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'looks fine to me' });
+    submitToInbox(p.ralphDir, {
+      command: 'resolve-deferred',
+      task_id: 'T-4',
+      decision: 'approve',
+      actor: 'human:test',
+      rationale: 'looks fine to me',
+    });
     await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
     // The judge ends because of the human, not because of the stop (which comes after).
     const finished = await judgeDone;
@@ -283,7 +365,10 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
       {
         name: 'slow edit',
         match: 'RALPH-KEY: worker/T-7/attempt-1/',
-        turns: [{ tools: [{ tool: 'write', path: 'README.md', content: '# Sample, as the agent wants it\n' }] }, { text: 'done', delayMs: 1500 }],
+        turns: [
+          { tools: [{ tool: 'write', path: 'README.md', content: '# Sample, as the agent wants it\n' }] },
+          { text: 'done', delayMs: 1500 },
+        ],
       },
     ]);
     const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
@@ -325,10 +410,20 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     const verifies = events.filter((e) => e.type === 'gate.finished' && e.taskId === 'T-8' && e.gate === 'forbidden_patterns');
     assert.equal(verifies.length, 2, 'verified on the old base, then again after the rebase');
     const discarded = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'patch.discarded'");
-    assert.ok(discarded.some((r) => /superseded by a rebase/.test(r.payload)), 'the first patch is discarded as superseded');
+    assert.ok(
+      discarded.some((r) => /superseded by a rebase/.test(r.payload)),
+      'the first patch is discarded as superseded',
+    );
     // The task never looked free to claim while its patch was re-based.
-    const statuses = store.all<{ event_type: string }>("SELECT event_type FROM events WHERE entity_id = 'T-8' AND entity_type = 'task' ORDER BY event_id").map((r) => r.event_type);
-    assert.deepEqual(statuses.filter((t) => /^task\.(claimed|pending|proposed|done)$/.test(t)).slice(-4), ['task.claimed', 'task.proposed', 'task.proposed', 'task.done']);
+    const statuses = store
+      .all<{ event_type: string }>("SELECT event_type FROM events WHERE entity_id = 'T-8' AND entity_type = 'task' ORDER BY event_id")
+      .map((r) => r.event_type);
+    assert.deepEqual(statuses.filter((t) => /^task\.(claimed|pending|proposed|done)$/.test(t)).slice(-4), [
+      'task.claimed',
+      'task.proposed',
+      'task.proposed',
+      'task.done',
+    ]);
     await assertInvariants(p, store);
   });
 
@@ -351,7 +446,10 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     await addTasks(store, p.ralphDir, [{ id: 'T-2', title: 'Quick', effort: 'S', wave: 0 }]);
     writeScenario(p, []);
     const today = new Date().toISOString();
-    writeFileSync(join(p.ralphDir, 'logs', `par-metrics-${today.slice(0, 10).replace(/-/g, '')}.jsonl`), JSON.stringify({ ts: today, agent: 'A', cost: 60, task: null }) + '\n');
+    writeFileSync(
+      join(p.ralphDir, 'logs', `par-metrics-${today.slice(0, 10).replace(/-/g, '')}.jsonl`),
+      JSON.stringify({ ts: today, agent: 'A', cost: 60, task: null }) + '\n',
+    );
     const { loop, events } = scriptedLoop(p, store, { budgets: { per_day: 50 } }, true);
     const summary = await loop.run();
     assert.match(summary.stopReason, /daily budget reached/);

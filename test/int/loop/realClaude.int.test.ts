@@ -48,12 +48,18 @@ describe('loop/Loop with the real claude CLI and the scripted model server', fun
     ]);
     server = await startModelServer({
       scripts: [
-        script('plan/T-1/', [], plan('T-1', [
-          { description: 'write add', files: ['src/add.js'] },
-          { description: 'test add', files: ['test/add.test.js'] },
-        ])),
+        script(
+          'plan/T-1/',
+          [],
+          plan('T-1', [
+            { description: 'write add', files: ['src/add.js'] },
+            { description: 'test add', files: ['test/add.test.js'] },
+          ]),
+        ),
         script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
-        script('implement/T-1/step-2/', [{ tool: 'write', path: 'test/add.test.js', content: "require('assert').equal(require('../src/add.js')(2, 3), 5);\n" }]),
+        script('implement/T-1/step-2/', [
+          { tool: 'write', path: 'test/add.test.js', content: "require('assert').equal(require('../src/add.js')(2, 3), 5);\n" },
+        ]),
         script('worker/T-2/attempt-1/', [{ tool: 'write', path: 'src/mul.js', content: 'module.exports = (a, b) => a * b;\n' }]),
         script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js'] }])),
         script('implement/T-4/step-1/', [{ tool: 'write', path: 'src/auth/token.js', content: 'module.exports = (t) => t.length > 8;\n' }]),
@@ -82,8 +88,18 @@ describe('loop/Loop with the real claude CLI and the scripted model server', fun
       if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 400));
     });
     const summary = await loop.run();
-    const status = Object.fromEntries(store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]));
-    assert.deepEqual(status, { 'T-1': 'done', 'T-2': 'done', 'T-4': 'done' }, JSON.stringify(events.filter((e) => e.type === 'agent.finished' || e.type === 'log' || e.type.startsWith('task.')), null, 1));
+    const status = Object.fromEntries(
+      store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]),
+    );
+    assert.deepEqual(
+      status,
+      { 'T-1': 'done', 'T-2': 'done', 'T-4': 'done' },
+      JSON.stringify(
+        events.filter((e) => e.type === 'agent.finished' || e.type === 'log' || e.type.startsWith('task.')),
+        null,
+        1,
+      ),
+    );
     assert.equal(summary.promoted, 3);
     assert.ok(events.some((e) => e.type === 'verdict' && e.by === 'judge' && e.taskId === 'T-4'));
     const judgeRequests = server.requests.filter((r) => r.prompt.includes('RALPH-KEY: review_deferred/T-4/'));

@@ -22,7 +22,18 @@ import { claudeSandbox, ensureAgentClis, processesIn, waitUntil } from '../../ki
 import type { Sandbox } from '../../kit/agentEnv';
 import { startModelServer } from '../../kit/modelServer';
 import type { ModelServer } from '../../kit/modelServer';
-import { commandOf, createStoryProject, cwdOf, NOTES_USER_TEXT, processesWithEnv, README_AGENT_LINE, README_USER_LINE, STORY_DONE, STORY_TASKS, storyScenario } from './fullStoryProject';
+import {
+  commandOf,
+  createStoryProject,
+  cwdOf,
+  NOTES_USER_TEXT,
+  processesWithEnv,
+  README_AGENT_LINE,
+  README_USER_LINE,
+  STORY_DONE,
+  STORY_TASKS,
+  storyScenario,
+} from './fullStoryProject';
 import { runLoopChildUntil } from './sampleProject';
 
 interface Row {
@@ -33,7 +44,8 @@ interface Row {
   readonly ts: string;
 }
 
-const git = (dir: string, ...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+const git = (dir: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 /** The checkout's tracked changes outside .ralph/ (the loop keeps BACKLOG.md, REFLECTIONS.md, ... there). */
 const userChanges = (dir: string): string[] =>
   execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: dir, encoding: 'utf8' })
@@ -45,7 +57,11 @@ const debug = (t0: number, e: LoopEvent): void => {
 };
 
 function statusOf(store: EventStore): Record<string, string> {
-  return Object.fromEntries(store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view ORDER BY task_id').map((t) => [t.task_id, t.status]));
+  return Object.fromEntries(
+    store
+      .all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view ORDER BY task_id')
+      .map((t) => [t.task_id, t.status]),
+  );
 }
 
 function viewRows(store: EventStore): string {
@@ -53,18 +69,30 @@ function viewRows(store: EventStore): string {
 }
 
 const story = (events: readonly LoopEvent[]): string =>
-  JSON.stringify(events.filter((e) => e.type === 'log' || e.type === 'agent.finished' || e.type.startsWith('task.') || e.type.startsWith('patch.')).slice(-60), null, 1);
+  JSON.stringify(
+    events
+      .filter((e) => e.type === 'log' || e.type === 'agent.finished' || e.type.startsWith('task.') || e.type.startsWith('patch.'))
+      .slice(-60),
+    null,
+    1,
+  );
 
 /** Every done task: its promoted patch's commit is on main, with the task's subject, exactly once. */
 function assertDoneTasksPromoted(dir: string, store: EventStore): void {
   const subjects = git(dir, 'log', '--format=%s', 'main').split('\n');
   for (const t of store.all<{ task_id: string }>("SELECT task_id FROM task_view WHERE status = 'done'")) {
-    const rows = store.all<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [t.task_id]);
+    const rows = store.all<{ commit_hash: string }>("SELECT commit_hash FROM patch_view WHERE task_id = ? AND status = 'promoted'", [
+      t.task_id,
+    ]);
     assert.equal(rows.length, 1, `${t.task_id}: one promoted patch`);
     const commit = rows[0]?.commit_hash ?? '';
     execFileSync('git', ['merge-base', '--is-ancestor', commit, 'main'], { cwd: dir }); // throws when not
     assert.match(git(dir, 'log', '-1', '--format=%s', commit), new RegExp(`^ralph\\(${t.task_id}\\): `));
-    assert.equal(subjects.filter((s) => s.startsWith(`ralph(${t.task_id}):`)).length, 1, `one commit for ${t.task_id}: ${subjects.join(' | ')}`);
+    assert.equal(
+      subjects.filter((s) => s.startsWith(`ralph(${t.task_id}):`)).length,
+      1,
+      `one commit for ${t.task_id}: ${subjects.join(' | ')}`,
+    );
   }
 }
 
@@ -131,7 +159,9 @@ describe('loop: the whole story through the real claude CLI', function () {
       });
       summary = await host.loop.run();
       wallMs = Date.now() - t0;
-      console.log(`      [wall] one run: ${(wallMs / 1000).toFixed(1)} s, ${summary.invocations} claude invocations (agents ${(summary.modelMs / 1000).toFixed(1)} s, gates ${(summary.gateMs / 1000).toFixed(1)} s), ${server.requests.length} model requests`);
+      console.log(
+        `      [wall] one run: ${(wallMs / 1000).toFixed(1)} s, ${summary.invocations} claude invocations (agents ${(summary.modelMs / 1000).toFixed(1)} s, gates ${(summary.gateMs / 1000).toFixed(1)} s), ${server.requests.length} model requests`,
+      );
     });
     after(async () => {
       await host?.close().catch(() => undefined);
@@ -142,14 +172,26 @@ describe('loop: the whole story through the real claude CLI', function () {
 
     it('ran every task to its end through the real claude CLI', () => {
       assert.deepEqual(userErrors, []);
-      assert.deepEqual(statusOf(host.store), { ...Object.fromEntries(STORY_DONE.map((t) => [t, 'done'])), 'CALC-5': 'dropped' }, story(events));
+      assert.deepEqual(
+        statusOf(host.store),
+        { ...Object.fromEntries(STORY_DONE.map((t) => [t, 'done'])), 'CALC-5': 'dropped' },
+        story(events),
+      );
       assert.equal(summary.stopReason, 'backlog empty or blocked');
       assert.ok(summary.costUsd > 0, 'cost accounted from the CLI');
       const logs = join(dir, '.ralph', 'logs');
-      const lines = readdirSync(logs).filter((f) => f.endsWith('.jsonl')).flatMap((f) => readFileSync(join(logs, f), 'utf8').trim().split('\n'));
+      const lines = readdirSync(logs)
+        .filter((f) => f.endsWith('.jsonl'))
+        .flatMap((f) => readFileSync(join(logs, f), 'utf8').trim().split('\n'));
       assert.deepEqual([...new Set(lines.map((l) => (JSON.parse(l) as { backend: string }).backend))], ['claude']);
-      assert.ok(server.requests.filter((r) => r.api === 'anthropic' && r.script !== '').length >= 20, 'the CLI talked to the scripted server');
-      assert.deepEqual(server.requests.filter((r) => r.answer === 'no-script'), []);
+      assert.ok(
+        server.requests.filter((r) => r.api === 'anthropic' && r.script !== '').length >= 20,
+        'the CLI talked to the scripted server',
+      );
+      assert.deepEqual(
+        server.requests.filter((r) => r.answer === 'no-script'),
+        [],
+      );
     });
 
     it('turned the spec into tasks through evolve_goals proposals', () => {
@@ -166,8 +208,14 @@ describe('loop: the whole story through the real claude CLI', function () {
     it('the primary completed CALC-1 with its two-step plan, a build check after each step', () => {
       const phases = events.flatMap((e) => (e.type === 'phase.changed' && e.agent === 'primary' && e.taskId === 'CALC-1' ? [e.to] : []));
       assert.deepEqual(phases.slice(0, 5), ['plan', 'implement', 'implement', 'verify', 'commit'], JSON.stringify(phases));
-      for (const step of ['step-1', 'step-2']) assert.ok(server.requests.some((q) => q.prompt.includes(`RALPH-KEY: implement/CALC-1/${step}/`)), step);
-      const builds = events.filter((e) => e.type === 'gate.finished' && e.taskId === 'CALC-1' && e.gate === 'build' && e.agent === 'primary');
+      for (const step of ['step-1', 'step-2'])
+        assert.ok(
+          server.requests.some((q) => q.prompt.includes(`RALPH-KEY: implement/CALC-1/${step}/`)),
+          step,
+        );
+      const builds = events.filter(
+        (e) => e.type === 'gate.finished' && e.taskId === 'CALC-1' && e.gate === 'build' && e.agent === 'primary',
+      );
       assert.ok(builds.length >= 3, 'a build after each of the two steps, then verify');
       assert.equal(git(dir, 'show', 'main:src/add.js'), 'module.exports = (a, b) => a + b;');
     });
@@ -177,22 +225,32 @@ describe('loop: the whole story through the real claude CLI', function () {
       const workerClaim = r.find((e) => e.event_type === 'task.claimed' && e.actor === 'worker-1');
       assert.ok(workerClaim !== undefined, 'a worker claimed a task');
       assert.ok(['CALC-2', 'CALC-6', 'CALC-5a', 'CALC-5b'].includes(workerClaim.entity_id));
-      const workerDone = r.find((e) => e.event_type === 'patch.promoted' && e.actor === 'worker-1' && payloadOf(e).task_id === workerClaim.entity_id);
+      const workerDone = r.find(
+        (e) => e.event_type === 'patch.promoted' && e.actor === 'worker-1' && payloadOf(e).task_id === workerClaim.entity_id,
+      );
       assert.ok(workerDone !== undefined, 'the worker promoted its task');
       const primaryClaim = r.find((e) => e.event_type === 'task.claimed' && e.actor === 'primary');
       assert.ok(primaryClaim !== undefined);
       const primaryDone = r.find((e) => e.event_type === 'task.done' && e.entity_id === primaryClaim.entity_id);
       assert.ok(primaryDone !== undefined);
       // In parallel: each claimed before the other finished.
-      assert.ok(workerClaim.ts <= primaryDone.ts && primaryClaim.ts <= workerDone.ts, JSON.stringify([workerClaim, workerDone, primaryClaim, primaryDone]));
+      assert.ok(
+        workerClaim.ts <= primaryDone.ts && primaryClaim.ts <= workerDone.ts,
+        JSON.stringify([workerClaim, workerDone, primaryClaim, primaryDone]),
+      );
       assert.ok(server.requests.some((q) => q.prompt.includes(`RALPH-KEY: worker/${workerClaim.entity_id}/attempt-1/`)));
     });
 
     it('CALC-3 failed its test gate, was reflected and fixed on retry within the same claim', () => {
       assert.ok(events.some((e) => e.type === 'gate.finished' && e.taskId === 'CALC-3' && e.gate === 'test' && e.status === 'failed'));
-      const reflected = rows().filter((e) => e.event_type === 'task.reflected' && e.entity_id === 'CALC-3').map(payloadOf);
+      const reflected = rows()
+        .filter((e) => e.event_type === 'task.reflected' && e.entity_id === 'CALC-3')
+        .map(payloadOf);
       assert.equal(reflected.length, 1, JSON.stringify(reflected));
-      assert.deepEqual({ gate: reflected[0]?.gate, class: reflected[0]?.class, decision: reflected[0]?.decision }, { gate: 'test', class: 'recoverable', decision: 'retry' });
+      assert.deepEqual(
+        { gate: reflected[0]?.gate, class: reflected[0]?.class, decision: reflected[0]?.decision },
+        { gate: 'test', class: 'recoverable', decision: 'retry' },
+      );
       assert.match(readFileSync(join(dir, '.ralph', 'REFLECTIONS.md'), 'utf8'), /CALC-3 \(test, recoverable\)/);
       assert.match(readFileSync(join(dir, '.ralph', 'GUARDRAILS.md'), 'utf8'), /non-commutative arithmetic/);
       assert.ok(server.requests.some((q) => q.prompt.includes('RALPH-KEY: reflect/CALC-3/')));
@@ -206,20 +264,39 @@ describe('loop: the whole story through the real claude CLI', function () {
       assert.ok(queued?.type === 'patch.queued' && queued.tier === 2);
       const deferred = events.find((e) => e.type === 'patch.deferred' && e.taskId === 'CALC-4');
       assert.ok(deferred?.type === 'patch.deferred');
-      assert.ok(events.some((e) => e.type === 'agent.started' && e.agent === 'judge' && e.phase === 'review_deferred' && e.taskId === 'CALC-4'));
+      assert.ok(
+        events.some((e) => e.type === 'agent.started' && e.agent === 'judge' && e.phase === 'review_deferred' && e.taskId === 'CALC-4'),
+      );
       assert.ok(events.some((e) => e.type === 'verdict' && e.by === 'judge' && e.taskId === 'CALC-4' && e.verdict === 'approve'));
-      const patchPath = host.store.get<{ patch_path: string }>('SELECT patch_path FROM patch_view WHERE patch_id = ?', [deferred.patchId])?.patch_path ?? '';
+      const patchPath =
+        host.store.get<{ patch_path: string }>('SELECT patch_path FROM patch_view WHERE patch_id = ?', [deferred.patchId])?.patch_path ??
+        '';
       const diff = readFileSync(patchPath, 'utf8').replace(/\s+$/, '');
       const judged = server.requests.filter((q) => q.prompt.includes('RALPH-KEY: review_deferred/CALC-4/'));
       assert.ok(judged.length >= 1);
-      const core = readFileSync(join(dir, '.ralph', 'core.md'), 'utf8').split('\n').find((l) => l.trim().length > 20) ?? '';
+      const core =
+        readFileSync(join(dir, '.ralph', 'core.md'), 'utf8')
+          .split('\n')
+          .find((l) => l.trim().length > 20) ?? '';
       for (const q of judged) {
         // The diff, whole and verbatim, and the task.
         assert.ok(q.prompt.includes(`## Diff\n\`\`\`diff\n${diff}\n\`\`\``), 'the patch file, verbatim');
         assert.match(q.prompt, /CALC-4: API token check/);
         assert.match(q.prompt, /Gate results: build=passed, test=passed/);
         // Nothing else: no other task, no other file, no spec, no core.md, no guardrails, no repo.
-        for (const other of ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-5', 'CALC-6', 'src/add.js', 'src/sub.js', 'README', 'Calculator specification', 'non-commutative arithmetic', core]) {
+        for (const other of [
+          'CALC-1',
+          'CALC-2',
+          'CALC-3',
+          'CALC-5',
+          'CALC-6',
+          'src/add.js',
+          'src/sub.js',
+          'README',
+          'Calculator specification',
+          'non-commutative arithmetic',
+          core,
+        ]) {
           assert.ok(!q.prompt.includes(other), `the judge's prompt does not mention ${other}`);
         }
         assert.equal((q.body as { messages: unknown[] }).messages.length, 1, 'a fresh conversation: the prompt is all it was told');
@@ -290,17 +367,25 @@ describe('loop: the whole story through the real claude CLI', function () {
       writeFileSync(join(dir, 'NOTES.md'), NOTES_USER_TEXT);
       appendFileSync(join(dir, 'README.md'), `${README_USER_LINE}\n`);
 
-      const judgeProcess = (): number | undefined => processesWithEnv(sandbox.dir).find((p) => cwdOf(p).startsWith(join(tmpdir(), 'ralph-judge-')));
+      const judgeProcess = (): number | undefined =>
+        processesWithEnv(sandbox.dir).find((p) => cwdOf(p).startsWith(join(tmpdir(), 'ralph-judge-')));
       const t0 = Date.now();
-      const { seen, pid } = await runLoopChildUntil(dir, async (e) => {
-        if (e.type !== 'agent.started' || e.agent !== 'judge') return false;
-        await waitUntil("the judge's claude process", () => judgeProcess() !== undefined, 60_000);
-        return true;
-      }, (e) => debug(t0, e));
+      const { seen, pid } = await runLoopChildUntil(
+        dir,
+        async (e) => {
+          if (e.type !== 'agent.started' || e.agent !== 'judge') return false;
+          await waitUntil("the judge's claude process", () => judgeProcess() !== undefined, 60_000);
+          return true;
+        },
+        (e) => debug(t0, e),
+      );
       const killedAt = Date.now() - t0;
       const promotedBefore = seen.flatMap((e) => (e.type === 'patch.promoted' ? [e.taskId] : []));
       assert.ok(promotedBefore.length >= 2, `promoted before the kill: ${promotedBefore.join(', ')}`);
-      assert.ok(seen.some((e) => e.type === 'patch.waiting' && e.taskId === 'CALC-6'), 'CALC-6 waited on the user');
+      assert.ok(
+        seen.some((e) => e.type === 'patch.waiting' && e.taskId === 'CALC-6'),
+        'CALC-6 waited on the user',
+      );
       assert.ok(!seen.some((e) => e.type === 'verdict'), 'killed before any verdict');
 
       // What the killed run left behind: its agents run in process groups of their own.
@@ -324,15 +409,34 @@ describe('loop: the whole story through the real claude CLI', function () {
       try {
         const summary = await host.loop.run();
         resumeMs = Date.now() - t2;
-        assert.deepEqual(statusOf(host.store), { ...Object.fromEntries(STORY_DONE.map((t) => [t, 'done'])), 'CALC-5': 'dropped' }, story(events));
+        assert.deepEqual(
+          statusOf(host.store),
+          { ...Object.fromEntries(STORY_DONE.map((t) => [t, 'done'])), 'CALC-5': 'dropped' },
+          story(events),
+        );
         assert.equal(summary.stopReason, 'backlog empty or blocked');
         // Recovery: the deferred item judged again, the waiting patch re-verified and promoted.
-        assert.ok(events.some((e) => e.type === 'verdict' && e.by === 'judge' && e.taskId === 'CALC-4' && e.verdict === 'approve'), story(events));
-        assert.ok(events.some((e) => e.type === 'patch.promoted' && e.taskId === 'CALC-6'), story(events));
-        for (const id of promotedBefore) assert.ok(!events.some((e) => e.type === 'patch.promoted' && e.taskId === id), `${id} was promoted before the kill and not again`);
+        assert.ok(
+          events.some((e) => e.type === 'verdict' && e.by === 'judge' && e.taskId === 'CALC-4' && e.verdict === 'approve'),
+          story(events),
+        );
+        assert.ok(
+          events.some((e) => e.type === 'patch.promoted' && e.taskId === 'CALC-6'),
+          story(events),
+        );
+        for (const id of promotedBefore)
+          assert.ok(
+            !events.some((e) => e.type === 'patch.promoted' && e.taskId === id),
+            `${id} was promoted before the kill and not again`,
+          );
         assertDoneTasksPromoted(dir, host.store);
         const subjects = git(dir, 'log', '--format=%s', 'main').split('\n');
-        for (const id of STORY_TASKS) assert.equal(subjects.filter((s) => s.startsWith(`ralph(${id}):`)).length, id === 'CALC-5' ? 0 : 1, `${id}: ${subjects.join(' | ')}`);
+        for (const id of STORY_TASKS)
+          assert.equal(
+            subjects.filter((s) => s.startsWith(`ralph(${id}):`)).length,
+            id === 'CALC-5' ? 0 : 1,
+            `${id}: ${subjects.join(' | ')}`,
+          );
         const readme = git(dir, 'show', 'main:README.md');
         assert.ok(readme.includes(README_AGENT_LINE) && readme.includes(README_USER_LINE), readme);
         assert.equal(readFileSync(join(dir, 'NOTES.md'), 'utf8'), NOTES_USER_TEXT);
@@ -344,7 +448,11 @@ describe('loop: the whole story through the real claude CLI', function () {
       }
       // The resume ended what the killed run left running (its process ledger under
       // .ralph/locks/processes) before touching a worktree, and removed the judge's folder.
-      assert.deepEqual(survivors.filter((p) => commandOf(p) !== ''), [], `still running after the resume: ${survivorLines.join('; ')}`);
+      assert.deepEqual(
+        survivors.filter((p) => commandOf(p) !== ''),
+        [],
+        `still running after the resume: ${survivorLines.join('; ')}`,
+      );
       assert.equal(existsSync(judgeDir), false, `the killed judge's folder ${judgeDir} is removed`);
       assert.deepEqual(processesIn(dir), []);
       assert.deepEqual(processesWithEnv(sandbox.dir), []);
@@ -356,4 +464,3 @@ describe('loop: the whole story through the real claude CLI', function () {
     });
   });
 });
-

@@ -67,14 +67,25 @@ describe('loop recovery after kill -9', function () {
       host.loop.events.on((e) => events.push(e));
       try {
         await host.loop.run();
-        const status = Object.fromEntries(host.store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]));
-        assert.deepEqual(status, { 'T-1': 'done', 'T-2': 'done', 'T-3': 'done' }, JSON.stringify(events.filter((e) => e.type !== 'gate.progress').slice(-30), null, 1));
+        const status = Object.fromEntries(
+          host.store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]),
+        );
+        assert.deepEqual(
+          status,
+          { 'T-1': 'done', 'T-2': 'done', 'T-3': 'done' },
+          JSON.stringify(events.filter((e) => e.type !== 'gate.progress').slice(-30), null, 1),
+        );
         const subjects = git(p.dir, 'log', '--format=%s', 'main').split('\n');
         for (const id of ['T-1', 'T-2', 'T-3']) {
           assert.equal(subjects.filter((s) => s.startsWith(`ralph(${id})`)).length, 1, `one commit for ${id}: ${subjects.join(' | ')}`);
         }
-        const promoted = host.store.all<{ task_id: string; n: number }>("SELECT task_id, COUNT(*) AS n FROM patch_view WHERE status = 'promoted' GROUP BY task_id");
-        assert.ok(promoted.every((r) => r.n === 1), JSON.stringify(promoted));
+        const promoted = host.store.all<{ task_id: string; n: number }>(
+          "SELECT task_id, COUNT(*) AS n FROM patch_view WHERE status = 'promoted' GROUP BY task_id",
+        );
+        assert.ok(
+          promoted.every((r) => r.n === 1),
+          JSON.stringify(promoted),
+        );
         const rows = JSON.stringify(host.store.all('SELECT * FROM task_view ORDER BY task_id'));
         await host.store.rebuild();
         assert.equal(JSON.stringify(host.store.all('SELECT * FROM task_view ORDER BY task_id')), rows);

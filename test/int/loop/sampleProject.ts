@@ -22,7 +22,11 @@ import type { LoopEvent } from '../../../src/loop/events';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'U', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'U', GIT_COMMITTER_EMAIL: 'u@x' } }).trim();
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'U', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'U', GIT_COMMITTER_EMAIL: 'u@x' },
+  }).trim();
 }
 
 export interface SampleProject {
@@ -102,7 +106,14 @@ export async function addTasks(store: EventStore, ralphDir: string, tasks: reado
   const ctx = controlContext(store, { ralphDir });
   await decideAndAppend(ctx, () => ({
     events: tasks.map((t) =>
-      domainEvent('task.created', t.id, 'test', { title: t.title, source: t.source ?? 'ES:1', effort: t.effort, deps: t.deps ?? '-', wave: t.wave, provenance: 'spec' }),
+      domainEvent('task.created', t.id, 'test', {
+        title: t.title,
+        source: t.source ?? 'ES:1',
+        effort: t.effort,
+        deps: t.deps ?? '-',
+        wave: t.wave,
+        provenance: 'spec',
+      }),
     ),
     result: undefined,
   }));
@@ -120,7 +131,10 @@ export function script(key: string, tools: Tool[], answer: unknown = 'done'): Re
 }
 
 export function writeScenario(p: SampleProject, scripts: Record<string, unknown>[]): void {
-  writeFileSync(p.scenarioFile, JSON.stringify({ scripts: [...scripts, { name: 'fallback', turns: [{ text: 'nothing to do' }] }] }, null, 2));
+  writeFileSync(
+    p.scenarioFile,
+    JSON.stringify({ scripts: [...scripts, { name: 'fallback', turns: [{ text: 'nothing to do' }] }] }, null, 2),
+  );
 }
 
 export function plan(taskId: string, steps: { description: string; files: string[] }[]): Record<string, unknown> {
@@ -137,7 +151,12 @@ export function plan(taskId: string, steps: { description: string; files: string
  * the list of its events (RALPH_LOOP_DEBUG=1 prints them). `once` ends it when the backlog
  * is empty or blocked.
  */
-export function scriptedLoop(p: SampleProject, store: EventStore, overrides: Record<string, unknown> = {}, once = false): { loop: Loop; events: LoopEvent[] } {
+export function scriptedLoop(
+  p: SampleProject,
+  store: EventStore,
+  overrides: Record<string, unknown> = {},
+  once = false,
+): { loop: Loop; events: LoopEvent[] } {
   const settings = sampleSettings(overrides);
   const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
   const loop = new Loop({
@@ -186,7 +205,9 @@ export function runLoopChildUntil(
   killAt: (e: LoopEvent) => boolean | Promise<boolean>,
   onEvent?: (e: LoopEvent) => void,
 ): Promise<{ seen: LoopEvent[]; pid: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(__dirname, 'loopChild.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(__dirname, 'loopChild.ts'), dir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const seen: LoopEvent[] = [];
   let killing = false;
   const kill = (): void => {
@@ -215,7 +236,9 @@ export function runLoopChildUntil(
       );
     });
     child.on('exit', (code, signal) =>
-      signal === 'SIGKILL' ? res({ seen, pid: child.pid ?? -1 }) : rej(new Error(`the child ended on its own (${code}) before the kill point: ${JSON.stringify(seen.slice(-20))}`)),
+      signal === 'SIGKILL'
+        ? res({ seen, pid: child.pid ?? -1 })
+        : rej(new Error(`the child ended on its own (${code}) before the kill point: ${JSON.stringify(seen.slice(-20))}`)),
     );
   });
 }

@@ -15,20 +15,38 @@ import { ensureWorktree } from '../../../src/git/worktrees';
 import { runCli } from '../../../src/cli/run';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, createSampleProject, freshSampleProjectEachTest, git, openSampleStore, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
+import {
+  addTasks,
+  createSampleProject,
+  freshSampleProjectEachTest,
+  git,
+  openSampleStore,
+  plan,
+  sampleSettings,
+  script,
+  scriptedLoop,
+  writeScenario,
+} from './sampleProject';
 import type { SampleProject } from './sampleProject';
-
 
 function notes(store: EventStore, taskId: string, type: string): Record<string, unknown>[] {
   return store
-    .all<{ actor: string; payload: string }>("SELECT actor, payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = ? ORDER BY event_id", [taskId, type])
+    .all<{ actor: string; payload: string }>(
+      "SELECT actor, payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type = ? ORDER BY event_id",
+      [taskId, type],
+    )
     .map((r) => ({ ...(JSON.parse(r.payload) as Record<string, unknown>), actor: r.actor }));
 }
 
 const debugOf = (events: readonly LoopEvent[]): string =>
-  JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.') || e.type.startsWith('patch.')), null, 1);
+  JSON.stringify(
+    events.filter((e) => e.type === 'log' || e.type.startsWith('task.') || e.type.startsWith('patch.')),
+    null,
+    1,
+  );
 
-const statusOf = (store: EventStore, id: string): string | undefined => store.get<{ status: string }>('SELECT status FROM task_view WHERE task_id = ?', [id])?.status;
+const statusOf = (store: EventStore, id: string): string | undefined =>
+  store.get<{ status: string }>('SELECT status FROM task_view WHERE task_id = ?', [id])?.status;
 
 /** Resolves when the predicate holds for an event already seen or a later one. */
 function seen(loop: Loop, events: readonly LoopEvent[], pred: (e: LoopEvent) => boolean): Promise<LoopEvent> {
@@ -79,7 +97,11 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     } finally {
       await loop.stop('test done');
     }
-    const debug = JSON.stringify(events.filter((e) => e.type === 'log' || e.type.startsWith('task.')), null, 1);
+    const debug = JSON.stringify(
+      events.filter((e) => e.type === 'log' || e.type.startsWith('task.')),
+      null,
+      1,
+    );
     assert.equal(statusOf(store, 'T-3'), 'done', debug);
     assert.equal(statusOf(store, 'T-6'), 'blocked', debug);
 
@@ -100,7 +122,10 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       ],
     );
     const reflections = readFileSync(join(p.ralphDir, 'REFLECTIONS.md'), 'utf8');
-    assert.match(reflections, /T-6 \(test, recoverable\)\nidentical test failure twice; not retrying the same way \(worker worker-1, attempt 2\)\.\nLast output: test: AssertionError \[ERR_ASSERTION\]: 16 == 4/);
+    assert.match(
+      reflections,
+      /T-6 \(test, recoverable\)\nidentical test failure twice; not retrying the same way \(worker worker-1, attempt 2\)\.\nLast output: test: AssertionError \[ERR_ASSERTION\]: 16 == 4/,
+    );
     assert.ok(!/T-3 \(/.test(reflections), 'a task fixed on retry leaves no lesson');
   });
 
@@ -112,14 +137,24 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
   const followUpScript = {
     name: 'follow-up',
     match: `A reviewer asked for this change on top of the patch already in your worktree: ${modification}`,
-    turns: [{ tools: [{ tool: 'write', path: 'src/auth/minLength.js', content: minLength }] }, { text: 'DONE: exported the minimum length' }],
+    turns: [
+      { tools: [{ tool: 'write', path: 'src/auth/minLength.js', content: minLength }] },
+      { text: 'DONE: exported the minimum length' },
+    ],
   };
 
   /** After the modify: the follow-up's patch (tier 2 again) is deferred a second time; then it is approved and promoted. */
-  async function throughFollowUp(loop: Loop, events: LoopEvent[], approve: () => void): Promise<Extract<LoopEvent, { type: 'patch.promoted' }>> {
+  async function throughFollowUp(
+    loop: Loop,
+    events: LoopEvent[],
+    approve: () => void,
+  ): Promise<Extract<LoopEvent, { type: 'patch.promoted' }>> {
     try {
       await nth(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9', 2);
-      assert.ok(events.some((e) => e.type === 'log' && e.message.includes('follow-up of human:test')), debugOf(events));
+      assert.ok(
+        events.some((e) => e.type === 'log' && e.message.includes('follow-up of human:test')),
+        debugOf(events),
+      );
       approve();
       const promoted = await seen(loop, events, (e) => e.type === 'patch.promoted' && e.taskId === 'T-9');
       assert.ok(promoted.type === 'patch.promoted');
@@ -129,7 +164,13 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     }
   }
 
-  function assertFollowedUp(events: readonly LoopEvent[], reviewed: { patch_id: string; patch_path: string }, agent: string, approvedBy: string, commit: string): void {
+  function assertFollowedUp(
+    events: readonly LoopEvent[],
+    reviewed: { patch_id: string; patch_path: string },
+    agent: string,
+    approvedBy: string,
+    commit: string,
+  ): void {
     const debug = debugOf(events);
     // REFERENCE.md's contract kept: modify -> pending with the modification, the patch discarded.
     const resolved = notes(store, 'T-9', 'task.deferral_resolved');
@@ -145,10 +186,18 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     const followUps = notes(store, 'T-9', 'task.follow_up');
     assert.equal(followUps.length, 1, JSON.stringify(followUps));
     assert.deepEqual(
-      { agent: followUps[0]?.['actor'], from: followUps[0]?.['started_from'], patch: followUps[0]?.['reviewed_patch_id'], path: followUps[0]?.['patch_path'], by: followUps[0]?.['requested_by'] },
+      {
+        agent: followUps[0]?.['actor'],
+        from: followUps[0]?.['started_from'],
+        patch: followUps[0]?.['reviewed_patch_id'],
+        path: followUps[0]?.['patch_path'],
+        by: followUps[0]?.['requested_by'],
+      },
       { agent, from: 'patch', patch: reviewed.patch_id, path: reviewed.patch_path, by: 'human:test' },
     );
-    const startedLog = events.findIndex((e) => e.type === 'log' && e.message.includes(`follow-up of human:test's modify starts from patch ${reviewed.patch_id}`));
+    const startedLog = events.findIndex(
+      (e) => e.type === 'log' && e.message.includes(`follow-up of human:test's modify starts from patch ${reviewed.patch_id}`),
+    );
     assert.ok(startedLog >= 0, debug);
     const nextRun = events.findIndex((e, i) => i > startedLog && e.type === 'agent.started' && e.agent === agent && e.taskId === 'T-9');
     assert.ok(nextRun > startedLog, 'the patch is in the worktree before the agent starts');
@@ -182,9 +231,15 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     const runs = events.filter((e) => e.type === 'agent.started' && e.taskId === 'T-7');
     assert.equal(runs.length, 1, 'one paid attempt, no retries against a missing tool');
     const released = events.find((e) => e.type === 'task.released' && e.taskId === 'T-7');
-    assert.ok(released?.type === 'task.released' && /build could not run .*fix the environment/.test(released.reason), JSON.stringify(released));
+    assert.ok(
+      released?.type === 'task.released' && /build could not run .*fix the environment/.test(released.reason),
+      JSON.stringify(released),
+    );
     const reflected = notes(store, 'T-7', 'task.reflected');
-    assert.deepEqual(reflected.map((n) => [n['class'], n['decision'], n['gate']]), [['environment', 'release', 'build']]);
+    assert.deepEqual(
+      reflected.map((n) => [n['class'], n['decision'], n['gate']]),
+      [['environment', 'release', 'build']],
+    );
     assert.equal(statusOf(store, 'T-7'), 'pending');
     assert.match(readFileSync(join(p.ralphDir, 'REFLECTIONS.md'), 'utf8'), /T-7 \(build, environment\)/);
   });
@@ -206,12 +261,15 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     } finally {
       await loop.stop('test done');
     }
-    assert.ok(blocked.type === 'task.blocked' && /could not run .* in 2 attempts; fix the environment, then unblock the task/.test(blocked.reason), JSON.stringify(blocked));
+    assert.ok(
+      blocked.type === 'task.blocked' && /could not run .* in 2 attempts; fix the environment, then unblock the task/.test(blocked.reason),
+      JSON.stringify(blocked),
+    );
     assert.equal(events.filter((e) => e.type === 'agent.started' && e.taskId === 'T-7').length, 2);
     assert.equal(statusOf(store, 'T-7'), 'blocked');
   });
 
-  it('given a tier-2 worker patch a human resolves `modify` through the inbox, then the worker\'s next attempt starts from the reviewed patch with the change in its prompt, and the promoted commit holds both changes', async () => {
+  it("given a tier-2 worker patch a human resolves `modify` through the inbox, then the worker's next attempt starts from the reviewed patch with the change in its prompt, and the promoted commit holds both changes", async () => {
     await addTasks(store, p.ralphDir, [
       // Keeps the primary busy (its plan never answers): the worker does T-9 and nobody judges.
       { id: 'T-0', title: 'Slow primary work', effort: 'M', wave: 0 },
@@ -225,11 +283,25 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     await seen(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9');
-    const reviewed = store.get<{ patch_id: string; patch_path: string }>("SELECT patch_id, patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'");
+    const reviewed = store.get<{ patch_id: string; patch_path: string }>(
+      "SELECT patch_id, patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'",
+    );
     assert.ok(reviewed, 'the deferred patch is queued');
-    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-9', decision: 'modify', actor: 'human:test', rationale: modification });
+    submitToInbox(p.ralphDir, {
+      command: 'resolve-deferred',
+      task_id: 'T-9',
+      decision: 'modify',
+      actor: 'human:test',
+      rationale: modification,
+    });
     const promoted = await throughFollowUp(loop, events, () =>
-      submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-9', decision: 'approve', actor: 'human:test', rationale: 'as asked' }),
+      submitToInbox(p.ralphDir, {
+        command: 'resolve-deferred',
+        task_id: 'T-9',
+        decision: 'approve',
+        actor: 'human:test',
+        rationale: 'as asked',
+      }),
     );
     assertFollowedUp(events, reviewed, 'worker-1', 'human:test', promoted.commit);
   });
@@ -241,19 +313,36 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       followUpScript,
       script('implement/T-9/step-1/', [{ tool: 'write', path: 'src/auth/token.js', content: token }]),
       // The second review sees both files and approves; the first one thinks until the human decides.
-      { name: 'judge-approves', match: 'src/auth/minLength.js', turns: [{ text: JSON.stringify({ task_id: 'T-9', verdict: 'approve', rationale: 'as asked', confidence: 0.9 }) }] },
+      {
+        name: 'judge-approves',
+        match: 'src/auth/minLength.js',
+        turns: [{ text: JSON.stringify({ task_id: 'T-9', verdict: 'approve', rationale: 'as asked', confidence: 0.9 }) }],
+      },
       {
         name: 'slow-judge',
         match: 'RALPH-KEY: review_deferred/T-9/',
-        turns: [{ text: JSON.stringify({ task_id: 'T-9', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }), delayMs: 600_000 }],
+        turns: [
+          {
+            text: JSON.stringify({ task_id: 'T-9', verdict: 'reject', rationale: 'too late to matter', confidence: 0.9 }),
+            delayMs: 600_000,
+          },
+        ],
       },
     ]);
     const { loop, events } = scriptedLoop(p, store, { workers: { count: 0 } });
     await loop.start();
     await seen(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
-    const reviewed = store.get<{ patch_id: string; patch_path: string }>("SELECT patch_id, patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'");
+    const reviewed = store.get<{ patch_id: string; patch_path: string }>(
+      "SELECT patch_id, patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'",
+    );
     assert.ok(reviewed, 'the deferred patch is queued');
-    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-9', decision: 'modify', actor: 'human:test', rationale: modification });
+    submitToInbox(p.ralphDir, {
+      command: 'resolve-deferred',
+      task_id: 'T-9',
+      decision: 'modify',
+      actor: 'human:test',
+      rationale: modification,
+    });
     const promoted = await throughFollowUp(loop, events, () => undefined);
     assertFollowedUp(events, reviewed, 'primary', 'judge', promoted.commit);
   });
@@ -288,7 +377,13 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     writeFileSync(join(p.dir, 'src', 'auth', 'token.js'), 'module.exports = (t) => Boolean(t);\n');
     git(p.dir, 'add', 'src/auth/token.js');
     git(p.dir, 'commit', '-q', '-m', 'user: own token check');
-    submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-9', decision: 'modify', actor: 'human:test', rationale: modification });
+    submitToInbox(p.ralphDir, {
+      command: 'resolve-deferred',
+      task_id: 'T-9',
+      decision: 'modify',
+      actor: 'human:test',
+      rationale: modification,
+    });
     try {
       await nth(loop, events, (e) => e.type === 'patch.deferred' && e.taskId === 'T-9', 2);
     } finally {
@@ -298,7 +393,9 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     assert.equal(followUps.length, 1, debugOf(events));
     assert.equal(followUps[0]?.['started_from'], 'scratch');
     assert.match(String(followUps[0]?.['reason']), /no longer applies to [0-9a-f]{8}/);
-    assert.ok(events.some((e) => e.type === 'log' && e.level === 'warn' && /follow-up of human:test's modify starts from scratch/.test(e.message)));
+    assert.ok(
+      events.some((e) => e.type === 'log' && e.level === 'warn' && /follow-up of human:test's modify starts from scratch/.test(e.message)),
+    );
     // The from-scratch prompt matched: its patch carries the agent's own two files.
     const second = store.get<{ patch_path: string }>("SELECT patch_path FROM patch_view WHERE task_id = 'T-9' AND status = 'queued'");
     assert.match(readFileSync(second?.patch_path ?? '', 'utf8'), /src\/auth\/minLength\.js/);
@@ -323,7 +420,11 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       return { code, out, err };
     };
     assert.deepEqual(await run('pick-ready-task', 'worker'), { code: 0, out: 'NONE\n', err: '' });
-    assert.deepEqual(await run('claim-ready-task', 'worker', '--owner', 'worker-2', '--efforts', 'S,L'), { code: 0, out: 'T-2\n', err: '' });
+    assert.deepEqual(await run('claim-ready-task', 'worker', '--owner', 'worker-2', '--efforts', 'S,L'), {
+      code: 0,
+      out: 'T-2\n',
+      err: '',
+    });
     const bad = await run('claim-ready-task', 'worker', '--efforts', 'S,Q');
     assert.notEqual(bad.code, 0);
     assert.match(bad.err, /unknown effort 'Q'/);

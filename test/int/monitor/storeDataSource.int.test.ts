@@ -34,11 +34,22 @@ describe('monitor data source over the real store', () => {
     assert.equal(empty.empty, true);
     assert.deepEqual(empty.warnings, []);
 
-    await transitionTask(ctx, { taskId: 'W0-001', status: 'pending', actor: 'human', payload: { title: 'Scaffold', effort: 'S', wave: 0 } });
+    await transitionTask(ctx, {
+      taskId: 'W0-001',
+      status: 'pending',
+      actor: 'human',
+      payload: { title: 'Scaffold', effort: 'S', wave: 0 },
+    });
     await transitionTask(ctx, { taskId: 'W0-002', status: 'pending', actor: 'human', payload: { title: 'Config', effort: 'S', wave: 0 } });
     await transitionTask(ctx, { taskId: 'W0-001', status: 'claimed', actor: 'primary', payload: { claimed_by: 'primary' } });
     await transitionTask(ctx, { taskId: 'W0-002', status: 'deferred', actor: 'control_plane', payload: { reason: 'tier 2: auth/' } });
-    await emitEvent(ctx, { entityType: 'run', entityId: store.runId, eventType: 'run.note', actor: 'human', payload: { reason: 'checking the monitor' } });
+    await emitEvent(ctx, {
+      entityType: 'run',
+      entityId: store.runId,
+      eventType: 'run.note',
+      actor: 'human',
+      payload: { reason: 'checking the monitor' },
+    });
     assert.ok(changes >= 5, `changes: ${changes}`);
 
     const s = monitorSnapshotSchema.parse(await source.snapshot());

@@ -26,14 +26,42 @@ async function git(dir: string, ...args: string[]): Promise<string> {
 }
 
 const CASES: readonly { fixture: string; lang: Language; evidence: string | null; build: string; test: string; pattern: string }[] = [
-  { fixture: 'rust', lang: 'rust', evidence: 'Cargo.toml', build: 'cargo check --workspace', test: 'cargo test --workspace', pattern: '.unwrap()' },
+  {
+    fixture: 'rust',
+    lang: 'rust',
+    evidence: 'Cargo.toml',
+    build: 'cargo check --workspace',
+    test: 'cargo test --workspace',
+    pattern: '.unwrap()',
+  },
   { fixture: 'python', lang: 'python', evidence: 'pyproject.toml', build: 'python3 -m compileall', test: 'pytest', pattern: 'except:' },
-  { fixture: 'typescript', lang: 'typescript', evidence: 'package.json', build: 'npm run build', test: 'npm test', pattern: 'console.log(' },
+  {
+    fixture: 'typescript',
+    lang: 'typescript',
+    evidence: 'package.json',
+    build: 'npm run build',
+    test: 'npm test',
+    pattern: 'console.log(',
+  },
   { fixture: 'go', lang: 'go', evidence: 'go.mod', build: 'go build ./...', test: 'go test ./...', pattern: 'os.Exit(' },
   { fixture: 'java', lang: 'java', evidence: 'pom.xml', build: 'mvn -q compile', test: 'mvn -q test', pattern: 'System.out.println' },
-  { fixture: 'java-gradle', lang: 'java', evidence: 'build.gradle.kts', build: 'gradle compileJava', test: 'gradle test', pattern: 'System.out.println' },
+  {
+    fixture: 'java-gradle',
+    lang: 'java',
+    evidence: 'build.gradle.kts',
+    build: 'gradle compileJava',
+    test: 'gradle test',
+    pattern: 'System.out.println',
+  },
   { fixture: 'ruby', lang: 'ruby', evidence: 'Gemfile', build: 'ruby -c', test: 'bundle exec rspec', pattern: 'rescue Exception' },
-  { fixture: 'csharp', lang: 'csharp', evidence: 'src/App/App.csproj', build: 'dotnet build', test: 'dotnet test', pattern: 'Console.WriteLine' },
+  {
+    fixture: 'csharp',
+    lang: 'csharp',
+    evidence: 'src/App/App.csproj',
+    build: 'dotnet build',
+    test: 'dotnet test',
+    pattern: 'Console.WriteLine',
+  },
   { fixture: 'generic', lang: 'generic', evidence: null, build: 'make build', test: 'make test', pattern: 'FIXME' },
 ];
 
@@ -79,7 +107,10 @@ describe('project/init (real files, real git)', function () {
         assert.equal(state['phase'], 'assess');
         assert.equal(state['commits_total'], 0);
         const backlog = await fs.readFile(path.join(dir, '.ralph/BACKLOG.md'), 'utf8');
-        assert.match(backlog, /^# BACKLOG\n\n## Wave 0: Critical Fixes & Foundation\n\n\| ID \| Status \| Title \| Source \| Effort \| Deps \|\n\|----\|--------\|-------\|--------\|--------\|------\|/);
+        assert.match(
+          backlog,
+          /^# BACKLOG\n\n## Wave 0: Critical Fixes & Foundation\n\n\| ID \| Status \| Title \| Source \| Effort \| Deps \|\n\|----\|--------\|-------\|--------\|--------\|------\|/,
+        );
       });
       it('then creates the database through the callback, once', () => {
         assert.deepEqual(dbCalls, [path.join(dir, '.ralph')]);
@@ -99,7 +130,7 @@ describe('project/init (real files, real git)', function () {
     });
   }
 
-  it('given package.json scripts, then the TypeScript commands are the project\'s own', async () => {
+  it("given package.json scripts, then the TypeScript commands are the project's own", async () => {
     const dir = await fromFixture('typescript');
     try {
       await initProject({ dir });
@@ -119,7 +150,10 @@ describe('project/init (real files, real git)', function () {
   it('given a pnpm project without a test script, then pnpm commands and a note that the test gate is off', async () => {
     const dir = await tempDir();
     try {
-      await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', scripts: { build: 'tsc', test: 'echo "Error: no test specified" && exit 1' } }));
+      await fs.writeFile(
+        path.join(dir, 'package.json'),
+        JSON.stringify({ name: 'p', scripts: { build: 'tsc', test: 'echo "Error: no test specified" && exit 1' } }),
+      );
       await fs.writeFile(path.join(dir, 'pnpm-lock.yaml'), '');
       const r = await initProject({ dir });
       const c = loadConfig(dir);
@@ -200,7 +234,9 @@ describe('project/init (real files, real git)', function () {
       assert.equal(await fs.readFile(path.join(dir, '.ralph/GUARDRAILS.md'), 'utf8'), '# Guardrails\n\n## G-001: mine\n');
       const c = loadConfig(dir);
       assert.equal(c.ok && c.value.test, 'go test -race ./...');
-      const ignored = await runGit(dir, ['check-ignore', '-q', '.ralph/backup/2026-11-29T12-00-00-000Z/phases/plan.md'], { allowExitCodes: [1] });
+      const ignored = await runGit(dir, ['check-ignore', '-q', '.ralph/backup/2026-11-29T12-00-00-000Z/phases/plan.md'], {
+        allowExitCodes: [1],
+      });
       assert.equal(ignored.exitCode, 0, 'backups are not committed');
     });
   });
@@ -256,7 +292,7 @@ describe('project/init (real files, real git)', function () {
 });
 
 describe('project/init .gitignore (real git)', () => {
-  it('given the store\'s files, then git ignores the database, journal, temp files, locks, logs and inbox, and tracks the rest', async () => {
+  it("given the store's files, then git ignores the database, journal, temp files, locks, logs and inbox, and tracks the rest", async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-ignore-'));
     try {
       await initProject({ dir });
@@ -273,7 +309,15 @@ describe('project/init .gitignore (real git)', () => {
         '.ralph/proposals/prop_1.json',
         '.ralph/commits/pending/p.patch',
       ];
-      const tracked = ['ralph.config.json', '.ralph/BACKLOG.md', '.ralph/phases/plan.md', '.ralph/core.md', '.ralph/GUARDRAILS.md', '.ralph/SPEC_REGISTRY.md', '.ralph/templates.json'];
+      const tracked = [
+        'ralph.config.json',
+        '.ralph/BACKLOG.md',
+        '.ralph/phases/plan.md',
+        '.ralph/core.md',
+        '.ralph/GUARDRAILS.md',
+        '.ralph/SPEC_REGISTRY.md',
+        '.ralph/templates.json',
+      ];
       for (const p of ignored) {
         const r = await runGit(dir, ['check-ignore', '-q', '--no-index', p], { allowExitCodes: [1] });
         assert.equal(r.exitCode, 0, `${p} should be ignored`);

@@ -51,7 +51,10 @@ describe('project/repair checks (real files, real git)', function () {
 
   it('given a stale lock of a dead pid, then reported as stale; a live one is not', async () => {
     const pid = await deadPid();
-    await fs.writeFile(path.join(dir, '.ralph/locks/writer.lock'), JSON.stringify({ pid, host: os.hostname(), started: 'x', heartbeat: 'x', runId: 'r' }));
+    await fs.writeFile(
+      path.join(dir, '.ralph/locks/writer.lock'),
+      JSON.stringify({ pid, host: os.hostname(), started: 'x', heartbeat: 'x', runId: 'r' }),
+    );
     await fs.writeFile(path.join(dir, '.ralph/locks/live.lock'), JSON.stringify({ pid: process.pid, host: os.hostname() }));
     const findings = await runProjectChecks(dir);
     const stale = findings.filter((f) => f.check === 'locks.stale');
@@ -79,7 +82,12 @@ describe('project/repair checks (real files, real git)', function () {
     await fs.writeFile(path.join(dir, '.ralph/commits/pending/patch_W1-001_1.patch'), 'diff');
     await fs.writeFile(
       path.join(dir, '.ralph/proposals/prop_1.json'),
-      JSON.stringify({ proposal_type: 'new_task', confidence: 0.9, task: { id: 'W1-002', title: 't', source: '-', effort: 'S', wave: 1, deps: '-' }, rationale: 'r' }),
+      JSON.stringify({
+        proposal_type: 'new_task',
+        confidence: 0.9,
+        task: { id: 'W1-002', title: 't', source: '-', effort: 'S', wave: 1, deps: '-' },
+        rationale: 'r',
+      }),
     );
     await fs.writeFile(path.join(dir, '.ralph/proposals/prop_2.json'), JSON.stringify({ proposal_type: 'new_task', confidence: 2 }));
     const findings = await runProjectChecks(dir);

@@ -14,10 +14,17 @@ describe('scripts/generate-schema.ts (real process)', function () {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-schema-'));
     try {
       const out = path.join(dir, 'schema/ralph.config.schema.json');
-      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'scripts/generate-schema.ts'), out], { cwd: ROOT });
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'scripts/generate-schema.ts'), out],
+        { cwd: ROOT },
+      );
       const written = JSON.parse(await fs.readFile(out, 'utf8')) as Record<string, unknown>;
       assert.deepEqual(written, configJsonSchema());
-      assert.deepEqual(checkJsonSchema(written, { name: 'p', lang: 'python', forbidden_patterns: 'bare except:|eval(|import *', budget_primary: '2.50' }), []);
+      assert.deepEqual(
+        checkJsonSchema(written, { name: 'p', lang: 'python', forbidden_patterns: 'bare except:|eval(|import *', budget_primary: '2.50' }),
+        [],
+      );
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

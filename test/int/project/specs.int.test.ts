@@ -47,12 +47,23 @@ describe('project/specs (real files)', () => {
   it('given the loop cycle, then evolve_goals is due once per spec change with an empty backlog', async () => {
     const due = async (): Promise<boolean> => {
       const [specs, state] = await Promise.all([discoverSpecs(dir), readSpecsState(ralph)]);
-      return isEvolveDue({ commitsSinceLastEvolve: 0, evolveEvery: 5, backlogEmpty: true, specFingerprint: specFingerprint(specs), lastEvolveFingerprint: state.evolve_fingerprint }).due;
+      return isEvolveDue({
+        commitsSinceLastEvolve: 0,
+        evolveEvery: 5,
+        backlogEmpty: true,
+        specFingerprint: specFingerprint(specs),
+        lastEvolveFingerprint: state.evolve_fingerprint,
+      }).due;
     };
     const run = async (): Promise<string[]> => {
       const fingerprint = specFingerprint(await discoverSpecs(dir));
       const given = (await changedSpecs(dir)).map((s) => s.path);
-      await recordEvolveRun(dir, { fingerprint, specsRead: given, itemsGenerated: { 'specs/api.md': 2 }, now: new Date('2026-11-29T10:00:00Z') });
+      await recordEvolveRun(dir, {
+        fingerprint,
+        specsRead: given,
+        itemsGenerated: { 'specs/api.md': 2 },
+        now: new Date('2026-11-29T10:00:00Z'),
+      });
       return given;
     };
 
@@ -85,7 +96,10 @@ describe('project/specs (real files)', () => {
 
   it('given a damaged specs.json, then a SpecsStateError names the file', async () => {
     await fs.writeFile(path.join(ralph, 'specs.json'), '{ nope');
-    await assert.rejects(changedSpecs(dir), (e: unknown) => e instanceof SpecsStateError && e.message.includes(path.join(ralph, 'specs.json')));
+    await assert.rejects(
+      changedSpecs(dir),
+      (e: unknown) => e instanceof SpecsStateError && e.message.includes(path.join(ralph, 'specs.json')),
+    );
   });
 
   it('given no ralph.config.json, then loadConfig says so and how to fix it', () => {

@@ -40,7 +40,16 @@ async function cliPath(tmp: string): Promise<string> {
   const entry = path.join(tmp, 'shim.ts');
   await fs.writeFile(entry, SHIM);
   const out = path.join(tmp, 'cli.js');
-  await esbuild.build({ entryPoints: [entry], outfile: out, bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'silent', nodePaths: [path.join(ROOT, 'node_modules')] });
+  await esbuild.build({
+    entryPoints: [entry],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    logLevel: 'silent',
+    nodePaths: [path.join(ROOT, 'node_modules')],
+  });
   await fs.copyFile(require.resolve('sql.js/dist/sql-wasm.wasm'), path.join(tmp, 'sql-wasm.wasm'));
   return out;
 }
@@ -84,7 +93,8 @@ describe('ralph init / repair as a built CLI (child processes)', function () {
     assert.equal(init.code, 0, init.err);
     assert.match(init.out, /Language: python \(detected from pyproject\.toml\)/);
     assert.match(init.out, /^Migrated 2 items from BACKLOG\.md into SQLite$/m);
-    const py = 'import sqlite3,sys,json;c=sqlite3.connect(sys.argv[1]);print(json.dumps(c.execute("SELECT task_id, status, wave FROM task_view ORDER BY task_id").fetchall()))';
+    const py =
+      'import sqlite3,sys,json;c=sqlite3.connect(sys.argv[1]);print(json.dumps(c.execute("SELECT task_id, status, wave FROM task_view ORDER BY task_id").fetchall()))';
     assert.deepEqual(JSON.parse(execFileSync('python3', ['-c', py, path.join(dir, '.ralph/ralph.db')], { encoding: 'utf8' })), [
       ['A-1', 'pending', 1],
       ['A-2', 'pending', 1],
@@ -95,7 +105,10 @@ describe('ralph init / repair as a built CLI (child processes)', function () {
 
     const pid = await deadPid();
     const now = new Date().toISOString();
-    await fs.writeFile(path.join(dir, '.ralph/locks/writer.lock'), JSON.stringify({ pid, host: os.hostname(), started: now, heartbeat: now, runId: 'run_gone' }));
+    await fs.writeFile(
+      path.join(dir, '.ralph/locks/writer.lock'),
+      JSON.stringify({ pid, host: os.hostname(), started: now, heartbeat: now, runId: 'run_gone' }),
+    );
     await fs.rm(path.join(dir, '.ralph/phases/reflect.md'));
     const check = run(cli, ['--dir', dir, 'repair']);
     assert.equal(check.code, 1);

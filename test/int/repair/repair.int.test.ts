@@ -109,7 +109,7 @@ describe('ralph repair (real projects, real stores)', function () {
 
   it('given init with a BACKLOG.md, then ralph.db opens in python sqlite3 with the rows, the tree is committed clean, and repair finds nothing', async () => {
     const db = path.join(ralphDir, 'ralph.db');
-    assert.deepEqual(sqlite(db, "SELECT task_id, status FROM task_view ORDER BY task_id"), [
+    assert.deepEqual(sqlite(db, 'SELECT task_id, status FROM task_view ORDER BY task_id'), [
       ['T-001', 'pending'],
       ['T-002', 'pending'],
       ['T-003', 'pending'],
@@ -151,7 +151,10 @@ describe('ralph repair (real projects, real stores)', function () {
   it('given a stale writer lock of a dead pid, then reported (exit 1), taken over with an event by --fix (exit 0)', async () => {
     const pid = await deadPid();
     const now = new Date().toISOString();
-    await fs.writeFile(path.join(ralphDir, 'locks/writer.lock'), JSON.stringify({ pid, host: os.hostname(), started: now, heartbeat: now, runId: 'run_dead' }));
+    await fs.writeFile(
+      path.join(ralphDir, 'locks/writer.lock'),
+      JSON.stringify({ pid, host: os.hostname(), started: now, heartbeat: now, runId: 'run_dead' }),
+    );
     const check = capture();
     assert.equal(await runRepairCommand([], check.io, { cwd: dir }), 1);
     assert.match(check.out, new RegExp(`FAIL locks\\.stale: \\.ralph/locks/writer\\.lock is held by pid ${pid}, which is not running`));
@@ -172,7 +175,10 @@ describe('ralph repair (real projects, real stores)', function () {
     const before = await runRepair({ projectDir: dir, fix: false });
     // The claim was not rendered into STATE.json either: its pending count is stale too.
     assert.deepEqual(problems(before.findings).sort(), ['state.counts', 'tasks.stuck_claim']);
-    assert.match(before.findings.find((f) => f.check === 'tasks.stuck_claim')?.message ?? '', /T-001 claimed by worker-1 since .*, and no run is alive/);
+    assert.match(
+      before.findings.find((f) => f.check === 'tasks.stuck_claim')?.message ?? '',
+      /T-001 claimed by worker-1 since .*, and no run is alive/,
+    );
     const report = await runRepair({ projectDir: dir, fix: true });
     assert.equal(report.ok, true, JSON.stringify(report.remaining));
     assert.equal(await taskStatus('T-001'), 'pending');
@@ -189,9 +195,15 @@ describe('ralph repair (real projects, real stores)', function () {
     try {
       const fresh = await checkProject({ projectDir: dir });
       assert.equal(fresh.writer.state, 'live');
-      assert.deepEqual(fresh.findings.filter((f) => f.check === 'tasks.stuck_claim'), []);
+      assert.deepEqual(
+        fresh.findings.filter((f) => f.check === 'tasks.stuck_claim'),
+        [],
+      );
       const old = await checkProject({ projectDir: dir, claimStaleMs: -1 });
-      assert.deepEqual(old.findings.filter((f) => f.check === 'tasks.stuck_claim').map((f) => f.status), ['warn']);
+      assert.deepEqual(
+        old.findings.filter((f) => f.check === 'tasks.stuck_claim').map((f) => f.status),
+        ['warn'],
+      );
       await fs.writeFile(path.join(ralphDir, 'STATE.json'), '{ broken');
       const report = await runRepair({ projectDir: dir, fix: true });
       assert.match(report.actions.map((a) => a.detail).join('\n'), /skipped the store's repairs: a live writer holds it \(pid \d+/);
@@ -223,7 +235,10 @@ describe('ralph repair (real projects, real stores)', function () {
     const before = await runRepair({ projectDir: dir, fix: false });
     const views = before.findings.filter((f) => f.check === 'views.rebuild');
     assert.equal(views.length, 1);
-    assert.match(views[0]?.message ?? '', /task_view differs from a rebuild from events: 2 row\(s\) only in the view, 1 only in the rebuild/);
+    assert.match(
+      views[0]?.message ?? '',
+      /task_view differs from a rebuild from events: 2 row\(s\) only in the view, 1 only in the rebuild/,
+    );
     // The check only read: the tampered row is still there.
     assert.deepEqual(sqlite(db, "SELECT status FROM task_view WHERE task_id = 'T-002'"), [['blocked']]);
     const eventsBefore = (await events()).length;
@@ -259,13 +274,18 @@ describe('ralph repair (real projects, real stores)', function () {
     const detail = report.actions.map((a) => a.detail).join('\n');
     assert.match(detail, /replayed 1 journal event\(s\) into ralph\.db/);
     assert.match(detail, /cut a torn journal tail of \d+ byte\(s\)/);
-    assert.deepEqual(sqlite(path.join(ralphDir, 'ralph.db'), "SELECT actor FROM events WHERE event_id = '99999999999999-zzzz-000001'"), [['test']]);
+    assert.deepEqual(sqlite(path.join(ralphDir, 'ralph.db'), "SELECT actor FROM events WHERE event_id = '99999999999999-zzzz-000001'"), [
+      ['test'],
+    ]);
   });
 
   it('given STATE.json counts out of sync, then reported and re-rendered, keeping the loop position', async () => {
     const file = path.join(ralphDir, 'STATE.json');
     const state = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
-    await fs.writeFile(file, JSON.stringify({ ...state, items_total_count: 99, items_done_count: 7, iteration: 12, phase: 'plan' }, null, 2));
+    await fs.writeFile(
+      file,
+      JSON.stringify({ ...state, items_total_count: 99, items_done_count: 7, iteration: 12, phase: 'plan' }, null, 2),
+    );
     const c = capture();
     assert.equal(await runRepairCommand(['--json'], c.io, { cwd: dir }), 1);
     const json = JSON.parse(c.out) as RepairReport;
@@ -286,9 +306,15 @@ describe('ralph repair (real projects, real stores)', function () {
     const before = await runRepair({ projectDir: dir, fix: false });
     assert.deepEqual(problems(before.findings), ['backlog.done_without_patch']);
     const report = await runRepair({ projectDir: dir, fix: true });
-    assert.match(report.actions.map((a) => a.detail).join('\n'), /NOT done: T-002 is marked done in BACKLOG\.md but has no promoted patch; left pending/);
+    assert.match(
+      report.actions.map((a) => a.detail).join('\n'),
+      /NOT done: T-002 is marked done in BACKLOG\.md but has no promoted patch; left pending/,
+    );
     assert.equal(await taskStatus('T-002'), 'pending');
-    assert.equal((await events({ entityId: 'T-002' })).some((e) => e.event_type === 'task.done'), false);
+    assert.equal(
+      (await events({ entityId: 'T-002' })).some((e) => e.event_type === 'task.done'),
+      false,
+    );
     assert.match(await fs.readFile(file, 'utf8'), /\| T-002 \| pending \|/);
     assert.equal(report.ok, true);
   });
@@ -301,14 +327,20 @@ describe('ralph repair (real projects, real stores)', function () {
     const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
     await fs.writeFile(path.join(ralphDir, 'commits/pending/T-001.patch'), 'diff --git a/a.txt b/a.txt\n');
     await withWriter(async (ctx) => {
-      const patchId = await queuePatch(ctx, { taskId: 'T-001', patchPath: path.join(ralphDir, 'commits/pending/T-001.patch'), createdBy: 'worker-1' });
+      const patchId = await queuePatch(ctx, {
+        taskId: 'T-001',
+        patchPath: path.join(ralphDir, 'commits/pending/T-001.patch'),
+        createdBy: 'worker-1',
+      });
       await promotePatch(ctx, { patchId, commitHash: commit });
       await transitionTask(ctx, { taskId: 'T-001', status: 'pending', actor: 'human', payload: { reason: 'reopened' } });
       renderBacklogFile(ctx);
       renderState(ctx);
     });
     const file = path.join(ralphDir, 'BACKLOG.md');
-    const edited = (await fs.readFile(file, 'utf8')).replace('| T-001 | pending |', '| T-001 | done |').replace('| T-003 |', '| T-004 | pending | Added by hand | user | S | - |\n| T-003 |');
+    const edited = (await fs.readFile(file, 'utf8'))
+      .replace('| T-001 | pending |', '| T-001 | done |')
+      .replace('| T-003 |', '| T-004 | pending | Added by hand | user | S | - |\n| T-003 |');
     await fs.writeFile(file, edited);
     const before = await runRepair({ projectDir: dir, fix: false });
     assert.deepEqual(problems(before.findings).sort(), ['backlog.unsynced', 'backlog.unsynced_done']);
@@ -331,7 +363,12 @@ describe('ralph repair (real projects, real stores)', function () {
     });
     await fs.writeFile(
       path.join(ralphDir, 'proposals/prop_1.json'),
-      JSON.stringify({ proposal_type: 'new_task', confidence: 0.9, task: { id: 'T-010', title: 'Proposed', source: 'spec', effort: 'S', wave: 1, deps: '-' }, rationale: 'needed' }),
+      JSON.stringify({
+        proposal_type: 'new_task',
+        confidence: 0.9,
+        task: { id: 'T-010', title: 'Proposed', source: 'spec', effort: 'S', wave: 1, deps: '-' },
+        rationale: 'needed',
+      }),
     );
     const before = await runRepair({ projectDir: dir, fix: false });
     assert.ok(problems(before.findings).includes('patches.missing_file'), JSON.stringify(before.findings));

@@ -48,7 +48,10 @@ export function spawnStoreChild(args: readonly string[]): Child {
       const hit = lines.find(pred);
       if (hit !== undefined) return Promise.resolve(hit);
       return new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`child did not print the expected line; stdout:\n${lines.slice(-5).join('\n')}\nstderr:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`child did not print the expected line; stdout:\n${lines.slice(-5).join('\n')}\nstderr:\n${stderr}`)),
+          timeoutMs,
+        );
         waiters.push({
           pred,
           resolve: (l) => {
@@ -61,7 +64,8 @@ export function spawnStoreChild(args: readonly string[]): Child {
           const late = lines.find(pred);
           clearTimeout(timer);
           if (late !== undefined) resolve(late);
-          else reject(new Error(`child exited before printing the expected line; stdout:\n${lines.slice(-5).join('\n')}\nstderr:\n${stderr}`));
+          else
+            reject(new Error(`child exited before printing the expected line; stdout:\n${lines.slice(-5).join('\n')}\nstderr:\n${stderr}`));
         });
       });
     },

@@ -56,7 +56,10 @@ describe('ralph.db read by a real SQLite client (python3 sqlite3)', function () 
   });
 
   it('stores payload as JSON text that json_extract reads', () => {
-    const notes = pythonSqlite<string[]>(db, `print(json.dumps([r[0] for r in con.execute("SELECT json_extract(payload, '$.note') FROM events")]))`);
+    const notes = pythonSqlite<string[]>(
+      db,
+      `print(json.dumps([r[0] for r in con.execute("SELECT json_extract(payload, '$.note') FROM events")]))`,
+    );
     assert.ok(notes.length === 7 && notes.every((n) => n === 'naïve ✓'));
   });
 

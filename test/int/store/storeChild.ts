@@ -45,7 +45,9 @@ async function main(): Promise<void> {
   }
   if (mode === 'append-exit' || mode === 'append-wait') {
     for (let i = 0; i < n; i++) {
-      const [e] = await store.append([{ entity_type: 'task', entity_id: `E${i}`, event_type: 'task.touched', actor: 'child', payload: { i } }]);
+      const [e] = await store.append([
+        { entity_type: 'task', entity_id: `E${i}`, event_type: 'task.touched', actor: 'child', payload: { i } },
+      ]);
       if (e) say(`ack ${e.event_id}`);
     }
     if (mode === 'append-exit') process.exit(0); // no close(): the 'exit' handler must checkpoint

@@ -9,12 +9,43 @@ const req: AgentRequest = { prompt: 'p', cwd: '/w', model: 'sonnet', maxTurns: 7
 
 describe('agents/backend command lines', () => {
   it('claude: headless stream-json with --verbose, model, max turns and permission mode; prompt not in argv', () => {
-    assert.deepEqual(claudeArgs(req, 'acceptEdits'), ['-p', '--output-format', 'stream-json', '--verbose', '--model', 'sonnet', '--max-turns', '7', '--permission-mode', 'acceptEdits']);
+    assert.deepEqual(claudeArgs(req, 'acceptEdits'), [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--model',
+      'sonnet',
+      '--max-turns',
+      '7',
+      '--permission-mode',
+      'acceptEdits',
+    ]);
   });
 
   it('claude: optional budget, schema without $schema, appended system prompt and extra flags', () => {
-    const args = claudeArgs({ ...req, budgetUsd: 2.5, jsonSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }, appendSystemPrompt: 'be brief' }, 'dontAsk', ['--allowedTools', 'Read,Edit']);
-    assert.deepEqual(args.slice(8), ['--max-budget-usd', '2.5', '--permission-mode', 'dontAsk', '--json-schema', '{"type":"object"}', '--append-system-prompt', 'be brief', '--allowedTools', 'Read,Edit']);
+    const args = claudeArgs(
+      {
+        ...req,
+        budgetUsd: 2.5,
+        jsonSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' },
+        appendSystemPrompt: 'be brief',
+      },
+      'dontAsk',
+      ['--allowedTools', 'Read,Edit'],
+    );
+    assert.deepEqual(args.slice(8), [
+      '--max-budget-usd',
+      '2.5',
+      '--permission-mode',
+      'dontAsk',
+      '--json-schema',
+      '{"type":"object"}',
+      '--append-system-prompt',
+      'be brief',
+      '--allowedTools',
+      'Read,Edit',
+    ]);
     assert.deepEqual(schemaForClaude({ $schema: 'x', type: 'string' }), { type: 'string' });
   });
 
@@ -45,7 +76,10 @@ describe('agents/backend command lines', () => {
   });
 
   it('rejects requests no backend can run, naming the field', () => {
-    assert.throws(() => validateAgentRequest({ ...req, prompt: '' }), (e: unknown) => e instanceof InvalidAgentRequestError && e.field === 'prompt');
+    assert.throws(
+      () => validateAgentRequest({ ...req, prompt: '' }),
+      (e: unknown) => e instanceof InvalidAgentRequestError && e.field === 'prompt',
+    );
     assert.throws(() => validateAgentRequest({ ...req, maxTurns: 0 }), /maxTurns/);
     assert.throws(() => validateAgentRequest({ ...req, timeoutMs: 0 }), /timeoutMs/);
     assert.throws(() => validateAgentRequest({ ...req, budgetUsd: -1 }), /budgetUsd/);

@@ -3,11 +3,25 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { claudeAccounting, claudeResult, claudeStatusOf, foldClaudeLine, INITIAL_CLAUDE_STATE, parseClaudeStream } from '../../../src/agents/claudeStream';
+import {
+  claudeAccounting,
+  claudeResult,
+  claudeStatusOf,
+  foldClaudeLine,
+  INITIAL_CLAUDE_STATE,
+  parseClaudeStream,
+} from '../../../src/agents/claudeStream';
 import type { ClaudeRunFacts } from '../../../src/agents/claudeStream';
 
 const fixture = (name: string): string[] => readFileSync(join(__dirname, 'fixtures', name), 'utf8').split('\n');
-const facts = (over: Partial<ClaudeRunFacts> = {}): ClaudeRunFacts => ({ exitCode: 0, durationMs: 1234, stderrTail: '', requestedModel: 'sonnet', maxTurns: 5, ...over });
+const facts = (over: Partial<ClaudeRunFacts> = {}): ClaudeRunFacts => ({
+  exitCode: 0,
+  durationMs: 1234,
+  stderrTail: '',
+  requestedModel: 'sonnet',
+  maxTurns: 5,
+  ...over,
+});
 
 describe('agents/claudeStream', () => {
   describe('real captured streams', () => {
@@ -22,7 +36,10 @@ describe('agents/claudeStream', () => {
       assert.equal(r.model, 'claude-sonnet-4-5-20250929');
       assert.match(r.sessionId, /^[0-9a-f-]{36}$/);
       assert.equal(r.durationMs, 1234);
-      assert.deepEqual(events.map((e) => e.type), ['init', 'text', 'tool_use', 'tool_result', 'text']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['init', 'text', 'tool_use', 'tool_result', 'text'],
+      );
       const tool = events[2];
       assert.ok(tool?.type === 'tool_use' && tool.name === 'Write');
       assert.deepEqual(tool.input, { file_path: '/tmp/repo/hello.txt', content: 'hi\n' });
@@ -64,7 +81,10 @@ describe('agents/claudeStream', () => {
       ];
       const { state, events } = parseClaudeStream(lines);
       assert.equal(state.unparsedLines, 1);
-      assert.deepEqual(events.map((e) => e.type), ['init', 'text']);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['init', 'text'],
+      );
       const r = claudeResult(state, facts());
       assert.equal(r.status, 'success');
       assert.equal(r.model, 'claude-opus-4-6');
@@ -73,12 +93,18 @@ describe('agents/claudeStream', () => {
     });
 
     it('given two result lines, then the last one wins', () => {
-      const { state } = parseClaudeStream(['{"type":"result","subtype":"error_during_execution","errors":["x"]}', '{"type":"result","subtype":"success","result":"fine","num_turns":2}']);
+      const { state } = parseClaudeStream([
+        '{"type":"result","subtype":"error_during_execution","errors":["x"]}',
+        '{"type":"result","subtype":"success","result":"fine","num_turns":2}',
+      ]);
       assert.equal(claudeResult(state, facts()).status, 'success');
     });
 
     it('given no result line, then crashed, or cancelled when the harness stopped it', () => {
-      const { state } = parseClaudeStream(['{"type":"system","subtype":"init","session_id":"s","model":"m"}', '{"type":"assistant","message":{"content":[{"type":"text","text":"partial"}]}}']);
+      const { state } = parseClaudeStream([
+        '{"type":"system","subtype":"init","session_id":"s","model":"m"}',
+        '{"type":"assistant","message":{"content":[{"type":"text","text":"partial"}]}}',
+      ]);
       const crashed = claudeResult(state, facts({ exitCode: 143 }));
       assert.equal(crashed.status, 'crashed');
       assert.equal(crashed.text, 'partial');
@@ -89,7 +115,9 @@ describe('agents/claudeStream', () => {
     });
 
     it('given a run we stopped that still printed an error result, then cancelled with its spend kept', () => {
-      const { state } = parseClaudeStream(['{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":2,"total_cost_usd":0.3,"modelUsage":{"m":{"inputTokens":5,"outputTokens":6,"costUSD":0.3}}}']);
+      const { state } = parseClaudeStream([
+        '{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":2,"total_cost_usd":0.3,"modelUsage":{"m":{"inputTokens":5,"outputTokens":6,"costUSD":0.3}}}',
+      ]);
       const r = claudeResult(state, facts({ exitCode: 143, stopReason: 'abort' }));
       assert.equal(r.status, 'cancelled');
       assert.equal(r.subtype, 'cancelled');
@@ -98,7 +126,9 @@ describe('agents/claudeStream', () => {
     });
 
     it('given a start-up failure (zeroed result), then error with zero turns', () => {
-      const { state } = parseClaudeStream(['{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"total_cost_usd":0,"errors":["bad flag"]}']);
+      const { state } = parseClaudeStream([
+        '{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":0,"total_cost_usd":0,"errors":["bad flag"]}',
+      ]);
       const r = claudeResult(state, facts({ exitCode: 1 }));
       assert.equal(r.status, 'error');
       assert.equal(r.turns, 0);
@@ -119,15 +149,26 @@ describe('agents/claudeStream', () => {
     });
 
     it('given no modelUsage, then usage is the fallback', () => {
-      const acc = claudeAccounting({ type: 'result', subtype: 'success', total_cost_usd: 0.2, usage: { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 } });
+      const acc = claudeAccounting({
+        type: 'result',
+        subtype: 'success',
+        total_cost_usd: 0.2,
+        usage: { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 },
+      });
       assert.deepEqual(acc.tokens, { input: 1, output: 2, cacheRead: 3, cacheCreate: 4 });
       assert.equal(acc.costUsd, 0.2);
     });
 
     it('given a structured_output, then it is the structured answer; without one, a JSON text is', () => {
-      const a = claudeResult(parseClaudeStream(['{"type":"result","subtype":"success","result":"","structured_output":{"v":1}}']).state, facts());
+      const a = claudeResult(
+        parseClaudeStream(['{"type":"result","subtype":"success","result":"","structured_output":{"v":1}}']).state,
+        facts(),
+      );
       assert.deepEqual(a.structured, { v: 1 });
-      const b = claudeResult(parseClaudeStream(['{"type":"result","subtype":"success","result":"Done.\\n```json\\n{\\"v\\":2}\\n```"}']).state, facts());
+      const b = claudeResult(
+        parseClaudeStream(['{"type":"result","subtype":"success","result":"Done.\\n```json\\n{\\"v\\":2}\\n```"}']).state,
+        facts(),
+      );
       assert.deepEqual(b.structured, { v: 2 });
     });
 

@@ -8,7 +8,14 @@ import type { CodexRunFacts } from '../../../src/agents/codexStream';
 import { DEFAULT_PRICES, mergePrices, priceRowFor, priceTableSchema, priceTokens } from '../../../src/agents/pricing';
 
 const fixture = (name: string): string[] => readFileSync(join(__dirname, 'fixtures', name), 'utf8').split('\n');
-const facts = (over: Partial<CodexRunFacts> = {}): CodexRunFacts => ({ exitCode: 0, durationMs: 900, stderrTail: '', model: 'gpt-5.5', prices: DEFAULT_PRICES, ...over });
+const facts = (over: Partial<CodexRunFacts> = {}): CodexRunFacts => ({
+  exitCode: 0,
+  durationMs: 900,
+  stderrTail: '',
+  model: 'gpt-5.5',
+  prices: DEFAULT_PRICES,
+  ...over,
+});
 
 describe('agents/codexStream', () => {
   it('given a real success run, then success with uncached input, cached reads, priced cost and events', () => {
@@ -22,7 +29,10 @@ describe('agents/codexStream', () => {
     assert.equal(r.turns, 3, 'two tool items + one completed turn');
     assert.equal(r.model, 'gpt-5.5');
     assert.ok(r.sessionId.length > 0);
-    assert.deepEqual(events.map((e) => e.type), ['init', 'text', 'tool_use', 'tool_result', 'tool_use', 'tool_result', 'text']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['init', 'text', 'tool_use', 'tool_result', 'tool_use', 'tool_result', 'text'],
+    );
   });
 
   it('given a real API error run, then error with the message', () => {
@@ -50,7 +60,10 @@ describe('agents/codexStream', () => {
   });
 
   it('given usage on several turns, then the last (cumulative) one counts', () => {
-    const { state } = parseCodexStream(['{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":1}}', '{"type":"turn.completed","usage":{"input_tokens":30,"cached_input_tokens":5,"output_tokens":4,"cache_write_input_tokens":2}}']);
+    const { state } = parseCodexStream([
+      '{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":1}}',
+      '{"type":"turn.completed","usage":{"input_tokens":30,"cached_input_tokens":5,"output_tokens":4,"cache_write_input_tokens":2}}',
+    ]);
     assert.deepEqual(codexResult(state, facts()).tokens, { input: 25, output: 4, cacheRead: 5, cacheCreate: 2 });
   });
 
@@ -62,13 +75,21 @@ describe('agents/codexStream', () => {
   });
 
   it('given a failed command item, then its tool_result is an error', () => {
-    const { events } = parseCodexStream(['{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"false","aggregated_output":"","exit_code":1,"status":"failed"}}']);
-    assert.deepEqual(events.map((e) => e.type), ['tool_use', 'tool_result']);
+    const { events } = parseCodexStream([
+      '{"type":"item.completed","item":{"id":"c","type":"command_execution","command":"false","aggregated_output":"","exit_code":1,"status":"failed"}}',
+    ]);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['tool_use', 'tool_result'],
+    );
     assert.ok(events[1]?.type === 'tool_result' && events[1].isError);
   });
 
   it('given a JSON final message, then it is the structured answer', () => {
-    const { state } = parseCodexStream(['{"type":"item.completed","item":{"id":"m","type":"agent_message","text":"{\\"verdict\\":\\"approve\\"}"}}', '{"type":"turn.completed","usage":{}}']);
+    const { state } = parseCodexStream([
+      '{"type":"item.completed","item":{"id":"m","type":"agent_message","text":"{\\"verdict\\":\\"approve\\"}"}}',
+      '{"type":"turn.completed","usage":{}}',
+    ]);
     assert.deepEqual(codexResult(state, facts()).structured, { verdict: 'approve' });
   });
 });

@@ -27,7 +27,23 @@ const result = (over: Partial<AgentResult> = {}): AgentResult => ({
   ...over,
 });
 
-const SEED_FIELDS = ['ts', 'agent', 'iter', 'phase_from', 'phase_to', 'duration', 'cost', 'prompt_bytes', 'turns', 'input_tokens', 'cache_read', 'cache_create', 'output_tokens', 'model', 'subtype'];
+const SEED_FIELDS = [
+  'ts',
+  'agent',
+  'iter',
+  'phase_from',
+  'phase_to',
+  'duration',
+  'cost',
+  'prompt_bytes',
+  'turns',
+  'input_tokens',
+  'cache_read',
+  'cache_create',
+  'output_tokens',
+  'model',
+  'subtype',
+];
 
 describe('agents/metrics', () => {
   let root: string;
@@ -37,7 +53,16 @@ describe('agents/metrics', () => {
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   it('given a result, then the line has the seed fields with the seed example values, plus backend and task_id', () => {
-    const line = metricsLineFor(result(), { agent: 'A', iter: 4, phaseFrom: 'assess', phaseTo: 'plan', promptBytes: 6823, backend: 'claude', taskId: 'W3-014', ts: new Date('2026-03-25T02:43:07.123Z') });
+    const line = metricsLineFor(result(), {
+      agent: 'A',
+      iter: 4,
+      phaseFrom: 'assess',
+      phaseTo: 'plan',
+      promptBytes: 6823,
+      backend: 'claude',
+      taskId: 'W3-014',
+      ts: new Date('2026-03-25T02:43:07.123Z'),
+    });
     for (const f of SEED_FIELDS) assert.ok(f in line, `field ${f}`);
     assert.deepEqual(
       { ...line },
@@ -66,7 +91,16 @@ describe('agents/metrics', () => {
 
   it('appends to par-metrics-YYYYMMDD.jsonl of the line day and reads it back', () => {
     const mk = (ts: string, cost: number, agent: string, taskId: string | null): MetricsLine => ({
-      ...metricsLineFor(result({ costUsd: cost }), { agent, iter: 1, phaseFrom: 'a', phaseTo: 'b', promptBytes: 1, backend: 'claude', taskId, ts: new Date(ts) }),
+      ...metricsLineFor(result({ costUsd: cost }), {
+        agent,
+        iter: 1,
+        phaseFrom: 'a',
+        phaseTo: 'b',
+        promptBytes: 1,
+        backend: 'claude',
+        taskId,
+        ts: new Date(ts),
+      }),
     });
     const f1 = appendMetrics(root, mk('2026-03-25T23:59:59Z', 0.5, 'A', 'T1'));
     appendMetrics(root, mk('2026-03-25T10:00:00Z', 0.25, 'B', 'T2'));
@@ -86,25 +120,57 @@ describe('agents/metrics', () => {
   });
 
   it('given malformed lines, then they are reported by file and line, not dropped silently', () => {
-    const file = appendMetrics(root, metricsLineFor(result(), { agent: 'A', iter: 1, phaseFrom: 'a', phaseTo: 'b', promptBytes: 1, backend: 'claude', ts: new Date('2026-01-02T00:00:00Z') }));
+    const file = appendMetrics(
+      root,
+      metricsLineFor(result(), {
+        agent: 'A',
+        iter: 1,
+        phaseFrom: 'a',
+        phaseTo: 'b',
+        promptBytes: 1,
+        backend: 'claude',
+        ts: new Date('2026-01-02T00:00:00Z'),
+      }),
+    );
     appendFileSync(file, 'oops\n{"ts":"x"}\n');
     const { lines, problems } = readMetrics(root);
     assert.equal(lines.length, 1);
-    assert.deepEqual(problems.map((p) => [p.file, p.line]), [
-      [file, 2],
-      [file, 3],
-    ]);
+    assert.deepEqual(
+      problems.map((p) => [p.file, p.line]),
+      [
+        [file, 2],
+        [file, 3],
+      ],
+    );
     assert.equal(problems[0]?.message, 'not JSON');
     assert.match(problems[1]?.message ?? '', /agent/);
   });
 
   it('given a full line, a partial older line and a torn line, then strict, spend and monitor readers differ only in leniency', async () => {
-    const file = appendMetrics(root, metricsLineFor(result({ costUsd: 1 }), { agent: 'A', iter: 1, phaseFrom: 'a', phaseTo: 'b', promptBytes: 1, backend: 'claude', taskId: 'T1', ts: new Date('2026-01-02T00:00:00Z') }));
+    const file = appendMetrics(
+      root,
+      metricsLineFor(result({ costUsd: 1 }), {
+        agent: 'A',
+        iter: 1,
+        phaseFrom: 'a',
+        phaseTo: 'b',
+        promptBytes: 1,
+        backend: 'claude',
+        taskId: 'T1',
+        ts: new Date('2026-01-02T00:00:00Z'),
+      }),
+    );
     appendFileSync(file, '{"ts":"2026-01-02T01:00:00Z","agent":"B","cost":"0.5","task":"T2"}\n{"ts":"2026-01-02T02:0');
     const strict = readMetrics(root);
     assert.deepEqual([strict.lines.length, strict.problems.map((p) => p.line)], [1, [2, 3]]);
     const spend = await new JsonlMetrics(join(root, '.ralph', 'logs')).read(['2026-01-02']);
-    assert.deepEqual(spend.lines.map((l) => [l.cost, l.task]), [[1, 'T1'], [0.5, 'T2']]);
+    assert.deepEqual(
+      spend.lines.map((l) => [l.cost, l.task]),
+      [
+        [1, 'T1'],
+        [0.5, 'T2'],
+      ],
+    );
     assert.equal(spend.problems.length, 1);
     assert.match(spend.problems[0] ?? '', /par-metrics-20260102\.jsonl:3: not JSON$/);
     const monitor = readMonitorMetrics(join(root, '.ralph', 'logs'), new Date('2026-01-02T12:00:00Z'), 1);
@@ -138,7 +204,12 @@ describe('agents/metrics', () => {
 
 describe('agents/secrets', () => {
   it('redacts values of secret-named env variables, whatever their shape', () => {
-    const secrets = secretValuesOf({ GITHUB_TOKEN: 'abc123def456', PATH: '/usr/bin:/bin', SHORT_KEY: 'abc', DB_PASSWORD: 'hunter2hunter2' });
+    const secrets = secretValuesOf({
+      GITHUB_TOKEN: 'abc123def456',
+      PATH: '/usr/bin:/bin',
+      SHORT_KEY: 'abc',
+      DB_PASSWORD: 'hunter2hunter2',
+    });
     assert.deepEqual(secrets.sort(), ['abc123def456', 'hunter2hunter2']);
     assert.equal(redactSecrets('pw=hunter2hunter2 gh=abc123def456 path=/usr/bin', secrets), `pw=${REDACTED} gh=${REDACTED} path=/usr/bin`);
   });
@@ -154,7 +225,8 @@ describe('agents/secrets', () => {
       '-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----',
     ].join('\n');
     const out = redactSecrets(tail);
-    for (const s of ['AbCdEfGh', 'eyJhbGci', 'ghp_abc', 'AKIAABCD', 'zzzzzzzzzz', 'sk-proj', 'MIIE']) assert.ok(!out.includes(s), `${s} leaked: ${out}`);
+    for (const s of ['AbCdEfGh', 'eyJhbGci', 'ghp_abc', 'AKIAABCD', 'zzzzzzzzzz', 'sk-proj', 'MIIE'])
+      assert.ok(!out.includes(s), `${s} leaked: ${out}`);
     assert.match(out, /Authorization: Bearer \[REDACTED\]/);
     assert.match(out, /x-api-key: \[REDACTED\]/);
   });
@@ -165,6 +237,13 @@ describe('agents/secrets', () => {
   });
 
   it('redacts arguments after secret-named flags', () => {
-    assert.deepEqual(redactArgs(['--model', 'opus', '--api-key', 'abc', '-c', 'api_key=verysecret']), ['--model', 'opus', '--api-key', REDACTED, '-c', `api_key=${REDACTED}`]);
+    assert.deepEqual(redactArgs(['--model', 'opus', '--api-key', 'abc', '-c', 'api_key=verysecret']), [
+      '--model',
+      'opus',
+      '--api-key',
+      REDACTED,
+      '-c',
+      `api_key=${REDACTED}`,
+    ]);
   });
 });

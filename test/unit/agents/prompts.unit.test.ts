@@ -58,25 +58,45 @@ describe('agents/prompts', () => {
     });
 
     it('slices the backlog to the task and its direct dependencies', () => {
-      assert.deepEqual(backlogSlice(backlog, 'W1-001').map((t) => t.id), ['W1-001', 'W0-001', 'W0-002']);
+      assert.deepEqual(
+        backlogSlice(backlog, 'W1-001').map((t) => t.id),
+        ['W1-001', 'W0-001', 'W0-002'],
+      );
       assert.deepEqual(backlogSlice(backlog, 'nope'), []);
     });
 
     it('lists ready candidates: pending with dependencies done, lowest wave first', () => {
-      assert.deepEqual(readyCandidates(backlog).map((t) => t.id), ['W1-001', 'W2-001']);
+      assert.deepEqual(
+        readyCandidates(backlog).map((t) => t.id),
+        ['W1-001', 'W2-001'],
+      );
     });
 
     it('reduces STATE.json to one line of scalar facts', () => {
-      const line = slimState({ iteration: 3, phase: 'plan', current_plan: { huge: 'x'.repeat(5000) }, progress_history: [1, 2, 3], retry_count: 0, items_done_count: 2, items_total_count: 5 });
+      const line = slimState({
+        iteration: 3,
+        phase: 'plan',
+        current_plan: { huge: 'x'.repeat(5000) },
+        progress_history: [1, 2, 3],
+        retry_count: 0,
+        items_done_count: 2,
+        items_total_count: 5,
+      });
       assert.equal(line, 'iteration=3 · phase=plan · retry_count=0 · items done=2 total=5');
     });
 
     it('parses guardrails and picks the relevant ones first, within the limits', () => {
       const all = parseGuardrails(guardrailsMd);
-      assert.deepEqual(all.map((g) => g.id), ['G-001', 'G-002', 'G-003']);
+      assert.deepEqual(
+        all.map((g) => g.id),
+        ['G-001', 'G-002', 'G-003'],
+      );
       assert.equal(all[1]?.instruction, 'return typed errors with the line number');
       const chosen = selectGuardrails(all, 'Invoice parser: parsing input files', 1);
-      assert.deepEqual(chosen.map((g) => g.id), ['G-002']);
+      assert.deepEqual(
+        chosen.map((g) => g.id),
+        ['G-002'],
+      );
       const many = Array.from({ length: 50 }, (_, i) => ({ id: `G-${i}`, name: 'n', trigger: 't', instruction: 'x'.repeat(100) }));
       const picked = selectGuardrails(many, '');
       assert.ok(picked.length <= PROMPT_LIMITS.guardrailCount);
@@ -86,7 +106,10 @@ describe('agents/prompts', () => {
     it('parses the one-line guardrails the harness appends after a reflection, in file order', () => {
       const md = `${guardrailsMd}\n- **running migrations in tests** → use a fresh schema per test (T-9, 2026-11-29)\n`;
       const all = parseGuardrails(md);
-      assert.deepEqual(all.map((g) => g.id), ['G-001', 'G-002', 'G-003', 'L-1']);
+      assert.deepEqual(
+        all.map((g) => g.id),
+        ['G-001', 'G-002', 'G-003', 'L-1'],
+      );
       assert.equal(all[3]?.trigger, 'running migrations in tests');
       assert.equal(all[3]?.instruction, 'use a fresh schema per test (T-9, 2026-11-29)');
     });
@@ -101,26 +124,61 @@ describe('agents/prompts', () => {
 
   describe('primary', () => {
     it('given a task phase, then the prompt holds markers, core, phase text, slim state, the task and its deps only', () => {
-      const p = buildPrimaryPrompt({ phase: 'plan', phaseText: '# Phase: plan\nWrite the plan.', core, guardrails: guardrailsMd, state: { iteration: 7, phase: 'plan' }, backlog, taskId: 'W1-001', constraints: ['ALL SQL must include tenant_id'] });
+      const p = buildPrimaryPrompt({
+        phase: 'plan',
+        phaseText: '# Phase: plan\nWrite the plan.',
+        core,
+        guardrails: guardrailsMd,
+        state: { iteration: 7, phase: 'plan' },
+        backlog,
+        taskId: 'W1-001',
+        constraints: ['ALL SQL must include tenant_id'],
+      });
       assert.match(p.text, /^RALPH-PHASE: plan\nRALPH-AGENT: primary\nRALPH-TASK: W1-001\nRALPH-KEY: plan\/W1-001\/\n/);
-      for (const s of ['# Standards', 'Write the plan.', 'iteration=7', '## Task W1-001: Invoice parser\n[pending] (S, wave 1, src ES:42, deps W0-001,W0-002)', '- W0-001 [done] Database layer', 'ALL SQL must include tenant_id', 'G-002']) {
+      for (const s of [
+        '# Standards',
+        'Write the plan.',
+        'iteration=7',
+        '## Task W1-001: Invoice parser\n[pending] (S, wave 1, src ES:42, deps W0-001,W0-002)',
+        '- W0-001 [done] Database layer',
+        'ALL SQL must include tenant_id',
+        'G-002',
+      ]) {
         assert.ok(p.text.includes(s), `missing ${s}`);
       }
-      for (const s of ['Unrelated PDF export', 'Another unrelated thing', 'editor note', 'Format:']) assert.ok(!p.text.includes(s), `leaked ${s}`);
+      for (const s of ['Unrelated PDF export', 'Another unrelated thing', 'editor note', 'Format:'])
+        assert.ok(!p.text.includes(s), `leaked ${s}`);
       assert.equal(p.bytes, byteLength(p.text));
-      assert.equal(Object.values(p.sections).reduce((a, b) => a + b, 0), p.bytes);
+      assert.equal(
+        Object.values(p.sections).reduce((a, b) => a + b, 0),
+        p.bytes,
+      );
     });
 
     it('given reflect with a huge gate output, then only a bounded tail is sent', () => {
       const output = Array.from({ length: 5000 }, (_, i) => `FAIL test ${i}`).join('\n');
-      const p = buildPrimaryPrompt({ phase: 'reflect', phaseText: 'reflect', core, backlog, taskId: 'W1-001', failure: { gate: 'test', status: 'failed', output } });
+      const p = buildPrimaryPrompt({
+        phase: 'reflect',
+        phaseText: 'reflect',
+        core,
+        backlog,
+        taskId: 'W1-001',
+        failure: { gate: 'test', status: 'failed', output },
+      });
       assert.ok(p.text.includes('FAIL test 4999'));
       assert.ok(!p.text.includes('FAIL test 10\n'));
       assert.ok((p.sections.failure ?? 0) <= PROMPT_LIMITS.gateTailBytes + 200);
     });
 
     it('given a rejected previous answer, then the reason is included, bounded', () => {
-      const p = buildPrimaryPrompt({ phase: 'plan', phaseText: 'plan', core, backlog, taskId: 'W1-001', rejection: `steps[0].files: required\n${'x'.repeat(5000)}` });
+      const p = buildPrimaryPrompt({
+        phase: 'plan',
+        phaseText: 'plan',
+        core,
+        backlog,
+        taskId: 'W1-001',
+        rejection: `steps[0].files: required\n${'x'.repeat(5000)}`,
+      });
       assert.match(p.text, /## Your previous answer was rejected by the harness\nsteps\[0\]\.files: required/);
       assert.ok((p.sections.rejection ?? 0) <= PROMPT_LIMITS.rejectionBytes + 200);
     });
@@ -132,7 +190,15 @@ describe('agents/prompts', () => {
     });
 
     it('given implement, then the sub-step is included', () => {
-      const p = buildPrimaryPrompt({ phase: 'implement', phaseText: 'impl', core, backlog, taskId: 'W1-001', key: 'step-2', step: { index: 1, total: 3, description: 'Add rounding', files: ['src/a.ts'], acceptance: 'test passes' } });
+      const p = buildPrimaryPrompt({
+        phase: 'implement',
+        phaseText: 'impl',
+        core,
+        backlog,
+        taskId: 'W1-001',
+        key: 'step-2',
+        step: { index: 1, total: 3, description: 'Add rounding', files: ['src/a.ts'], acceptance: 'test passes' },
+      });
       assert.match(p.text, /RALPH-KEY: implement\/W1-001\/step-2\//);
       assert.match(p.text, /## Sub-step 2\/3: Add rounding\nFiles: src\/a\.ts\nAcceptance: test passes/);
     });
@@ -149,7 +215,12 @@ describe('agents/prompts', () => {
     });
 
     it('given a failed attempt, then the bounded gate tail is included', () => {
-      const p = buildWorkerPrompt({ task, core, failure: { gate: 'lint', status: 'failed', output: 'x'.repeat(10_000) + '\nno-unused-vars at a.ts:3' }, attempt: 2 });
+      const p = buildWorkerPrompt({
+        task,
+        core,
+        failure: { gate: 'lint', status: 'failed', output: 'x'.repeat(10_000) + '\nno-unused-vars at a.ts:3' },
+        attempt: 2,
+      });
       assert.ok(p.text.includes('no-unused-vars at a.ts:3'));
       assert.ok(p.bytes < 3072);
     });
@@ -158,7 +229,16 @@ describe('agents/prompts', () => {
   describe('judge', () => {
     it('holds only the task, the diff, the gate results and the rules', () => {
       const diff = 'diff --git a/src/auth/x.ts b/src/auth/x.ts\n+const ok = 1;\n';
-      const p = buildJudgePrompt({ task, diff, gates: [{ gate: 'build', status: 'passed' }, { gate: 'test', status: 'failed', output: 'boom' }], rules: ['No secrets in code'], deferredReason: 'touches src/auth/' });
+      const p = buildJudgePrompt({
+        task,
+        diff,
+        gates: [
+          { gate: 'build', status: 'passed' },
+          { gate: 'test', status: 'failed', output: 'boom' },
+        ],
+        rules: ['No secrets in code'],
+        deferredReason: 'touches src/auth/',
+      });
       assert.deepEqual(Object.keys(p.sections), ['header', 'instructions', 'task', 'gates', 'rules', 'diff', 'answer']);
       assert.match(p.text, /RALPH-AGENT: judge/);
       assert.ok(p.text.includes('+const ok = 1;'));

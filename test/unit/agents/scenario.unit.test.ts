@@ -14,7 +14,10 @@ describe('test kit scenario format', () => {
   });
 
   it('given a bad tool call, then the error names the source and the place', () => {
-    assert.throws(() => parseScenario({ scripts: [{ turns: [{ tools: [{ tool: 'write', path: 'a' }] }] }] }, 'demo.json'), /demo\.json: invalid scenario: scripts\.0\.turns\.0\.tools\.0\.content/);
+    assert.throws(
+      () => parseScenario({ scripts: [{ turns: [{ tools: [{ tool: 'write', path: 'a' }] }] }] }, 'demo.json'),
+      /demo\.json: invalid scenario: scripts\.0\.turns\.0\.tools\.0\.content/,
+    );
     assert.throws(() => parseScenario({ turns: [{ hang: true, error: { status: 500 } }] }), /cannot both hang and fail/);
     assert.throws(() => parseScenario({ turns: [{ text: 'x', typo: 1 }] }), /typo/);
     assert.throws(() => loadScenario('{ not json'), /inline scenario: not JSON/);
@@ -43,7 +46,13 @@ describe('test kit scenario format', () => {
   });
 
   it('turns write and edit calls into apply_patch bodies', () => {
-    assert.equal(applyPatchText({ tool: 'write', path: 'a.txt', content: 'x\ny\n' }), '*** Begin Patch\n*** Add File: a.txt\n+x\n+y\n*** End Patch\n');
-    assert.equal(applyPatchText({ tool: 'edit', path: 'a.txt', old: 'x', new: 'z' }), '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+z\n*** End Patch\n');
+    assert.equal(
+      applyPatchText({ tool: 'write', path: 'a.txt', content: 'x\ny\n' }),
+      '*** Begin Patch\n*** Add File: a.txt\n+x\n+y\n*** End Patch\n',
+    );
+    assert.equal(
+      applyPatchText({ tool: 'edit', path: 'a.txt', old: 'x', new: 'z' }),
+      '*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+z\n*** End Patch\n',
+    );
   });
 });

@@ -55,7 +55,11 @@ describe('control commands', function () {
     return queuePatch(h.ctx, { taskId, patchPath: writePatch(h, `${taskId}-${h.nowMs()}`, files), createdBy: 'worker-b' });
   }
 
-  async function promoted(taskId: string, files = ['src/a.ts'], commit = `c0ffee${Math.floor(Math.random() * 1e8).toString(16)}`): Promise<string> {
+  async function promoted(
+    taskId: string,
+    files = ['src/a.ts'],
+    commit = `c0ffee${Math.floor(Math.random() * 1e8).toString(16)}`,
+  ): Promise<string> {
     const p = await queued(taskId, files);
     h.commits.add(commit);
     await promotePatch(h.ctx, { patchId: p, commitHash: commit });
@@ -86,7 +90,10 @@ describe('control commands', function () {
 
     it('a malformed row fails the import with file and line, importing nothing', async () => {
       h.writeBacklog(`${BACKLOG}| W1-003 | pending | broken | S |\n`);
-      await assert.rejects(importBacklog(h.ctx), (e: Error) => e.name === 'BacklogParseError' && /BACKLOG\.md:16: table row has 4 cells/.test(e.message));
+      await assert.rejects(
+        importBacklog(h.ctx),
+        (e: Error) => e.name === 'BacklogParseError' && /BACKLOG\.md:16: table row has 4 cells/.test(e.message),
+      );
       assert.equal(h.store.events().length, 0);
     });
   });
@@ -99,16 +106,25 @@ describe('control commands', function () {
     });
 
     it('emit-event refuses lifecycle event types', async () => {
-      await assert.rejects(emitEvent(h.ctx, { entityType: 'task', entityId: 'W0-001', eventType: 'task.done', actor: 'x' }), { name: 'ReservedEventTypeError' });
+      await assert.rejects(emitEvent(h.ctx, { entityType: 'task', entityId: 'W0-001', eventType: 'task.done', actor: 'x' }), {
+        name: 'ReservedEventTypeError',
+      });
     });
 
     it('transition-task updates columns, bumps version, and refuses done without a promoted patch (defect 3)', async () => {
       await imported();
-      const r = await transitionTask(h.ctx, { taskId: 'W0-001', status: 'claimed', actor: 'primary', payload: { claimed_by: 'primary', risk_tier: 0 } });
+      const r = await transitionTask(h.ctx, {
+        taskId: 'W0-001',
+        status: 'claimed',
+        actor: 'primary',
+        payload: { claimed_by: 'primary', risk_tier: 0 },
+      });
       assert.deepEqual([r.oldStatus, r.newStatus], ['pending', 'claimed']);
       const t = getTask(h.store, 'W0-001');
       assert.deepEqual([t?.claimed_by, t?.risk_tier, t?.version], ['primary', 0, 2]);
-      await assert.rejects(transitionTask(h.ctx, { taskId: 'W0-001', status: 'done', actor: 'primary' }), { name: 'DoneWithoutPromotedPatchError' });
+      await assert.rejects(transitionTask(h.ctx, { taskId: 'W0-001', status: 'done', actor: 'primary' }), {
+        name: 'DoneWithoutPromotedPatchError',
+      });
       assert.equal(getTask(h.store, 'W0-001')?.status, 'claimed');
     });
   });
@@ -219,13 +235,19 @@ describe('control commands', function () {
       assert.equal((await classifyTaskRisk(ctx, 'W0-001', { record: false })).tier, 2);
       assert.equal((await classifyTaskRisk(h.ctx, 'W0-001', { record: false })).tier, 1);
       fs.writeFileSync(path.join(h.dir, 'ralph.config.json'), JSON.stringify({ risk_patterns: { tier3: 'not-a-list' } }));
-      assert.throws(() => loadRiskPatterns(h.dir), (e: Error) => e.name === 'ConfigError' && /ralph\.config\.json: risk_patterns: tier3/.test(e.message));
+      assert.throws(
+        () => loadRiskPatterns(h.dir),
+        (e: Error) => e.name === 'ConfigError' && /ralph\.config\.json: risk_patterns: tier3/.test(e.message),
+      );
     });
 
     it('a missing patch file is a clear error naming it', async () => {
       await imported();
       await queuePatch(h.ctx, { taskId: 'W0-001', patchPath: 'nowhere.patch', createdBy: 'w' });
-      await assert.rejects(classifyTaskRisk(h.ctx, 'W0-001'), (e: Error) => e.name === 'PatchFileError' && /nowhere\.patch/.test(e.message));
+      await assert.rejects(
+        classifyTaskRisk(h.ctx, 'W0-001'),
+        (e: Error) => e.name === 'PatchFileError' && /nowhere\.patch/.test(e.message),
+      );
     });
   });
 
@@ -244,14 +266,19 @@ describe('control commands', function () {
       await deferTier2('W1-001');
       assert.equal(shouldReviewDeferred(h.ctx).review, false);
       const json = JSON.parse(getDeferredQueue(h.ctx, 'json')) as { task_id: string }[];
-      assert.deepEqual(json.map((t) => t.task_id), ['W0-001', 'W1-001']);
+      assert.deepEqual(
+        json.map((t) => t.task_id),
+        ['W0-001', 'W1-001'],
+      );
       assert.match(getDeferredQueue(h.ctx, 'prompt'), /^## Deferred Items for Review\n\n### W0-001: Set up helpers\n- Risk Tier: 2\n/);
       await deferTier2('W0-002');
       assert.equal(shouldReviewDeferred(h.ctx).review, true);
     });
 
     it('should-review when one item has waited 10 promoted commits', async () => {
-      h.writeBacklog(`## Wave 0\n| ID | Status | Title | Source | Effort | Deps |\n|--|--|--|--|--|--|\n${Array.from({ length: 12 }, (_, i) => `| T${String(i).padStart(2, '0')} | pending | t | - | S | - |`).join('\n')}\n`);
+      h.writeBacklog(
+        `## Wave 0\n| ID | Status | Title | Source | Effort | Deps |\n|--|--|--|--|--|--|\n${Array.from({ length: 12 }, (_, i) => `| T${String(i).padStart(2, '0')} | pending | t | - | S | - |`).join('\n')}\n`,
+      );
       await importBacklog(h.ctx);
       await deferTier2('T00');
       for (let i = 1; i <= 9; i++) await promoted(`T${String(i).padStart(2, '0')}`);
@@ -275,7 +302,13 @@ describe('control commands', function () {
       await imported();
       await deferTier2('W0-001');
       h.commits.add('cccc3333');
-      const r = await resolveDeferred(h.ctx, { taskId: 'W0-001', decision: 'approve', actor: 'judge', rationale: 'ok', commitHash: 'cccc3333' });
+      const r = await resolveDeferred(h.ctx, {
+        taskId: 'W0-001',
+        decision: 'approve',
+        actor: 'judge',
+        rationale: 'ok',
+        commitHash: 'cccc3333',
+      });
       assert.deepEqual([r.newStatus, r.promoted], ['done', true]);
       assert.equal(patchesOf(h.store, 'W0-001')[0]?.status, 'promoted');
     });
@@ -283,7 +316,9 @@ describe('control commands', function () {
     it('approve of a deferred task with no patch is refused, never done', async () => {
       await imported();
       await transitionTask(h.ctx, { taskId: 'W0-001', status: 'deferred', actor: 'cp', payload: { reason: 'manual' } });
-      await assert.rejects(resolveDeferred(h.ctx, { taskId: 'W0-001', decision: 'approve', actor: 'judge', rationale: 'ok' }), { name: 'DoneWithoutPromotedPatchError' });
+      await assert.rejects(resolveDeferred(h.ctx, { taskId: 'W0-001', decision: 'approve', actor: 'judge', rationale: 'ok' }), {
+        name: 'DoneWithoutPromotedPatchError',
+      });
       assert.equal(getTask(h.store, 'W0-001')?.status, 'deferred');
     });
 
@@ -298,7 +333,9 @@ describe('control commands', function () {
     });
 
     it('expire-stale-deferrals: after 20 promoted commits, not 60 events (defect 10); tier lowered by one', async () => {
-      h.writeBacklog(`## Wave 0\n| ID | Status | Title | Source | Effort | Deps |\n|--|--|--|--|--|--|\n${Array.from({ length: 21 }, (_, i) => `| T${String(i).padStart(2, '0')} | pending | t | - | S | - |`).join('\n')}\n`);
+      h.writeBacklog(
+        `## Wave 0\n| ID | Status | Title | Source | Effort | Deps |\n|--|--|--|--|--|--|\n${Array.from({ length: 21 }, (_, i) => `| T${String(i).padStart(2, '0')} | pending | t | - | S | - |`).join('\n')}\n`,
+      );
       await importBacklog(h.ctx);
       await deferTier2('T00');
       for (let i = 0; i < 80; i++) await emitEvent(h.ctx, { entityType: 'run', entityId: 'r', eventType: 'run.tick', actor: 'x' });
@@ -322,7 +359,12 @@ describe('control commands', function () {
 
     it('counts accepted, rejected and deferred; moves files; invalid ones rejected with the error (defect 14)', async () => {
       await imported();
-      propose('prop_001.json', { proposal_type: 'new_task', confidence: 0.9, task: { id: 'W2-001', title: 'Export', source: 'ES:9', effort: 'S', wave: 2, deps: '-' }, rationale: 'spec 9' });
+      propose('prop_001.json', {
+        proposal_type: 'new_task',
+        confidence: 0.9,
+        task: { id: 'W2-001', title: 'Export', source: 'ES:9', effort: 'S', wave: 2, deps: '-' },
+        rationale: 'spec 9',
+      });
       propose('prop_002.json', '{ not json');
       propose('prop_003.json', { proposal_type: 'drop_task', confidence: 1, task_id: 'W0-002', rationale: 'obsolete' });
       propose('prop_004.json', { proposal_type: 'new_task', confidence: 0.9, task: { id: 'W0-001', title: 'dup', effort: 'S', wave: 0 } });
@@ -332,26 +374,46 @@ describe('control commands', function () {
       assert.deepEqual([t?.status, t?.provenance], ['pending', 'auto']);
       const dir = path.join(h.ralphDir, 'proposals');
       assert.deepEqual(fs.readdirSync(path.join(dir, 'processed')).sort(), ['prop_001.json', 'prop_003.json']);
-      assert.deepEqual(fs.readdirSync(path.join(dir, 'rejected')).sort(), ['prop_002.error.txt', 'prop_002.json', 'prop_004.error.txt', 'prop_004.json']);
+      assert.deepEqual(fs.readdirSync(path.join(dir, 'rejected')).sort(), [
+        'prop_002.error.txt',
+        'prop_002.json',
+        'prop_004.error.txt',
+        'prop_004.json',
+      ]);
       assert.match(fs.readFileSync(path.join(dir, 'rejected', 'prop_004.error.txt'), 'utf8'), /W0-001 already exists/);
       const types = h.store.events({ entityType: 'proposal' }).map((e) => `${e.event_type} ${e.entity_id}`);
-      assert.deepEqual(types, ['proposal.accepted prop_001.json', 'proposal.rejected prop_002.json', 'proposal.deferred prop_003.json', 'proposal.rejected prop_004.json']);
+      assert.deepEqual(types, [
+        'proposal.accepted prop_001.json',
+        'proposal.rejected prop_002.json',
+        'proposal.deferred prop_003.json',
+        'proposal.rejected prop_004.json',
+      ]);
       assert.deepEqual((await processProposals(h.ctx)).counts, { accepted: 0, rejected: 0, deferred: 0 });
     });
 
     it('deferred proposals wait for the judge: approve applies them (drop_task), reject records why', async () => {
       await imported();
       propose('prop_drop.json', { proposal_type: 'drop_task', confidence: 1, task_id: 'W0-002', rationale: 'covered by W0-001' });
-      propose('prop_big.json', { proposal_type: 'new_task', confidence: 0.6, task: { id: 'W2-005', title: 'Big', effort: 'L', wave: 2 }, rationale: 'r' });
+      propose('prop_big.json', {
+        proposal_type: 'new_task',
+        confidence: 0.6,
+        task: { id: 'W2-005', title: 'Big', effort: 'L', wave: 2 },
+        rationale: 'r',
+      });
       await processProposals(h.ctx);
-      assert.deepEqual(deferredProposals(h.ctx).map((p) => p.file), ['prop_big.json', 'prop_drop.json']);
+      assert.deepEqual(
+        deferredProposals(h.ctx).map((p) => p.file),
+        ['prop_big.json', 'prop_drop.json'],
+      );
       const a = await resolveProposal(h.ctx, { file: 'prop_drop.json', decision: 'approve', actor: 'judge', rationale: 'agreed' });
       assert.deepEqual([a.outcome, a.tasks], ['accepted', ['W0-002']]);
       assert.equal(getTask(h.store, 'W0-002')?.status, 'dropped');
       const r = await resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'reject', actor: 'judge', rationale: 'too vague' });
       assert.deepEqual([r.outcome, r.detail], ['rejected', 'judge rejected: too vague']);
       assert.deepEqual(deferredProposals(h.ctx), []);
-      await assert.rejects(resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'approve', actor: 'judge', rationale: 'again' }), { name: 'InvalidStateError' });
+      await assert.rejects(resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'approve', actor: 'judge', rationale: 'again' }), {
+        name: 'InvalidStateError',
+      });
     });
 
     it('a proposal already decided in the log (crash before the move) is only moved', async () => {
@@ -379,7 +441,8 @@ describe('control commands', function () {
       const p = await promoted('W0-001');
       assert.ok(p);
       await transitionTask(h.ctx, { taskId: 'W0-001', status: 'pending', actor: 'human' });
-      const text = fs.readFileSync(path.join(h.ralphDir, 'BACKLOG.md'), 'utf8')
+      const text = fs
+        .readFileSync(path.join(h.ralphDir, 'BACKLOG.md'), 'utf8')
         .replace('| W0-001 | done |', '| W0-001 | done |')
         .replace('| W0-001 | pending |', '| W0-001 | done |')
         .replace('| W1-001 | pending |', '| W1-001 | done |')
@@ -396,9 +459,23 @@ describe('control commands', function () {
     it('render-state writes the reference keys, counts from the log, keeps the loop position', async () => {
       await imported();
       await promoted('W0-001');
-      fs.writeFileSync(path.join(h.ralphDir, 'STATE.json'), JSON.stringify({ phase: 'verify', iteration: 4, current_item: 'W0-002', items_done_count: 42 }));
+      fs.writeFileSync(
+        path.join(h.ralphDir, 'STATE.json'),
+        JSON.stringify({ phase: 'verify', iteration: 4, current_item: 'W0-002', items_done_count: 42 }),
+      );
       const s = JSON.parse(renderState(h.ctx)) as Record<string, unknown>;
-      assert.deepEqual([s['phase'], s['iteration'], s['current_item'], s['items_done_count'], s['items_total_count'], s['commits_total'], s['current_wave']], ['verify', 4, 'W0-002', 1, 4, 1, 0]);
+      assert.deepEqual(
+        [
+          s['phase'],
+          s['iteration'],
+          s['current_item'],
+          s['items_done_count'],
+          s['items_total_count'],
+          s['commits_total'],
+          s['current_wave'],
+        ],
+        ['verify', 4, 'W0-002', 1, 4, 1, 0],
+      );
     });
 
     it('status: reference shape; last-hour counts compare instants correctly (defect 7)', async () => {
@@ -430,7 +507,10 @@ describe('control commands', function () {
       const p = await queued('W1-001', ['src/auth/a.ts']);
       await applyPolicy(h.ctx, 'W1-001', p);
       await claimReadyTask(h.ctx, 'primary');
-      const snap = (): unknown => [h.store.all('SELECT * FROM task_view ORDER BY task_id'), h.store.all('SELECT * FROM patch_view ORDER BY patch_id')];
+      const snap = (): unknown => [
+        h.store.all('SELECT * FROM task_view ORDER BY task_id'),
+        h.store.all('SELECT * FROM patch_view ORDER BY patch_id'),
+      ];
       const before = snap();
       const n = await rebuildViews(h.ctx);
       assert.equal(n, h.store.events().length);

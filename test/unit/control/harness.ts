@@ -26,7 +26,8 @@ export async function harness(startIso = '2026-11-29T12:00:00.000Z'): Promise<Ha
   let now = Date.parse(startIso);
   const commits = new Set<string>();
   const clock = (): number => now;
-  const open = (): Promise<EventStore> => openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, clock, checkpointDebounceMs: 50 });
+  const open = (): Promise<EventStore> =>
+    openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, clock, checkpointDebounceMs: 50 });
   const mk = (store: EventStore): ControlContext =>
     controlContext(store, { ralphDir, projectDir: dir, git: { commitExists: async (h) => commits.has(h) }, now: () => new Date(now) });
   const store = await open();

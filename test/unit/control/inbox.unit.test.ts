@@ -18,20 +18,35 @@ describe('control inbox', () => {
 
   it('drains commands in submission order; valid ones run, invalid ones fail with the reason and an event', async () => {
     const inbox = path.join(h.ralphDir, 'inbox');
-    submitToInbox(h.ralphDir, { command: 'transition-task', task_id: 'W0-001', status: 'blocked', actor: 'human' }, new Date('2026-11-29T12:00:00.001Z'));
-    submitToInbox(h.ralphDir, { command: 'add-task', actor: 'human', task: { id: 'W2-001', title: 'By hand', source: '-', effort: 'S', wave: 2, deps: '-' } }, new Date('2026-11-29T12:00:00.002Z'));
-    submitToInbox(h.ralphDir, { command: 'transition-task', task_id: 'W0-002', status: 'done', actor: 'human' }, new Date('2026-11-29T12:00:00.003Z'));
+    submitToInbox(
+      h.ralphDir,
+      { command: 'transition-task', task_id: 'W0-001', status: 'blocked', actor: 'human' },
+      new Date('2026-11-29T12:00:00.001Z'),
+    );
+    submitToInbox(
+      h.ralphDir,
+      { command: 'add-task', actor: 'human', task: { id: 'W2-001', title: 'By hand', source: '-', effort: 'S', wave: 2, deps: '-' } },
+      new Date('2026-11-29T12:00:00.002Z'),
+    );
+    submitToInbox(
+      h.ralphDir,
+      { command: 'transition-task', task_id: 'W0-002', status: 'done', actor: 'human' },
+      new Date('2026-11-29T12:00:00.003Z'),
+    );
     fs.writeFileSync(path.join(inbox, 'cmd_zz_bad.json'), JSON.stringify({ command: 'resolve-deferred', task_id: 'W0-001' }));
     const stops: HostCommand[] = [];
     submitToInbox(h.ralphDir, { command: 'stop', actor: 'human' }, new Date('2026-11-29T12:00:00.004Z'));
     const r = await drainInbox(h.ctx, { onHostCommand: (c) => void stops.push(c) });
-    assert.deepEqual(r.map((x) => [x.command ?? '?', x.ok]), [
-      ['transition-task', true],
-      ['add-task', true],
-      ['transition-task', false],
-      ['stop', true],
-      ['?', false],
-    ]);
+    assert.deepEqual(
+      r.map((x) => [x.command ?? '?', x.ok]),
+      [
+        ['transition-task', true],
+        ['add-task', true],
+        ['transition-task', false],
+        ['stop', true],
+        ['?', false],
+      ],
+    );
     assert.match(r[2]?.error ?? '', /no promoted patch/);
     assert.match(r[4]?.error ?? '', /inbox\/cmd_zz_bad\.json: .*decision/);
     assert.equal(getTask(h.store, 'W0-001')?.status, 'blocked');
@@ -44,11 +59,26 @@ describe('control inbox', () => {
   });
 
   it('given a reprioritize-task command, then the task moves wave with one event; unchanged waves and closed tasks are not moved', async () => {
-    submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'W0-001', new_wave: 3, actor: 'human', rationale: 'later' }, new Date('2026-11-29T12:00:00.001Z'));
-    submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'W0-001', new_wave: 3, actor: 'human' }, new Date('2026-11-29T12:00:00.002Z'));
-    submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'NOPE', new_wave: 1, actor: 'human' }, new Date('2026-11-29T12:00:00.003Z'));
+    submitToInbox(
+      h.ralphDir,
+      { command: 'reprioritize-task', task_id: 'W0-001', new_wave: 3, actor: 'human', rationale: 'later' },
+      new Date('2026-11-29T12:00:00.001Z'),
+    );
+    submitToInbox(
+      h.ralphDir,
+      { command: 'reprioritize-task', task_id: 'W0-001', new_wave: 3, actor: 'human' },
+      new Date('2026-11-29T12:00:00.002Z'),
+    );
+    submitToInbox(
+      h.ralphDir,
+      { command: 'reprioritize-task', task_id: 'NOPE', new_wave: 1, actor: 'human' },
+      new Date('2026-11-29T12:00:00.003Z'),
+    );
     const r = await drainInbox(h.ctx);
-    assert.deepEqual(r.map((x) => x.ok), [true, true, false]);
+    assert.deepEqual(
+      r.map((x) => x.ok),
+      [true, true, false],
+    );
     assert.match(r[2]?.error ?? '', /NOPE not found/);
     assert.equal(getTask(h.store, 'W0-001')?.wave, 3);
     const moved = h.store.events().filter((e) => e.event_type === 'task.reprioritized');

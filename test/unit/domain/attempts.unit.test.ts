@@ -36,7 +36,10 @@ describe('domain/task failed attempts', () => {
   });
 
   it('given attempts against 3 retries, then retry until the 4th fails; an identical failure blocks at once', () => {
-    assert.deepEqual([1, 2, 3, 4].map((a) => attemptDecision(a, 3, false)), ['retry', 'retry', 'retry', 'block']);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((a) => attemptDecision(a, 3, false)),
+      ['retry', 'retry', 'retry', 'block'],
+    );
     assert.equal(attemptDecision(2, 3, true), 'block');
     assert.equal(attemptDecision(1, 0, false), 'block');
   });
@@ -73,7 +76,13 @@ describe('domain/task failed attempts', () => {
 
 describe('domain/task reviewFollowUp (modify -> follow-up)', () => {
   const asHistory = (evs: ReturnType<typeof record>): HistoryEvent[] =>
-    evs.map((e) => ({ event_id: e.event_id, event_type: e.type, entity_id: e.entity_id, actor: e.actor, payload: e.data as Record<string, unknown> }));
+    evs.map((e) => ({
+      event_id: e.event_id,
+      event_type: e.type,
+      entity_id: e.entity_id,
+      actor: e.actor,
+      payload: e.data as Record<string, unknown>,
+    }));
 
   function deferredWithPatch() {
     const setup = [
@@ -82,18 +91,35 @@ describe('domain/task reviewFollowUp (modify -> follow-up)', () => {
     const w = fold(setup);
     const queued = decideQueuePatch(w.tasks.get('T-4'), { taskId: 'T-4', patchId: 'p1', path: '/x/p1.patch', createdBy: 'primary' });
     fold(queued, w);
-    const deferred = [domainEvent('task.deferred', 'T-4', 'primary', { old_status: 'proposed', new_status: 'deferred', reason: 'tier 2', risk_tier: 2, patch_id: 'p1' })];
+    const deferred = [
+      domainEvent('task.deferred', 'T-4', 'primary', {
+        old_status: 'proposed',
+        new_status: 'deferred',
+        reason: 'tier 2',
+        risk_tier: 2,
+        patch_id: 'p1',
+      }),
+    ];
     fold(deferred, w);
     return { w, deferred };
   }
 
   it('given a modify that discarded the reviewed patch, then the follow-up names that patch and the modification', () => {
     const { w, deferred } = deferredWithPatch();
-    const resolved = decideResolveDeferred(ctxOf(w, 'T-4'), { taskId: 'T-4', decision: 'modify', actor: 'human:ann', rationale: 'also export MIN_LENGTH' });
+    const resolved = decideResolveDeferred(ctxOf(w, 'T-4'), {
+      taskId: 'T-4',
+      decision: 'modify',
+      actor: 'human:ann',
+      rationale: 'also export MIN_LENGTH',
+    });
     assert.equal((resolved[0]?.data as Record<string, unknown>)['discarded_patch_id'], 'p1');
     const h = asHistory(record([...deferred, ...resolved]));
     const f = reviewFollowUp(h);
-    assert.deepEqual(f && { patchId: f.patchId, modification: f.modification, actor: f.actor }, { patchId: 'p1', modification: 'also export MIN_LENGTH', actor: 'human:ann' });
+    assert.deepEqual(f && { patchId: f.patchId, modification: f.modification, actor: f.actor }, {
+      patchId: 'p1',
+      modification: 'also export MIN_LENGTH',
+      actor: 'human:ann',
+    });
     assert.equal(f?.resolutionId, h[1]?.event_id);
   });
 
@@ -101,7 +127,13 @@ describe('domain/task reviewFollowUp (modify -> follow-up)', () => {
     const h = asHistory(
       record([
         domainEvent('task.deferred', 'T-4', 'primary', { old_status: 'proposed', new_status: 'deferred', reason: 'tier 2' }),
-        domainEvent('task.deferral_resolved', 'T-4', 'judge', { decision: 'modify', rationale: 'r', modification: 'split it', old_status: 'deferred', new_status: 'pending' }),
+        domainEvent('task.deferral_resolved', 'T-4', 'judge', {
+          decision: 'modify',
+          rationale: 'r',
+          modification: 'split it',
+          old_status: 'deferred',
+          new_status: 'pending',
+        }),
         domainEvent('patch.discarded', 'p1', 'judge', { task_id: 'T-4', reason: 'judge modify: r' }),
       ]),
     );
@@ -120,8 +152,20 @@ describe('domain/task reviewFollowUp (modify -> follow-up)', () => {
     });
     const later = [
       domainEvent('task.deferred', 'T-4', 'worker-1', { old_status: 'proposed', new_status: 'deferred', reason: 'tier 2' }),
-      domainEvent('task.deferral_resolved', 'T-4', 'judge', { decision: 'reject', rationale: 'no', old_status: 'deferred', new_status: 'pending', discarded_patch_id: 'p2' }),
-      domainEvent('task.deferral_expired', 'T-4', 'cp', { old_status: 'deferred', new_status: 'pending', old_tier: 2, new_tier: 1, commits_since: 20 }),
+      domainEvent('task.deferral_resolved', 'T-4', 'judge', {
+        decision: 'reject',
+        rationale: 'no',
+        old_status: 'deferred',
+        new_status: 'pending',
+        discarded_patch_id: 'p2',
+      }),
+      domainEvent('task.deferral_expired', 'T-4', 'cp', {
+        old_status: 'deferred',
+        new_status: 'pending',
+        old_tier: 2,
+        new_tier: 1,
+        commits_since: 20,
+      }),
     ];
     assert.ok(reviewFollowUp(asHistory(record([modify]))));
     for (const e of later) assert.equal(reviewFollowUp(asHistory(record([modify, e]))), null, e.type);
@@ -129,14 +173,35 @@ describe('domain/task reviewFollowUp (modify -> follow-up)', () => {
 
   it('given a second modify on the follow-up patch, then the follow-up starts from the newer patch', () => {
     const mod = (patch: string, text: string) =>
-      domainEvent('task.deferral_resolved', 'T-4', 'judge', { decision: 'modify', rationale: text, modification: text, old_status: 'deferred', new_status: 'pending', discarded_patch_id: patch });
-    const h = asHistory(record([mod('p1', 'first'), domainEvent('task.deferred', 'T-4', 'w', { old_status: 'proposed', new_status: 'deferred' }), mod('p2', 'second')]));
+      domainEvent('task.deferral_resolved', 'T-4', 'judge', {
+        decision: 'modify',
+        rationale: text,
+        modification: text,
+        old_status: 'deferred',
+        new_status: 'pending',
+        discarded_patch_id: patch,
+      });
+    const h = asHistory(
+      record([
+        mod('p1', 'first'),
+        domainEvent('task.deferred', 'T-4', 'w', { old_status: 'proposed', new_status: 'deferred' }),
+        mod('p2', 'second'),
+      ]),
+    );
     assert.deepEqual([reviewFollowUp(h)?.patchId, reviewFollowUp(h)?.modification], ['p2', 'second']);
   });
 
   it('given a modify of a task with no patch, then no follow-up (nothing to start from)', () => {
     const h = asHistory(
-      record([domainEvent('task.deferral_resolved', 'T-4', 'judge', { decision: 'modify', rationale: 'r', modification: 'm', old_status: 'deferred', new_status: 'pending' })]),
+      record([
+        domainEvent('task.deferral_resolved', 'T-4', 'judge', {
+          decision: 'modify',
+          rationale: 'r',
+          modification: 'm',
+          old_status: 'deferred',
+          new_status: 'pending',
+        }),
+      ]),
     );
     assert.equal(reviewFollowUp(h), null);
   });

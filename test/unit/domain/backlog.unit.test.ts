@@ -37,7 +37,10 @@ describe('domain/backlog', () => {
     const text = `## Wave 1\n| ID | Status | Title | Source | Effort | Deps |\n|---|---|---|---|---|---|\n| W1-001 | pending | ok | - | S | - |\n| W1-002 | pending | five cells | S | - |\n| W1-001 | pending | dup | - | S | - |\n| W1-003 | pending | effort | - | huge | - |\n`;
     const { rows, problems } = parseBacklog(text, '.ralph/BACKLOG.md');
     assert.equal(rows.length, 1);
-    assert.deepEqual(problems.map((p) => `${p.file}:${p.line}`), ['.ralph/BACKLOG.md:5', '.ralph/BACKLOG.md:6', '.ralph/BACKLOG.md:7']);
+    assert.deepEqual(
+      problems.map((p) => `${p.file}:${p.line}`),
+      ['.ralph/BACKLOG.md:5', '.ralph/BACKLOG.md:6', '.ralph/BACKLOG.md:7'],
+    );
     assert.match(problems[0]?.message ?? '', /5 cells, expected 6/);
     assert.match(problems[1]?.message ?? '', /duplicate task id W1-001 \(first on line 4\)/);
   });
@@ -82,7 +85,9 @@ describe('domain/backlog', () => {
   it('round-trips: render(parse(render(x))) == render(x)', () => {
     const text = renderBacklog([newTask({ id: 'W0-001', title: 'x | y', source: 'ES:1', effort: 'XL', wave: 0, deps: 'A,B' })]);
     const rows = parseBacklog(text).rows;
-    const again = renderBacklog(rows.map((r) => newTask({ id: r.id, title: r.title, source: r.source, effort: r.effort, wave: r.wave, deps: r.deps })));
+    const again = renderBacklog(
+      rows.map((r) => newTask({ id: r.id, title: r.title, source: r.source, effort: r.effort, wave: r.wave, deps: r.deps })),
+    );
     assert.equal(again, text);
   });
 

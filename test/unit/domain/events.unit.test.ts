@@ -6,7 +6,13 @@ const base = { event_id: 'evt_1', ts: '2026-11-29T10:00:00.000Z', run_id: 'r', a
 
 describe('domain/events', () => {
   it('reads a known event into the typed union', () => {
-    const e = readEvent({ ...base, entity_type: 'task', entity_id: 'W1', event_type: 'task.claimed', payload: { old_status: 'pending', new_status: 'claimed', claimed_by: 'w', extra: 1 } });
+    const e = readEvent({
+      ...base,
+      entity_type: 'task',
+      entity_id: 'W1',
+      event_type: 'task.claimed',
+      payload: { old_status: 'pending', new_status: 'claimed', claimed_by: 'w', extra: 1 },
+    });
     assert.equal(e?.type, 'task.claimed');
     assert.equal((e?.data as Record<string, unknown>)['extra'], 1);
   });

@@ -4,12 +4,24 @@ import { domainEvent } from '../../../src/domain/events';
 import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, filesTouchedByDiff, newPatchId } from '../../../src/domain/patch';
 import { fold, types } from './given';
 
-const migrated = domainEvent('task.migrated', 'W1-001', 'cp', { title: 'T', source: 'ES:1', effort: 'S', deps: '-', wave: 1, status: 'pending' });
+const migrated = domainEvent('task.migrated', 'W1-001', 'cp', {
+  title: 'T',
+  source: 'ES:1',
+  effort: 'S',
+  deps: '-',
+  wave: 1,
+  status: 'pending',
+});
 
 describe('domain/patch lifecycle', () => {
   it('given a pending task, when a patch is queued, then patch.queued and task.proposed', () => {
     const w = fold([migrated]);
-    const evs = decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p1', path: '.ralph/commits/pending/p1.patch', createdBy: 'worker-b' });
+    const evs = decideQueuePatch(w.tasks.get('W1-001'), {
+      taskId: 'W1-001',
+      patchId: 'p1',
+      path: '.ralph/commits/pending/p1.patch',
+      createdBy: 'worker-b',
+    });
     assert.deepEqual(types(evs), ['patch.queued p1', 'task.proposed W1-001']);
     fold(evs, w);
     assert.equal(w.tasks.get('W1-001')?.status, 'proposed');
@@ -18,7 +30,9 @@ describe('domain/patch lifecycle', () => {
   });
 
   it('when a patch is queued for an unknown or done task, then an error', () => {
-    assert.throws(() => decideQueuePatch(undefined, { taskId: 'Z', patchId: 'p', path: 'x', createdBy: 'w' }), { name: 'TaskNotFoundError' });
+    assert.throws(() => decideQueuePatch(undefined, { taskId: 'Z', patchId: 'p', path: 'x', createdBy: 'w' }), {
+      name: 'TaskNotFoundError',
+    });
   });
 
   it('given a queued patch, when promoted, then patch.promoted, task.done, task.completed', () => {
@@ -27,15 +41,22 @@ describe('domain/patch lifecycle', () => {
     const evs = decidePromotePatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', commitHash: 'deadbeefcafe', actor: 'cp' });
     assert.deepEqual(types(evs), ['patch.promoted p1', 'task.done W1-001', 'task.completed W1-001']);
     fold(evs, w);
-    assert.deepEqual([w.patches.get('p1')?.status, w.patches.get('p1')?.commit_hash, w.tasks.get('W1-001')?.status], ['promoted', 'deadbeefcafe', 'done']);
-    assert.throws(() => decidePromotePatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', commitHash: 'x', actor: 'cp' }), { name: 'InvalidStateError' });
+    assert.deepEqual(
+      [w.patches.get('p1')?.status, w.patches.get('p1')?.commit_hash, w.tasks.get('W1-001')?.status],
+      ['promoted', 'deadbeefcafe', 'done'],
+    );
+    assert.throws(() => decidePromotePatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', commitHash: 'x', actor: 'cp' }), {
+      name: 'InvalidStateError',
+    });
   });
 
   it('given a deferred task, when its patch is promoted around the judge, then InvalidStateError', () => {
     const w = fold([migrated]);
     fold(decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p1', path: 'p', createdBy: 'w' }), w);
     fold([domainEvent('task.deferred', 'W1-001', 'cp', { old_status: 'proposed', new_status: 'deferred', reason: 'tier 2' })], w);
-    assert.throws(() => decidePromotePatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', commitHash: 'abc', actor: 'cp' }), { name: 'InvalidStateError' });
+    assert.throws(() => decidePromotePatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', commitHash: 'abc', actor: 'cp' }), {
+      name: 'InvalidStateError',
+    });
   });
 
   it('given a queued patch, when discarded, then patch.discarded and the task back to pending', () => {
@@ -43,25 +64,37 @@ describe('domain/patch lifecycle', () => {
     fold(decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p1', path: 'p', createdBy: 'w' }), w);
     const evs = decideDiscardPatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', reason: 'build failed', actor: 'cp' });
     assert.deepEqual(types(evs), ['patch.discarded p1', 'task.pending W1-001']);
-    assert.throws(() => decideDiscardPatch(undefined, undefined, { patchId: 'nope', reason: 'r', actor: 'cp' }), { name: 'PatchNotFoundError' });
+    assert.throws(() => decideDiscardPatch(undefined, undefined, { patchId: 'nope', reason: 'r', actor: 'cp' }), {
+      name: 'PatchNotFoundError',
+    });
   });
 
   it('given a task whose newer patch is queued, when the older one is discarded, then only the patch closes and the task stays proposed', () => {
     const w = fold([migrated]);
     fold(decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p1', path: 'p', createdBy: 'w' }), w);
     fold(decideQueuePatch(w.tasks.get('W1-001'), { taskId: 'W1-001', patchId: 'p2', path: 'q', createdBy: 'w' }), w);
-    const evs = decideDiscardPatch(w.patches.get('p1'), w.tasks.get('W1-001'), { patchId: 'p1', reason: 'superseded by a rebase', actor: 'cp' });
+    const evs = decideDiscardPatch(w.patches.get('p1'), w.tasks.get('W1-001'), {
+      patchId: 'p1',
+      reason: 'superseded by a rebase',
+      actor: 'cp',
+    });
     assert.deepEqual(types(evs), ['patch.discarded p1']);
     fold(evs, w);
     assert.equal(w.tasks.get('W1-001')?.status, 'proposed');
-    assert.deepEqual(types(decideDiscardPatch(w.patches.get('p2'), w.tasks.get('W1-001'), { patchId: 'p2', reason: 'r', actor: 'cp' })), ['patch.discarded p2', 'task.pending W1-001']);
+    assert.deepEqual(types(decideDiscardPatch(w.patches.get('p2'), w.tasks.get('W1-001'), { patchId: 'p2', reason: 'r', actor: 'cp' })), [
+      'patch.discarded p2',
+      'task.pending W1-001',
+    ]);
   });
 
   it('patch ids are unique even within one millisecond (defect 6 class)', () => {
     const taken = new Set<string>();
     const now = new Date('2026-11-29T10:00:00.123Z');
     for (let i = 0; i < 3; i++) taken.add(newPatchId('W1-001', now, (id) => taken.has(id)));
-    assert.deepEqual([...taken], ['patch_W1-001_20261129100000123', 'patch_W1-001_20261129100000123_2', 'patch_W1-001_20261129100000123_3']);
+    assert.deepEqual(
+      [...taken],
+      ['patch_W1-001_20261129100000123', 'patch_W1-001_20261129100000123_2', 'patch_W1-001_20261129100000123_3'],
+    );
   });
 });
 

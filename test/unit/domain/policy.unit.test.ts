@@ -4,7 +4,10 @@ import { decidePolicy } from '../../../src/domain/policy';
 
 describe('domain/policy decidePolicy', () => {
   it('maps tiers to decisions', () => {
-    assert.deepEqual([0, 1, 2, 3].map((t) => decidePolicy(t as 0 | 1 | 2 | 3).decision), ['promote', 'promote', 'defer', 'decompose']);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((t) => decidePolicy(t as 0 | 1 | 2 | 3).decision),
+      ['promote', 'promote', 'defer', 'decompose'],
+    );
   });
   it('given the judge approved, tier 2 promotes; tier 3 still decomposes', () => {
     assert.equal(decidePolicy(2, { approvedByJudge: true }).decision, 'promote');

@@ -7,13 +7,22 @@ import { newTask, type Task } from '../../../src/domain/model';
 function backlog(...tasks: Task[]): { tasks: Map<string, Task> } {
   return { tasks: new Map(tasks.map((t) => [t.task_id, t])) };
 }
-const T = (id: string, wave = 1, status: Task['status'] = 'pending'): Task => ({ ...newTask({ id, title: id, effort: 'S', wave }), status });
+const T = (id: string, wave = 1, status: Task['status'] = 'pending'): Task => ({
+  ...newTask({ id, title: id, effort: 'S', wave }),
+  status,
+});
 function prop(o: unknown): Proposal {
   const r = parseProposal(JSON.stringify(o), 'prop_x.json');
   if (!r.ok) throw new Error(r.error);
   return r.proposal;
 }
-const newTaskProp = (effort: string, confidence: number, deps = '-') => prop({ proposal_type: 'new_task', confidence, task: { id: 'W3-035', title: 'New', source: 'ES:42.3', effort, wave: 3, deps }, rationale: 'r' });
+const newTaskProp = (effort: string, confidence: number, deps = '-') =>
+  prop({
+    proposal_type: 'new_task',
+    confidence,
+    task: { id: 'W3-035', title: 'New', source: 'ES:42.3', effort, wave: 3, deps },
+    rationale: 'r',
+  });
 
 describe('domain/proposals', () => {
   it('new S task, no deps, confidence >= 0.7: accepted as task.created (provenance auto)', () => {
@@ -31,19 +40,46 @@ describe('domain/proposals', () => {
     assert.equal(evaluateProposal(newTaskProp('L', 0.99), backlog()).outcome, 'deferred');
   });
   it('decompose with all S sub-tasks: accepted, parent dropped; otherwise deferred', () => {
-    const p = (effort: string) => prop({ proposal_type: 'decompose', confidence: 0.9, parent_task: 'W1-001', sub_tasks: [{ id: 'W1-001a', title: 'a', effort: 'S' }, { id: 'W1-001b', title: 'b', effort, deps: 'W1-001a' }], rationale: 'tier 3' });
+    const p = (effort: string) =>
+      prop({
+        proposal_type: 'decompose',
+        confidence: 0.9,
+        parent_task: 'W1-001',
+        sub_tasks: [
+          { id: 'W1-001a', title: 'a', effort: 'S' },
+          { id: 'W1-001b', title: 'b', effort, deps: 'W1-001a' },
+        ],
+        rationale: 'tier 3',
+      });
     const o = evaluateProposal(p('S'), backlog(T('W1-001')));
     assert.equal(o.outcome, 'accepted');
-    if (o.outcome === 'accepted') assert.deepEqual(o.events.map((e) => `${e.type} ${e.entity_id}`), ['task.created W1-001a', 'task.created W1-001b', 'task.dropped W1-001']);
+    if (o.outcome === 'accepted')
+      assert.deepEqual(
+        o.events.map((e) => `${e.type} ${e.entity_id}`),
+        ['task.created W1-001a', 'task.created W1-001b', 'task.dropped W1-001'],
+      );
     assert.equal(evaluateProposal(p('M'), backlog(T('W1-001'))).outcome, 'deferred');
   });
   it('drop_task: always deferred', () => {
-    assert.equal(evaluateProposal(prop({ proposal_type: 'drop_task', confidence: 1, task_id: 'W1-001', rationale: 'obsolete' }), backlog(T('W1-001'))).outcome, 'deferred');
+    assert.equal(
+      evaluateProposal(prop({ proposal_type: 'drop_task', confidence: 1, task_id: 'W1-001', rationale: 'obsolete' }), backlog(T('W1-001')))
+        .outcome,
+      'deferred',
+    );
   });
   it('reprioritize by one wave: accepted; by two: deferred', () => {
-    const one = evaluateProposal(prop({ proposal_type: 'reprioritize', confidence: 0.9, task_id: 'W1-001', old_wave: 1, new_wave: 2 }), backlog(T('W1-001')));
+    const one = evaluateProposal(
+      prop({ proposal_type: 'reprioritize', confidence: 0.9, task_id: 'W1-001', old_wave: 1, new_wave: 2 }),
+      backlog(T('W1-001')),
+    );
     assert.equal(one.outcome, 'accepted');
-    assert.equal(evaluateProposal(prop({ proposal_type: 'reprioritize', confidence: 0.9, task_id: 'W1-001', old_wave: 1, new_wave: 3 }), backlog(T('W1-001'))).outcome, 'deferred');
+    assert.equal(
+      evaluateProposal(
+        prop({ proposal_type: 'reprioritize', confidence: 0.9, task_id: 'W1-001', old_wave: 1, new_wave: 3 }),
+        backlog(T('W1-001')),
+      ).outcome,
+      'deferred',
+    );
   });
   it('judged (approved by the judge): thresholds lifted, validity and limits kept', () => {
     assert.equal(evaluateProposal(newTaskProp('L', 0.3), backlog(), 'judge', { judged: true }).outcome, 'accepted');
@@ -76,7 +112,10 @@ describe('domain/proposals', () => {
         assert.match(r.error, /prop_bad\.json/);
       }
     }
-    assert.deepEqual(evaluateProposal(newTaskProp('S', 0.9), backlog({ ...T('W3-035') })), { outcome: 'rejected', error: 'task W3-035 already exists' });
+    assert.deepEqual(evaluateProposal(newTaskProp('S', 0.9), backlog({ ...T('W3-035') })), {
+      outcome: 'rejected',
+      error: 'task W3-035 already exists',
+    });
     assert.equal(evaluateProposal(newTaskProp('S', 0.9, 'NOPE-1'), backlog()).outcome, 'rejected');
     assert.equal(evaluateProposal(prop({ proposal_type: 'drop_task', task_id: 'NOPE' }), backlog()).outcome, 'rejected');
   });

@@ -7,13 +7,28 @@ describe('domain/risk classifyRisk', () => {
   const M = { effort: 'M', source: 'ES:12' };
 
   it('given a secret file among others, then tier 3 (checked first)', () => {
-    for (const f of ['.env', 'config/.env.local', 'prod.env', 'src/secrets/db.ts', 'keys/server.key', 'certs/ca.PEM', 'src/private_api.ts', 'Credentials.json']) {
+    for (const f of [
+      '.env',
+      'config/.env.local',
+      'prod.env',
+      'src/secrets/db.ts',
+      'keys/server.key',
+      'certs/ca.PEM',
+      'src/private_api.ts',
+      'Credentials.json',
+    ]) {
       assert.equal(classifyRisk(['docs/a.md', f, 'db/migrations/1.sql'], S), 3, f);
     }
   });
 
   it('given migrations or auth paths, then tier 2', () => {
-    for (const f of ['sql/migrations/001.sql', 'db/migrations/2.sql', 'src/handlers/auth/login.ts', 'src/auth/x.ts', 'src/middleware/auth.ts']) {
+    for (const f of [
+      'sql/migrations/001.sql',
+      'db/migrations/2.sql',
+      'src/handlers/auth/login.ts',
+      'src/auth/x.ts',
+      'src/middleware/auth.ts',
+    ]) {
       assert.equal(classifyRisk(['src/a.ts', f], S), 2, f);
     }
   });
@@ -26,7 +41,16 @@ describe('domain/risk classifyRisk', () => {
   });
 
   it('given S effort and only docs/fixtures/ci files, then tier 0; M effort stays 1', () => {
-    const files = ['README.md', 'docs/guide.md', 'test/fixtures/a.json', '.github/workflows/ci.yml', 'schemas/x.yaml', '.ci/run', 'ci/build.sh', 'test_data/x.csv'];
+    const files = [
+      'README.md',
+      'docs/guide.md',
+      'test/fixtures/a.json',
+      '.github/workflows/ci.yml',
+      'schemas/x.yaml',
+      '.ci/run',
+      'ci/build.sh',
+      'test_data/x.csv',
+    ];
     assert.equal(classifyRisk(files, S), 0);
     assert.equal(classifyRisk(files, M), 1);
   });

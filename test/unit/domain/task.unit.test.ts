@@ -12,8 +12,18 @@ import {
 import { decidePromotePatch, decideQueuePatch } from '../../../src/domain/patch';
 import { ctxOf, fold, types } from './given';
 
-const migrated = (id: string, extra: Partial<{ effort: string; wave: number; deps: string; status: 'pending' | 'done' | 'blocked' }> = {}) =>
-  domainEvent('task.migrated', id, 'control_plane', { title: `Task ${id}`, source: 'ES:1', effort: extra.effort ?? 'S', deps: extra.deps ?? '-', wave: extra.wave ?? 0, status: extra.status ?? 'pending' });
+const migrated = (
+  id: string,
+  extra: Partial<{ effort: string; wave: number; deps: string; status: 'pending' | 'done' | 'blocked' }> = {},
+) =>
+  domainEvent('task.migrated', id, 'control_plane', {
+    title: `Task ${id}`,
+    source: 'ES:1',
+    effort: extra.effort ?? 'S',
+    deps: extra.deps ?? '-',
+    wave: extra.wave ?? 0,
+    status: extra.status ?? 'pending',
+  });
 
 describe('domain/task lifecycle', () => {
   it('given a migrated task, when claimed, then task.claimed with the owner and version 2', () => {
@@ -30,12 +40,16 @@ describe('domain/task lifecycle', () => {
     const w = fold([migrated('W0-001')]);
     fold(decideClaim(ctxOf(w, 'W0-001'), 'W0-001', 'A'), w);
     assert.throws(() => decideClaim(ctxOf(w, 'W0-001'), 'W0-001', 'B'), { name: 'TaskAlreadyClaimedError' });
-    assert.throws(() => decideTransition(ctxOf(w, 'W0-001'), { taskId: 'W0-001', to: 'claimed', actor: 'B' }), { name: 'TaskAlreadyClaimedError' });
+    assert.throws(() => decideTransition(ctxOf(w, 'W0-001'), { taskId: 'W0-001', to: 'claimed', actor: 'B' }), {
+      name: 'TaskAlreadyClaimedError',
+    });
   });
 
   it('given no promoted patch, when transitioned to done, then DoneWithoutPromotedPatchError (defect 3)', () => {
     const w = fold([migrated('W0-001')]);
-    assert.throws(() => decideTransition(ctxOf(w, 'W0-001'), { taskId: 'W0-001', to: 'done', actor: 'primary' }), { name: 'DoneWithoutPromotedPatchError' });
+    assert.throws(() => decideTransition(ctxOf(w, 'W0-001'), { taskId: 'W0-001', to: 'done', actor: 'primary' }), {
+      name: 'DoneWithoutPromotedPatchError',
+    });
   });
 
   it('given a promoted patch, when transitioned to done, then task.done', () => {
@@ -49,23 +63,41 @@ describe('domain/task lifecycle', () => {
 
   it('when an unknown task is transitioned, then it is created from the payload fields', () => {
     const w = fold([]);
-    const evs = decideTransition(ctxOf(w, 'X-1'), { taskId: 'X-1', to: 'blocked', actor: 'h', payload: { title: 'T', effort: 'M', wave: 3, deps: 'A,B' } });
+    const evs = decideTransition(ctxOf(w, 'X-1'), {
+      taskId: 'X-1',
+      to: 'blocked',
+      actor: 'h',
+      payload: { title: 'T', effort: 'M', wave: 3, deps: 'A,B' },
+    });
     const t = fold(evs, w).tasks.get('X-1');
     assert.deepEqual([t?.status, t?.title, t?.effort, t?.wave, t?.deps, t?.version], ['blocked', 'T', 'M', 3, 'A,B', 1]);
   });
 
   it('transition payload keys claimed_by, patch_id, risk_tier update columns; deferred sets reason/at; pending clears them', () => {
     const w = fold([migrated('W0-001')]);
-    fold(decideTransition(ctxOf(w, 'W0-001'), { taskId: 'W0-001', to: 'deferred', actor: 'cp', payload: { reason: 'tier 2', risk_tier: 2, patch_id: 'p9' } }), w);
+    fold(
+      decideTransition(ctxOf(w, 'W0-001'), {
+        taskId: 'W0-001',
+        to: 'deferred',
+        actor: 'cp',
+        payload: { reason: 'tier 2', risk_tier: 2, patch_id: 'p9' },
+      }),
+      w,
+    );
     let t = w.tasks.get('W0-001');
-    assert.deepEqual([t?.status, t?.deferred_reason, t?.deferred_at, t?.risk_tier, t?.patch_id], ['deferred', 'tier 2', '2026-11-29T10:00:00.000Z', 2, 'p9']);
+    assert.deepEqual(
+      [t?.status, t?.deferred_reason, t?.deferred_at, t?.risk_tier, t?.patch_id],
+      ['deferred', 'tier 2', '2026-11-29T10:00:00.000Z', 2, 'p9'],
+    );
     fold(decideTransition(ctxOf(w, 'W0-001'), { taskId: 'W0-001', to: 'pending', actor: 'cp' }), w);
     t = w.tasks.get('W0-001');
     assert.deepEqual([t?.deferred_reason, t?.deferred_at, t?.version], [null, null, 3]);
   });
 
   it('rejects an unknown status', () => {
-    assert.throws(() => decideTransition(ctxOf(fold([migrated('A')]), 'A'), { taskId: 'A', to: 'finished', actor: 'x' }), { name: 'InvalidArgumentError' });
+    assert.throws(() => decideTransition(ctxOf(fold([migrated('A')]), 'A'), { taskId: 'A', to: 'finished', actor: 'x' }), {
+      name: 'InvalidArgumentError',
+    });
   });
 });
 
@@ -73,7 +105,18 @@ describe('domain/task resolve-deferred', () => {
   function deferredWithPatch() {
     const w = fold([migrated('W2-001')]);
     fold(decideQueuePatch(w.tasks.get('W2-001'), { taskId: 'W2-001', patchId: 'p1', path: 'p1.patch', createdBy: 'worker' }), w);
-    fold([domainEvent('task.deferred', 'W2-001', 'cp', { old_status: 'proposed', new_status: 'deferred', reason: 'tier 2', risk_tier: 2, patch_id: 'p1' })], w);
+    fold(
+      [
+        domainEvent('task.deferred', 'W2-001', 'cp', {
+          old_status: 'proposed',
+          new_status: 'deferred',
+          reason: 'tier 2',
+          risk_tier: 2,
+          patch_id: 'p1',
+        }),
+      ],
+      w,
+    );
     return w;
   }
 
@@ -85,14 +128,25 @@ describe('domain/task resolve-deferred', () => {
   });
 
   it('given a deferred task without a patch, when approved, then an error, never done', () => {
-    const w = fold([migrated('W2-001'), domainEvent('task.deferred', 'W2-001', 'cp', { old_status: 'pending', new_status: 'deferred', reason: 'r' })]);
-    assert.throws(() => decideResolveDeferred(ctxOf(w, 'W2-001'), { taskId: 'W2-001', decision: 'approve', actor: 'judge', rationale: 'ok' }), { name: 'DoneWithoutPromotedPatchError' });
+    const w = fold([
+      migrated('W2-001'),
+      domainEvent('task.deferred', 'W2-001', 'cp', { old_status: 'pending', new_status: 'deferred', reason: 'r' }),
+    ]);
+    assert.throws(
+      () => decideResolveDeferred(ctxOf(w, 'W2-001'), { taskId: 'W2-001', decision: 'approve', actor: 'judge', rationale: 'ok' }),
+      { name: 'DoneWithoutPromotedPatchError' },
+    );
   });
 
   it('when rejected or modified, then pending and the patch discarded; modify keeps the modification', () => {
     for (const decision of ['reject', 'modify'] as const) {
       const w = deferredWithPatch();
-      const evs = decideResolveDeferred(ctxOf(w, 'W2-001'), { taskId: 'W2-001', decision, actor: 'judge', rationale: 'split the migration' });
+      const evs = decideResolveDeferred(ctxOf(w, 'W2-001'), {
+        taskId: 'W2-001',
+        decision,
+        actor: 'judge',
+        rationale: 'split the migration',
+      });
       assert.deepEqual(types(evs), ['task.deferral_resolved W2-001', 'patch.discarded p1']);
       if (decision === 'modify') assert.equal((evs[0]?.data as { modification?: string }).modification, 'split the migration');
       fold(evs, w);
@@ -103,12 +157,17 @@ describe('domain/task resolve-deferred', () => {
 
   it('when the task is not deferred, then InvalidStateError', () => {
     const w = fold([migrated('A')]);
-    assert.throws(() => decideResolveDeferred(ctxOf(w, 'A'), { taskId: 'A', decision: 'reject', actor: 'j', rationale: 'r' }), { name: 'InvalidStateError' });
+    assert.throws(() => decideResolveDeferred(ctxOf(w, 'A'), { taskId: 'A', decision: 'reject', actor: 'j', rationale: 'r' }), {
+      name: 'InvalidStateError',
+    });
   });
 });
 
 describe('domain/task deferral expiry (defect 10)', () => {
-  const w = fold([migrated('A'), domainEvent('task.deferred', 'A', 'cp', { old_status: 'proposed', new_status: 'deferred', reason: 'r', risk_tier: 2 })]);
+  const w = fold([
+    migrated('A'),
+    domainEvent('task.deferred', 'A', 'cp', { old_status: 'proposed', new_status: 'deferred', reason: 'r', risk_tier: 2 }),
+  ]);
   const task = w.tasks.get('A')!;
   it('given 19 promoted commits since deferral, then nothing expires', () => {
     assert.deepEqual(decideExpireDeferrals([{ task, commitsSinceDeferral: 19, patch: undefined }]), []);

@@ -22,13 +22,25 @@ describe('extension: agents tracker', () => {
     const t = new AgentsTracker(() => new Date('2026-11-29T18:00:00Z'));
     t.apply({ type: 'agent.started', agent: 'worker-1', phase: 'worker', taskId: 'W1-002', promptBytes: 10, budgetUsd: 1 });
     t.apply({ type: 'phase.changed', agent: 'primary', from: 'plan', to: 'implement', reason: 'planned', taskId: 'W1-001', iteration: 1 });
-    t.apply({ type: 'agent.finished', agent: 'worker-1', phase: 'worker', taskId: 'W1-002', status: 'success', costUsd: 0.25, durationMs: 100, turns: 2 });
+    t.apply({
+      type: 'agent.finished',
+      agent: 'worker-1',
+      phase: 'worker',
+      taskId: 'W1-002',
+      status: 'success',
+      costUsd: 0.25,
+      durationMs: 100,
+      turns: 2,
+    });
     t.apply({ type: 'agent.started', agent: 'worker-1', phase: 'worker', taskId: 'W1-003', promptBytes: 10, budgetUsd: 1 });
     const rows = t.list();
-    assert.deepEqual(rows.map((r) => [r.name, r.phase, r.taskId, r.busy, r.costUsd]), [
-      ['primary', 'implement', 'W1-001', false, 0],
-      ['worker-1', 'worker', 'W1-003', true, 0.25],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.phase, r.taskId, r.busy, r.costUsd]),
+      [
+        ['primary', 'implement', 'W1-001', false, 0],
+        ['worker-1', 'worker', 'W1-003', true, 0.25],
+      ],
+    );
     assert.equal(rows[1]?.startedAt, '2026-11-29T18:00:00.000Z');
     t.apply({ type: 'loop.state', state: 'stopped' });
     assert.ok(t.list().every((r) => !r.busy && r.phase === 'stopped'));
@@ -38,14 +50,24 @@ describe('extension: agents tracker', () => {
 describe('extension: notification rules', () => {
   const judge = ev('task.deferral_resolved', 'W2-014', 'judge', { decision: 'approve', rationale: 'small and tested\nmore' });
   it('given a judge verdict, then "W2-014 approved by judge: …" with Show Diff and Override, except at errors/none', () => {
-    assert.deepEqual(notificationFor(judge, 'verdicts'), { kind: 'info', text: 'W2-014 approved by judge: small and tested', actions: ['Show Diff', 'Override'] });
+    assert.deepEqual(notificationFor(judge, 'verdicts'), {
+      kind: 'info',
+      text: 'W2-014 approved by judge: small and tested',
+      actions: ['Show Diff', 'Override'],
+    });
     assert.equal(notificationFor(judge, 'errors'), undefined);
     assert.equal(notificationFor(judge, 'none'), undefined);
   });
   it('given a human verdict, a promotion and a blocked task, then only what the level asks for', () => {
     assert.equal(notificationFor(ev('task.deferral_resolved', 'T', 'human', { decision: 'reject', rationale: 'x' }), 'all'), undefined);
-    assert.equal(notificationFor(ev('patch.promoted', 'P1', 'control_plane', { task_id: 'T', commit_hash: 'abcdef1234' }), 'verdicts'), undefined);
-    assert.equal(notificationFor(ev('patch.promoted', 'P1', 'control_plane', { task_id: 'T', commit_hash: 'abcdef1234' }), 'all')?.text, 'T promoted (abcdef12)');
+    assert.equal(
+      notificationFor(ev('patch.promoted', 'P1', 'control_plane', { task_id: 'T', commit_hash: 'abcdef1234' }), 'verdicts'),
+      undefined,
+    );
+    assert.equal(
+      notificationFor(ev('patch.promoted', 'P1', 'control_plane', { task_id: 'T', commit_hash: 'abcdef1234' }), 'all')?.text,
+      'T promoted (abcdef12)',
+    );
     assert.equal(notificationFor(ev('task.blocked', 'T', 'control_plane', { reason: 'gates' }), 'errors')?.kind, 'error');
     assert.equal(verdictWord('modify'), 'sent back for changes');
   });
@@ -57,11 +79,35 @@ describe('extension: patch entries', () => {
     const a = 'a'.repeat(40);
     const b = 'b'.repeat(40);
     const text = [
-      `diff --git a/src/x.js b/src/x.js`, `index ${a}..${b} 100644`, '--- a/src/x.js', '+++ b/src/x.js', '@@ -1 +1 @@', '-a', '+b',
-      `diff --git a/new.txt b/new.txt`, 'new file mode 100644', `index ${z}..${b}`, '--- /dev/null', '+++ b/new.txt', '@@ -0,0 +1 @@', '+n',
-      `diff --git a/gone.txt b/gone.txt`, 'deleted file mode 100755', `index ${a}..${z}`, '--- a/gone.txt', '+++ /dev/null',
-      `diff --git a/old name.md b/docs/new.md`, 'similarity index 90%', 'rename from old name.md', 'rename to docs/new.md', `index ${a}..${b} 100644`,
-      `diff --git a/img.png b/img.png`, `index ${a}..${b} 100644`, 'GIT binary patch', 'literal 1', 'z',
+      `diff --git a/src/x.js b/src/x.js`,
+      `index ${a}..${b} 100644`,
+      '--- a/src/x.js',
+      '+++ b/src/x.js',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      `diff --git a/new.txt b/new.txt`,
+      'new file mode 100644',
+      `index ${z}..${b}`,
+      '--- /dev/null',
+      '+++ b/new.txt',
+      '@@ -0,0 +1 @@',
+      '+n',
+      `diff --git a/gone.txt b/gone.txt`,
+      'deleted file mode 100755',
+      `index ${a}..${z}`,
+      '--- a/gone.txt',
+      '+++ /dev/null',
+      `diff --git a/old name.md b/docs/new.md`,
+      'similarity index 90%',
+      'rename from old name.md',
+      'rename to docs/new.md',
+      `index ${a}..${b} 100644`,
+      `diff --git a/img.png b/img.png`,
+      `index ${a}..${b} 100644`,
+      'GIT binary patch',
+      'literal 1',
+      'z',
       '',
     ].join('\n');
     assert.deepEqual(

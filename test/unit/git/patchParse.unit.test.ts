@@ -139,7 +139,10 @@ describe('git/patchParse', () => {
 
     it('given garbage inside a hunk, throws a PatchParseError naming the line', () => {
       const bad = 'diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n x\n?weird\n';
-      assert.throws(() => filesTouchedByPatch(bad), (e: unknown) => e instanceof PatchParseError && e.lineNumber === 6);
+      assert.throws(
+        () => filesTouchedByPatch(bad),
+        (e: unknown) => e instanceof PatchParseError && e.lineNumber === 6,
+      );
     });
   });
 
@@ -197,7 +200,10 @@ describe('git/patchParse', () => {
     });
 
     it('parseMergeTree reads the tree, conflicted files and messages', () => {
-      const out = 'abc123\0f\0g h\0\0' + '1\0f\0Auto-merging\0Auto-merging f\n\0' + '1\0f\0CONFLICT (contents)\0CONFLICT (content): Merge conflict in f\n\0';
+      const out =
+        'abc123\0f\0g h\0\0' +
+        '1\0f\0Auto-merging\0Auto-merging f\n\0' +
+        '1\0f\0CONFLICT (contents)\0CONFLICT (content): Merge conflict in f\n\0';
       assert.deepEqual(parseMergeTree(out), {
         tree: 'abc123',
         files: ['f', 'g h'],

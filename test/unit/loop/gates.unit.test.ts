@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { compilePattern, findForbidden, forbiddenPatternsGate, InvalidPatternError, patternList } from '../../../src/loop/gates';
 
 const added = [
-  { path: 'src/app.py', lines: [{ line: 3, text: 'x = eval(input())' }, { line: 4, text: 'try:' }, { line: 6, text: 'except:' }] },
+  {
+    path: 'src/app.py',
+    lines: [
+      { line: 3, text: 'x = eval(input())' },
+      { line: 4, text: 'try:' },
+      { line: 6, text: 'except:' },
+    ],
+  },
   { path: 'tests/test_app.py', lines: [{ line: 1, text: 'eval("1")' }] },
 ];
 

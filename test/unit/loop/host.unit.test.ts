@@ -7,14 +7,32 @@ import { validateConfig } from '../../../src/project/config';
 
 describe('loop/host formatting', () => {
   it('given promotion and verdict events, then reference-style lines', () => {
-    assert.equal(formatLoopEvent({ type: 'patch.promoted', taskId: 'T-1', patchId: 'patch_T-1_1', commit: '0123456789abcdef' }), 'PROMOTED patch_T-1_1 → T-1 done (commit 01234567)');
-    assert.equal(formatLoopEvent({ type: 'verdict', taskId: 'T-4', verdict: 'approve', rationale: 'ok', confidence: 0.9, by: 'judge' }), 'judge approves T-4: ok');
+    assert.equal(
+      formatLoopEvent({ type: 'patch.promoted', taskId: 'T-1', patchId: 'patch_T-1_1', commit: '0123456789abcdef' }),
+      'PROMOTED patch_T-1_1 → T-1 done (commit 01234567)',
+    );
+    assert.equal(
+      formatLoopEvent({ type: 'verdict', taskId: 'T-4', verdict: 'approve', rationale: 'ok', confidence: 0.9, by: 'judge' }),
+      'judge approves T-4: ok',
+    );
     assert.equal(formatLoopEvent({ type: 'gate.progress', agent: 'primary', gate: 'test', line: 'x' }), null);
     assert.equal(formatLoopEvent({ type: 'log', level: 'info', agent: 'primary', message: 'idle' }), null);
   });
 
   it('given a summary, then counts, cost and where the time went', () => {
-    const s = formatSummary({ iterations: 9, invocations: 5, promoted: 2, deferred: 1, blocked: 0, released: 1, costUsd: 0.5, wallMs: 10_000, modelMs: 6000, gateMs: 3000, stopReason: 'backlog empty or blocked' });
+    const s = formatSummary({
+      iterations: 9,
+      invocations: 5,
+      promoted: 2,
+      deferred: 1,
+      blocked: 0,
+      released: 1,
+      costUsd: 0.5,
+      wallMs: 10_000,
+      modelMs: 6000,
+      gateMs: 3000,
+      stopReason: 'backlog empty or blocked',
+    });
     assert.match(s, /Stopped: backlog empty or blocked/);
     assert.match(s, /Promoted: 2 \| Deferred: 1 \| Blocked: 0 \| Released: 1/);
     assert.match(s, /harness ≥ 1\.0 s/);
@@ -29,7 +47,10 @@ describe('loop/settings from ralph.config.json', () => {
     assert.equal(s.maxRetries, 3);
     assert.deepEqual(s.intervals, { evolveEvery: 5, dryEvery: 5, integEvery: 10, uiEvery: 15, overdueAt: 30, reviewAtDeferred: 3 });
     assert.equal(s.workers, 1);
-    assert.deepEqual(s.verifyGates.map((g) => g.name), ['build', 'test', 'lint']);
+    assert.deepEqual(
+      s.verifyGates.map((g) => g.name),
+      ['build', 'test', 'lint'],
+    );
     assert.equal(s.verifyGates[1]?.command, 'pytest');
     assert.equal(s.budgets.perInvocationPrimary, 2.5);
     assert.ok(s.forbiddenPatterns.includes('eval('));

@@ -63,7 +63,12 @@ describe('loop/primaryMachine', () => {
     });
 
     it('given a failing build after a sub-step, then reflect with the build output; recoverable → same sub-step again', () => {
-      let s = run(initialPrimaryState(), { kind: 'claimed', taskId: 'T' }, { kind: 'planned', plan: plan2 }, { kind: 'implemented', build: ok('build') });
+      let s = run(
+        initialPrimaryState(),
+        { kind: 'claimed', taskId: 'T' },
+        { kind: 'planned', plan: plan2 },
+        { kind: 'implemented', build: ok('build') },
+      );
       assert.equal(s.subStep, 1);
       s = run(s, { kind: 'implemented', build: bad('build', 'TS2322') });
       assert.equal(s.phase, 'reflect');
@@ -121,7 +126,12 @@ describe('loop/primaryMachine', () => {
     });
 
     it('given a fundamental reflection, then blocked at once; environment releases and backs off', () => {
-      const failing = run(initialPrimaryState(), { kind: 'claimed', taskId: 'T' }, { kind: 'planned', plan: plan2 }, { kind: 'implemented', build: bad('build') });
+      const failing = run(
+        initialPrimaryState(),
+        { kind: 'claimed', taskId: 'T' },
+        { kind: 'planned', plan: plan2 },
+        { kind: 'implemented', build: bad('build') },
+      );
       const f = transition(failing, { kind: 'reflected', reflection: 'fundamental', identicalFailure: false });
       assert.equal(f.state.phase, 'assess');
       assert.ok(f.effects.some((e) => e.type === 'block_task'));
@@ -133,7 +143,12 @@ describe('loop/primaryMachine', () => {
     });
 
     it('given the identical failure twice, then the harness replans instead of retrying the same fix', () => {
-      const failing = run(initialPrimaryState(), { kind: 'claimed', taskId: 'T' }, { kind: 'planned', plan: plan2 }, { kind: 'implemented', build: bad('build') });
+      const failing = run(
+        initialPrimaryState(),
+        { kind: 'claimed', taskId: 'T' },
+        { kind: 'planned', plan: plan2 },
+        { kind: 'implemented', build: bad('build') },
+      );
       const s = run(failing, { kind: 'reflected', reflection: 'recoverable', identicalFailure: true });
       assert.equal(s.phase, 'plan');
       assert.equal(s.plan, null);

@@ -9,7 +9,10 @@ async function until(cond: () => boolean): Promise<void> {
 describe('loop/sleep', () => {
   it('given consecutive idle rounds, then the idle wait grows to its cap', () => {
     const p = { baseMs: 1000, maxMs: 4000, factor: 2 };
-    assert.deepEqual([0, 1, 2, 3, 9].map((n) => idleDelayMs(n, p)), [1000, 2000, 4000, 4000, 4000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 9].map((n) => idleDelayMs(n, p)),
+      [1000, 2000, 4000, 4000, 4000],
+    );
   });
 
   it('given a rate limit, then exponential back-off that honours a longer Retry-After', () => {

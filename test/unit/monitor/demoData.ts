@@ -8,12 +8,36 @@ import { REFERENCE_DDL, insertEvents } from './sqlFixture';
 import type { EventSeed } from './sqlFixture';
 
 const TITLES = [
-  'Project scaffold and CI', 'Config loader with schema', 'SQLite event store', 'Task projection', 'Patch projection',
-  'Risk classifier globs', 'Policy engine', 'Proposal processor', 'Deferred expiry', 'STATE.json renderer',
-  'BACKLOG.md renderer', 'Worker worktree setup', 'Git plumbing merge', 'Primary state machine', 'Adaptive sleep',
-  'Metrics extraction', 'Judge invocation', 'Auth middleware', 'Session tokens', 'Rate limiter',
-  'OpenAPI schema', 'Search endpoint', 'Pagination helpers', 'Error envelope', 'Audit log export',
-  'Password reset flow', 'Email templates', 'Background jobs', 'Retry with backoff', 'Feature flags',
+  'Project scaffold and CI',
+  'Config loader with schema',
+  'SQLite event store',
+  'Task projection',
+  'Patch projection',
+  'Risk classifier globs',
+  'Policy engine',
+  'Proposal processor',
+  'Deferred expiry',
+  'STATE.json renderer',
+  'BACKLOG.md renderer',
+  'Worker worktree setup',
+  'Git plumbing merge',
+  'Primary state machine',
+  'Adaptive sleep',
+  'Metrics extraction',
+  'Judge invocation',
+  'Auth middleware',
+  'Session tokens',
+  'Rate limiter',
+  'OpenAPI schema',
+  'Search endpoint',
+  'Pagination helpers',
+  'Error envelope',
+  'Audit log export',
+  'Password reset flow',
+  'Email templates',
+  'Background jobs',
+  'Retry with backoff',
+  'Feature flags',
 ];
 
 /** A small deterministic PRNG (mulberry32). */
@@ -76,13 +100,26 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
     let tier = Math.floor(rand() * 2);
     if (i < work) {
       // The last two are in flight: claimed minutes ago.
-      const t0 = i === work - 1 ? end - 4 * 60_000 : i === work - 2 ? end - 38 * 60_000 : start + 3_600_000 + (span * i) / work + rand() * 300_000;
+      const t0 =
+        i === work - 1 ? end - 4 * 60_000 : i === work - 2 ? end - 38 * 60_000 : start + 3_600_000 + (span * i) / work + rand() * 300_000;
       const actor = i % 3 === 2 ? 'worker-b' : 'primary';
-      events.push({ ts: iso(t0), entity_id: id, event_type: 'task.claimed', actor, payload: { old_status: 'pending', new_status: 'claimed', claimed_by: actor } });
+      events.push({
+        ts: iso(t0),
+        entity_id: id,
+        event_type: 'task.claimed',
+        actor,
+        payload: { old_status: 'pending', new_status: 'claimed', claimed_by: actor },
+      });
       patchId = `patch_${id}_${Math.floor(t0 / 1000)}`;
       const t1 = t0 + 600_000 + rand() * 1_800_000;
       if (t1 < end && i < work - 1) {
-        events.push({ ts: iso(t1), entity_id: id, event_type: 'task.proposed', actor, payload: { old_status: 'claimed', new_status: 'proposed', patch_id: patchId } });
+        events.push({
+          ts: iso(t1),
+          entity_id: id,
+          event_type: 'task.proposed',
+          actor,
+          payload: { old_status: 'claimed', new_status: 'proposed', patch_id: patchId },
+        });
         events.push({ ts: iso(t1), entity_type: 'patch', entity_id: patchId, event_type: 'patch.queued', actor });
       }
       const t2 = Math.min(t1 + 120_000 + rand() * 600_000, end - 60_000);
@@ -91,18 +128,42 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
         status = 'deferred';
         deferredAt = iso(t2);
         reason = i % 2 === 0 ? 'tier 2: touches auth/' : 'tier 2: migrations/ changed';
-        events.push({ ts: deferredAt, entity_id: id, event_type: 'task.deferred', payload: { old_status: 'proposed', new_status: 'deferred', reason } });
+        events.push({
+          ts: deferredAt,
+          entity_id: id,
+          event_type: 'task.deferred',
+          payload: { old_status: 'proposed', new_status: 'deferred', reason },
+        });
         patchRows.push([patchId, id, 'queued']);
       } else if (i === work - 5) {
         status = 'blocked';
-        events.push({ ts: iso(t2), entity_id: id, event_type: 'task.blocked', payload: { old_status: 'proposed', new_status: 'blocked', reason: 'gate failed 3 times: npm test' } });
+        events.push({
+          ts: iso(t2),
+          entity_id: id,
+          event_type: 'task.blocked',
+          payload: { old_status: 'proposed', new_status: 'blocked', reason: 'gate failed 3 times: npm test' },
+        });
         patchRows.push([patchId, id, 'discarded']);
       } else if (i < work - 2 && t2 < end) {
         status = 'done';
         commits++;
-        const hash = Math.floor(rand() * 0xffffffff).toString(16).padStart(8, '0') + 'cafe';
-        events.push({ ts: iso(t2), entity_type: 'patch', entity_id: patchId, event_type: 'patch.promoted', payload: { commit_hash: hash } });
-        events.push({ ts: iso(t2), entity_id: id, event_type: 'task.done', payload: { old_status: 'proposed', new_status: 'done', patch_id: patchId } });
+        const hash =
+          Math.floor(rand() * 0xffffffff)
+            .toString(16)
+            .padStart(8, '0') + 'cafe';
+        events.push({
+          ts: iso(t2),
+          entity_type: 'patch',
+          entity_id: patchId,
+          event_type: 'patch.promoted',
+          payload: { commit_hash: hash },
+        });
+        events.push({
+          ts: iso(t2),
+          entity_id: id,
+          event_type: 'task.done',
+          payload: { old_status: 'proposed', new_status: 'done', patch_id: patchId },
+        });
         patchRows.push([patchId, id, 'promoted']);
       } else {
         const proposed = t1 < end && i < work - 1;
@@ -112,20 +173,39 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
       }
     } else if (i === nTasks - 1) {
       status = 'dropped';
-      events.push({ ts: iso(end - 7_200_000), entity_id: id, event_type: 'task.dropped', payload: { old_status: 'pending', new_status: 'dropped', reason: 'superseded by W2-019' } });
+      events.push({
+        ts: iso(end - 7_200_000),
+        entity_id: id,
+        event_type: 'task.dropped',
+        payload: { old_status: 'pending', new_status: 'dropped', reason: 'superseded by W2-019' },
+      });
     }
     taskRows.push([id, status, title, source, effort, wave, tier, patchId, reason, deferredAt]);
   }
   const judged = [...deferredIdx].map((i) => ids[i]).filter((x): x is string => !!x)[0];
   if (judged) {
-    events.push({ ts: iso(end - 900_000), entity_id: judged, event_type: 'judge.verdict', actor: 'judge', payload: { verdict: 'approve', rationale: 'narrow change, tests cover the new branch' } });
+    events.push({
+      ts: iso(end - 900_000),
+      entity_id: judged,
+      event_type: 'judge.verdict',
+      actor: 'judge',
+      payload: { verdict: 'approve', rationale: 'narrow change, tests cover the new branch' },
+    });
   }
   for (let k = 0; k < (o.fillerEvents ?? 0); k++) {
-    events.push({ ts: iso(start + ((end - start) * k) / (o.fillerEvents ?? 1)), entity_type: 'run', entity_id: 'run_demo', event_type: 'run.heartbeat', actor: 'control_plane' });
+    events.push({
+      ts: iso(start + ((end - start) * k) / (o.fillerEvents ?? 1)),
+      entity_type: 'run',
+      entity_id: 'run_demo',
+      event_type: 'run.heartbeat',
+      actor: 'control_plane',
+    });
   }
   events.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
   insertEvents(db, events);
-  const ts = db.prepare('INSERT INTO task_view (task_id, status, title, source, effort, wave, risk_tier, patch_id, deferred_reason, deferred_at) VALUES (?,?,?,?,?,?,?,?,?,?)');
+  const ts = db.prepare(
+    'INSERT INTO task_view (task_id, status, title, source, effort, wave, risk_tier, patch_id, deferred_reason, deferred_at) VALUES (?,?,?,?,?,?,?,?,?,?)',
+  );
   for (const r of taskRows) ts.run(r as never);
   ts.free();
   const ps = db.prepare('INSERT INTO patch_view (patch_id, task_id, status) VALUES (?,?,?)');
@@ -174,9 +254,16 @@ export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: De
 
   writeFileSync(
     join(ralphDir, 'STATE.json'),
-    JSON.stringify({ iteration: iter, phase: 'implement', current_item: ids[work - 1] ?? null, current_wave: 1, commits_total: commits + 4 }),
+    JSON.stringify({
+      iteration: iter,
+      phase: 'implement',
+      current_item: ids[work - 1] ?? null,
+      current_wave: 1,
+      commits_total: commits + 4,
+    }),
   );
   mkdirSync(join(ralphDir, 'commits', 'pending'), { recursive: true });
-  for (const [p] of patchRows.filter((r) => r[2] === 'queued').slice(0, 3)) writeFileSync(join(ralphDir, 'commits', 'pending', `${String(p)}.patch`), 'diff --git\n');
+  for (const [p] of patchRows.filter((r) => r[2] === 'queued').slice(0, 3))
+    writeFileSync(join(ralphDir, 'commits', 'pending', `${String(p)}.patch`), 'diff --git\n');
   return { logsDir, events: events.length };
 }

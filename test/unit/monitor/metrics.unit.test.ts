@@ -22,7 +22,10 @@ describe('readMetrics', () => {
     writeFileSync(join(dir, metricsFileName(NOW)), line('2026-11-29T09:00:00Z', 1));
     writeFileSync(join(dir, 'notes.txt'), 'ignored');
     const r = readMetrics(dir, NOW, 7);
-    assert.deepEqual(r.lines.map((l) => l.cost), [2, 1]);
+    assert.deepEqual(
+      r.lines.map((l) => l.cost),
+      [2, 1],
+    );
     assert.equal(r.lines[0]?.output_tokens, 0);
     assert.deepEqual(r.problems, []);
   });
@@ -36,6 +39,9 @@ describe('readMetrics', () => {
     assert.equal(again.lines[0], first.lines[0], 'the same parsed object is reused');
     appendFileSync(file, line('2026-11-29T10:00:00Z', 3));
     const grown = readMetrics(dir, NOW, 1, cache);
-    assert.deepEqual(grown.lines.map((l) => l.cost), [1, 3]);
+    assert.deepEqual(
+      grown.lines.map((l) => l.cost),
+      [1, 3],
+    );
   });
 });

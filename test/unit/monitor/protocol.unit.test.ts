@@ -41,7 +41,10 @@ describe('monitor protocol', () => {
   });
 
   it('requires an id on requests and validates their params', () => {
-    assert.match((parseWebviewToHost({ method: 'resolveDeferred', params: { taskId: 'W2-014', decision: 'approve' } }) as { reason: string }).reason, /has no id/);
+    assert.match(
+      (parseWebviewToHost({ method: 'resolveDeferred', params: { taskId: 'W2-014', decision: 'approve' } }) as { reason: string }).reason,
+      /has no id/,
+    );
     assert.equal(parseWebviewToHost({ method: 'resolveDeferred', id: 3, params: { taskId: 'W2-014', decision: 'maybe' } }).ok, false);
     const ok = parseWebviewToHost(ResolveDeferredRequest.create({ taskId: 'W2-014', decision: 'approve' }, 3));
     assert.deepEqual(ok, { ok: true, message: { method: 'resolveDeferred', params: { taskId: 'W2-014', decision: 'approve' }, id: 3 } });

@@ -109,9 +109,15 @@ describe('MonitorSession', () => {
     h.session.pageGone();
     h.change((s) => ({ ...s, empty: false }));
     await h.settle();
-    assert.deepEqual(h.sent.map((m) => m.method), ['snapshot']);
+    assert.deepEqual(
+      h.sent.map((m) => m.method),
+      ['snapshot'],
+    );
     await h.session.receive({ method: 'ready', params: {} });
-    assert.deepEqual(h.sent.map((m) => m.method), ['snapshot', 'snapshot']);
+    assert.deepEqual(
+      h.sent.map((m) => m.method),
+      ['snapshot', 'snapshot'],
+    );
   });
 
   it('runs a request and replies ok with its id', async () => {

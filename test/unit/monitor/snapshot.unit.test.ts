@@ -89,16 +89,34 @@ describe('buildMonitorSnapshot', () => {
         { ts: ago(3 * 86_400_000), entity_id: 'W0-001', event_type: 'task.migrated' },
         { ts: ago(3 * 86_400_000), entity_id: 'W0-002', event_type: 'task.migrated' },
         { ts: ago(3 * 86_400_000), entity_id: 'W1-001', event_type: 'task.migrated' },
-        { ts: ago(2 * 86_400_000), entity_id: 'W0-001', event_type: 'task.claimed', payload: { old_status: 'pending', new_status: 'claimed' } },
+        {
+          ts: ago(2 * 86_400_000),
+          entity_id: 'W0-001',
+          event_type: 'task.claimed',
+          payload: { old_status: 'pending', new_status: 'claimed' },
+        },
         { ts: ago(2 * 86_400_000 - MIN), entity_id: 'W0-001', event_type: 'task.completed' },
         // exactly on the one-hour boundary and just outside it
         { ts: ago(60 * MIN + 1), entity_id: 'W0-002', event_type: 'task.claimed', payload: { new_status: 'claimed' } },
         { ts: ago(60 * MIN), entity_id: 'W0-002', event_type: 'task.done', payload: { old_status: 'claimed', new_status: 'done' } },
         { ts: ago(30 * MIN), entity_id: 'W2-014', event_type: 'task.created', payload: { provenance: 'auto' } },
         { ts: ago(30 * MIN), entity_id: 'W2-014', event_type: 'task.deferred', payload: { new_status: 'deferred', reason: 'tier 2' } },
-        { ts: ago(20 * MIN), entity_type: 'task', entity_id: 'W2-014', event_type: 'judge.verdict', actor: 'judge', payload: { verdict: 'approve', rationale: 'small and tested' } },
+        {
+          ts: ago(20 * MIN),
+          entity_type: 'task',
+          entity_id: 'W2-014',
+          event_type: 'judge.verdict',
+          actor: 'judge',
+          payload: { verdict: 'approve', rationale: 'small and tested' },
+        },
         { ts: ago(10 * MIN + 1), entity_id: 'W1-002', event_type: 'task.claimed', payload: { new_status: 'claimed' } },
-        { ts: ago(5 * MIN), entity_type: 'patch', entity_id: 'patch_W0-002_1', event_type: 'patch.promoted', payload: { commit_hash: 'abcdef1234567890' } },
+        {
+          ts: ago(5 * MIN),
+          entity_type: 'patch',
+          entity_id: 'patch_W0-002_1',
+          event_type: 'patch.promoted',
+          payload: { commit_hash: 'abcdef1234567890' },
+        },
         { ts: ago(1000), entity_type: 'run', entity_id: 'run_test', event_type: 'run.heartbeat' },
       ]);
       mkdirSync(join(ralph, 'commits', 'pending'), { recursive: true });
@@ -176,8 +194,14 @@ describe('buildMonitorSnapshot', () => {
           ['B', 1, 1, 0.125],
         ],
       );
-      assert.ok(s.warnings.some((w) => w.startsWith('par-metrics-20261129.jsonl:4: not JSON')), s.warnings.join('\n'));
-      assert.ok(s.warnings.some((w) => w.startsWith('par-metrics-20261129.jsonl:5: ts')), s.warnings.join('\n'));
+      assert.ok(
+        s.warnings.some((w) => w.startsWith('par-metrics-20261129.jsonl:4: not JSON')),
+        s.warnings.join('\n'),
+      );
+      assert.ok(
+        s.warnings.some((w) => w.startsWith('par-metrics-20261129.jsonl:5: ts')),
+        s.warnings.join('\n'),
+      );
     });
 
     it('derives phase, iteration, wave and commits when there is no STATE.json', () => {
@@ -206,8 +230,14 @@ describe('buildMonitorSnapshot', () => {
       const sum = s.series.cost.reduce((a, p) => a + p.cost, 0);
       assert.equal(Math.round(sum * 1000) / 1000, 9.875);
       assert.ok(s.series.cost.length <= 48);
-      assert.equal(s.series.cost.reduce((a, p) => a + p.invocations, 0), 4);
-      assert.equal(s.series.cost.reduce((a, p) => a + p.outputTokens, 0), 800);
+      assert.equal(
+        s.series.cost.reduce((a, p) => a + p.invocations, 0),
+        4,
+      );
+      assert.equal(
+        s.series.cost.reduce((a, p) => a + p.outputTokens, 0),
+        800,
+      );
     });
 
     it('builds a cumulative flow of task states from the task events', () => {

@@ -1,6 +1,14 @@
 import * as assert from 'node:assert/strict';
 import { DEFAULT_RISK_PATTERNS } from '../../../src/domain/risk';
-import { ConfigError, configJsonSchema, parseConfigText, parseForbiddenPattern, splitPatternString, suggestKey, validateConfig } from '../../../src/project/config';
+import {
+  ConfigError,
+  configJsonSchema,
+  parseConfigText,
+  parseForbiddenPattern,
+  splitPatternString,
+  suggestKey,
+  validateConfig,
+} from '../../../src/project/config';
 import type { RalphConfig } from '../../../src/project/config';
 import { checkJsonSchema } from './jsonSchemaCheck';
 
@@ -192,7 +200,13 @@ describe('project/config', () => {
     });
     it('validates the seed sample config and a config init writes', () => {
       assert.deepEqual(checkJsonSchema(schema, SEED_SAMPLE), []);
-      const full = { name: 'x', lang: 'go', budgets: { primary: 1, per_day: '10' }, workers: { count: 2, effort: ['S', 'M'] }, backends: { worker: 'codex', codex: { prices: { input_per_mtok: 2 } } } };
+      const full = {
+        name: 'x',
+        lang: 'go',
+        budgets: { primary: 1, per_day: '10' },
+        workers: { count: 2, effort: ['S', 'M'] },
+        backends: { worker: 'codex', codex: { prices: { input_per_mtok: 2 } } },
+      };
       assert.deepEqual(checkJsonSchema(schema, full), []);
       assert.ok(validateConfig(full).ok);
     });

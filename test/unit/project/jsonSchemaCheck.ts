@@ -27,9 +27,30 @@ function typeOk(t: string, v: unknown): boolean {
 }
 
 const KNOWN = new Set([
-  '$schema', 'title', 'description', 'default', 'type', 'properties', 'required', 'additionalProperties', 'items', 'enum',
-  'const', 'anyOf', 'oneOf', 'allOf', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength',
-  'maxLength', 'minItems', 'maxItems', 'pattern', 'propertyNames',
+  '$schema',
+  'title',
+  'description',
+  'default',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'pattern',
+  'propertyNames',
 ]);
 
 /** Returns the list of violations (empty = valid). Throws on keywords it does not know. */
@@ -37,26 +58,33 @@ export function checkJsonSchema(schema: Schema, value: unknown, at = '$'): strin
   for (const k of Object.keys(schema)) if (!KNOWN.has(k)) throw new Error(`jsonSchemaCheck: unsupported keyword ${k} at ${at}`);
   const errors: string[] = [];
   if (typeof schema['type'] === 'string' && !typeOk(schema['type'], value)) return [`${at}: expected ${schema['type']}`];
-  if (Array.isArray(schema['enum']) && !schema['enum'].some((e) => JSON.stringify(e) === JSON.stringify(value))) errors.push(`${at}: not in enum`);
+  if (Array.isArray(schema['enum']) && !schema['enum'].some((e) => JSON.stringify(e) === JSON.stringify(value)))
+    errors.push(`${at}: not in enum`);
   if ('const' in schema && JSON.stringify(schema['const']) !== JSON.stringify(value)) errors.push(`${at}: not const`);
-  if (Array.isArray(schema['anyOf']) && !schema['anyOf'].some((s) => checkJsonSchema(s as Schema, value, at).length === 0)) errors.push(`${at}: no anyOf branch matches`);
-  if (Array.isArray(schema['oneOf']) && schema['oneOf'].filter((s) => checkJsonSchema(s as Schema, value, at).length === 0).length !== 1) errors.push(`${at}: not exactly one oneOf branch`);
+  if (Array.isArray(schema['anyOf']) && !schema['anyOf'].some((s) => checkJsonSchema(s as Schema, value, at).length === 0))
+    errors.push(`${at}: no anyOf branch matches`);
+  if (Array.isArray(schema['oneOf']) && schema['oneOf'].filter((s) => checkJsonSchema(s as Schema, value, at).length === 0).length !== 1)
+    errors.push(`${at}: not exactly one oneOf branch`);
   if (Array.isArray(schema['allOf'])) for (const s of schema['allOf']) errors.push(...checkJsonSchema(s as Schema, value, at));
   if (typeof value === 'number') {
     if (typeof schema['minimum'] === 'number' && value < schema['minimum']) errors.push(`${at}: below minimum`);
     if (typeof schema['maximum'] === 'number' && value > schema['maximum']) errors.push(`${at}: above maximum`);
-    if (typeof schema['exclusiveMinimum'] === 'number' && value <= schema['exclusiveMinimum']) errors.push(`${at}: not above exclusiveMinimum`);
-    if (typeof schema['exclusiveMaximum'] === 'number' && value >= schema['exclusiveMaximum']) errors.push(`${at}: not below exclusiveMaximum`);
+    if (typeof schema['exclusiveMinimum'] === 'number' && value <= schema['exclusiveMinimum'])
+      errors.push(`${at}: not above exclusiveMinimum`);
+    if (typeof schema['exclusiveMaximum'] === 'number' && value >= schema['exclusiveMaximum'])
+      errors.push(`${at}: not below exclusiveMaximum`);
   }
   if (typeof value === 'string') {
     if (typeof schema['minLength'] === 'number' && value.length < schema['minLength']) errors.push(`${at}: too short`);
     if (typeof schema['maxLength'] === 'number' && value.length > schema['maxLength']) errors.push(`${at}: too long`);
-    if (typeof schema['pattern'] === 'string' && !new RegExp(schema['pattern'], 'u').test(value)) errors.push(`${at}: does not match pattern`);
+    if (typeof schema['pattern'] === 'string' && !new RegExp(schema['pattern'], 'u').test(value))
+      errors.push(`${at}: does not match pattern`);
   }
   if (Array.isArray(value)) {
     if (typeof schema['minItems'] === 'number' && value.length < schema['minItems']) errors.push(`${at}: too few items`);
     if (typeof schema['maxItems'] === 'number' && value.length > schema['maxItems']) errors.push(`${at}: too many items`);
-    if (schema['items'] && typeof schema['items'] === 'object') value.forEach((v, i) => errors.push(...checkJsonSchema(schema['items'] as Schema, v, `${at}[${i}]`)));
+    if (schema['items'] && typeof schema['items'] === 'object')
+      value.forEach((v, i) => errors.push(...checkJsonSchema(schema['items'] as Schema, v, `${at}[${i}]`)));
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const obj = value as Record<string, unknown>;
@@ -65,7 +93,8 @@ export function checkJsonSchema(schema: Schema, value: unknown, at = '$'): strin
     for (const [k, v] of Object.entries(obj)) {
       if (props[k]) errors.push(...checkJsonSchema(props[k], v, `${at}.${k}`));
       else if (schema['additionalProperties'] === false) errors.push(`${at}: unknown property ${k}`);
-      else if (schema['additionalProperties'] && typeof schema['additionalProperties'] === 'object') errors.push(...checkJsonSchema(schema['additionalProperties'] as Schema, v, `${at}.${k}`));
+      else if (schema['additionalProperties'] && typeof schema['additionalProperties'] === 'object')
+        errors.push(...checkJsonSchema(schema['additionalProperties'] as Schema, v, `${at}.${k}`));
     }
   }
   return errors;

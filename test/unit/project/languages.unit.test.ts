@@ -12,7 +12,8 @@ describe('project/languages', () => {
   it('given an unknown language, then an UnknownLanguageError listing the choices', () => {
     assert.throws(
       () => normaliseLanguage('cobol'),
-      (e: unknown) => e instanceof UnknownLanguageError && e.name === 'UnknownLanguageError' && /expected one of rust, python/.test(e.message),
+      (e: unknown) =>
+        e instanceof UnknownLanguageError && e.name === 'UnknownLanguageError' && /expected one of rust, python/.test(e.message),
     );
   });
   it('given each language, then the seed table: build, test, lint and forbidden patterns', () => {

@@ -47,10 +47,18 @@ describe('project/phaseOutputs and phase templates', () => {
     it('given a reflection with an unknown class, then names the path and the allowed values', () => {
       const r = validatePhaseOutput('reflect', { class: 'cosmic', diagnosis: 'd', lesson: 'l', decision: 'retry' });
       assert.equal(r.ok, false);
-      assert.match(r.ok ? '' : r.message, /class: Invalid option: expected one of "transient"\|"recoverable"\|"environment"\|"fundamental"/);
+      assert.match(
+        r.ok ? '' : r.message,
+        /class: Invalid option: expected one of "transient"\|"recoverable"\|"environment"\|"fundamental"/,
+      );
     });
     it('given a plan step without files, then rejects it', () => {
-      const r = validatePhaseOutput('plan', { task_id: 'W1-001', summary: 's', steps: [{ id: 1, description: 'd', files: [], acceptance: 'a' }], files: ['a'] });
+      const r = validatePhaseOutput('plan', {
+        task_id: 'W1-001',
+        summary: 's',
+        steps: [{ id: 1, description: 'd', files: [], acceptance: 'a' }],
+        files: ['a'],
+      });
       assert.equal(r.ok, false);
       assert.match(r.ok ? '' : r.message, /steps\[0\]\.files/);
     });
@@ -60,7 +68,10 @@ describe('project/phaseOutputs and phase templates', () => {
       assert.match(r.ok ? '' : r.message, /modification/);
     });
     it('given a confidence above 1, then rejects the verdict', () => {
-      assert.equal(validatePhaseOutput('review_deferred', { task_id: 'W1-001', verdict: 'approve', rationale: 'r', confidence: 1.5 }).ok, false);
+      assert.equal(
+        validatePhaseOutput('review_deferred', { task_id: 'W1-001', verdict: 'approve', rationale: 'r', confidence: 1.5 }).ok,
+        false,
+      );
     });
   });
 
@@ -69,7 +80,13 @@ describe('project/phaseOutputs and phase templates', () => {
       const task = { id: 'W3-035', title: 't', source: 'ES:42.3', effort: 'S', wave: 3, deps: '-' };
       for (const p of [
         { proposal_type: 'new_task', confidence: 0.85, task, rationale: 'r' },
-        { proposal_type: 'decompose', confidence: 0.8, parent_task: 'W3-001', sub_tasks: [task, { ...task, id: 'W3-036' }], rationale: 'r' },
+        {
+          proposal_type: 'decompose',
+          confidence: 0.8,
+          parent_task: 'W3-001',
+          sub_tasks: [task, { ...task, id: 'W3-036' }],
+          rationale: 'r',
+        },
         { proposal_type: 'drop_task', confidence: 0.9, task_id: 'W3-001', rationale: 'r' },
         { proposal_type: 'reprioritize', confidence: 0.9, task_id: 'W3-001', old_wave: 3, new_wave: 2, rationale: 'r' },
       ]) {
@@ -79,7 +96,12 @@ describe('project/phaseOutputs and phase templates', () => {
     it('given an unknown type or effort, then rejects it', () => {
       assert.equal(proposalSchema.safeParse({ proposal_type: 'rewrite', confidence: 1, rationale: 'r' }).success, false);
       assert.equal(
-        proposalSchema.safeParse({ proposal_type: 'new_task', confidence: 1, task: { id: 'a', title: 't', effort: 'XXL', wave: 0 }, rationale: 'r' }).success,
+        proposalSchema.safeParse({
+          proposal_type: 'new_task',
+          confidence: 1,
+          task: { id: 'a', title: 't', effort: 'XXL', wave: 0 },
+          rationale: 'r',
+        }).success,
         false,
       );
     });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { buildOrder, DependencyCycleError, nextReadyRequirement, parseSpecification } from '../../../src/project/specification';
-import type { Requirement, Specification , SpecificationError } from '../../../src/project/specification';
+import type { Requirement, Specification, SpecificationError } from '../../../src/project/specification';
 
 /** The example of seed 001, verbatim. */
 const SEED_EXAMPLE = `specification:
@@ -46,7 +46,9 @@ describe('project/specification', () => {
     it('given the seed example, then parses it with defaults', () => {
       const s = parsed(SEED_EXAMPLE);
       assert.equal(s.requirements.length, 2);
-      assert.deepEqual(s.requirements[0]?.acceptance_criteria, [{ id: 'AC-001-01', criteria: 'email (unique), password_hash, created_at' }]);
+      assert.deepEqual(s.requirements[0]?.acceptance_criteria, [
+        { id: 'AC-001-01', criteria: 'email (unique), password_hash, created_at' },
+      ]);
       assert.deepEqual(s.requirements[1]?.depends_on, ['REQ-001']);
       assert.deepEqual(s.requirements[1]?.acceptance_criteria, []);
     });
@@ -127,7 +129,16 @@ describe('project/specification', () => {
       assert.equal(nextReadyRequirement(order, new Map([['A', 'in_progress']]))?.id, 'A');
     });
     it('given all done or blocked, then nothing', () => {
-      assert.equal(nextReadyRequirement(order, new Map([['A', 'blocked'], ['B', 'done']])), undefined);
+      assert.equal(
+        nextReadyRequirement(
+          order,
+          new Map([
+            ['A', 'blocked'],
+            ['B', 'done'],
+          ]),
+        ),
+        undefined,
+      );
     });
   });
 });

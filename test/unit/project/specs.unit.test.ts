@@ -1,12 +1,25 @@
 import * as assert from 'node:assert/strict';
-import { countSections, isEvolveDue, mergeDiscovery, renderSpecRegistry, specFingerprint, specsChangedSince } from '../../../src/project/specs';
+import {
+  countSections,
+  isEvolveDue,
+  mergeDiscovery,
+  renderSpecRegistry,
+  specFingerprint,
+  specsChangedSince,
+} from '../../../src/project/specs';
 import type { EvolveDueInput, SpecFile, SpecsState } from '../../../src/project/specs';
 
 const spec = (path: string, hash: string): SpecFile => ({ path, type: 'markdown', hash, sections: 1, bytes: 10 });
 
 describe('project/specs', () => {
   describe('isEvolveDue (reference defect 8)', () => {
-    const base: EvolveDueInput = { commitsSinceLastEvolve: 0, evolveEvery: 5, backlogEmpty: true, specFingerprint: 'f1', lastEvolveFingerprint: null };
+    const base: EvolveDueInput = {
+      commitsSinceLastEvolve: 0,
+      evolveEvery: 5,
+      backlogEmpty: true,
+      specFingerprint: 'f1',
+      lastEvolveFingerprint: null,
+    };
 
     it('given an empty backlog and specs never evolved, then due (cold start)', () => {
       assert.deepEqual(isEvolveDue(base), { due: true, reason: 'empty_backlog_specs_changed' });
@@ -26,7 +39,10 @@ describe('project/specs', () => {
       assert.equal(runs, 1);
     });
     it('given an empty backlog and a spec changed since, then due once more', () => {
-      assert.deepEqual(isEvolveDue({ ...base, specFingerprint: 'f2', lastEvolveFingerprint: 'f1' }), { due: true, reason: 'empty_backlog_specs_changed' });
+      assert.deepEqual(isEvolveDue({ ...base, specFingerprint: 'f2', lastEvolveFingerprint: 'f1' }), {
+        due: true,
+        reason: 'empty_backlog_specs_changed',
+      });
     });
     it('given an empty backlog and no specs, then not due', () => {
       assert.deepEqual(isEvolveDue({ ...base, specFingerprint: null }), { due: false, reason: 'no_specs' });
@@ -64,7 +80,14 @@ describe('project/specs', () => {
       );
     });
     it('given a rescan, then read marks survive and removed files are dropped', () => {
-      const state: SpecsState = { version: 1, evolve_fingerprint: null, specs: { 'specs/a.md': { hash: '1', read_hash: '1', last_read: 't', sections: 1, items_generated: 2 }, 'specs/gone.md': { hash: 'x', read_hash: null, last_read: null, sections: 0, items_generated: 0 } } };
+      const state: SpecsState = {
+        version: 1,
+        evolve_fingerprint: null,
+        specs: {
+          'specs/a.md': { hash: '1', read_hash: '1', last_read: 't', sections: 1, items_generated: 2 },
+          'specs/gone.md': { hash: 'x', read_hash: null, last_read: null, sections: 0, items_generated: 0 },
+        },
+      };
       const next = mergeDiscovery(state, [spec('specs/a.md', '5')]);
       assert.deepEqual(Object.keys(next.specs), ['specs/a.md']);
       assert.equal(next.specs['specs/a.md']?.read_hash, '1');

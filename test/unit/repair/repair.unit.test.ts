@@ -27,7 +27,12 @@ describe('repair: report text', () => {
     fixed: false,
     findings: [
       { check: 'files', status: 'ok', message: 'all there' },
-      { check: 'tasks.stuck_claim', status: 'fail', message: 'T-1 claimed by worker-1', fix: { kind: 'control-plane', description: 'transition-task back to pending' } },
+      {
+        check: 'tasks.stuck_claim',
+        status: 'fail',
+        message: 'T-1 claimed by worker-1',
+        fix: { kind: 'control-plane', description: 'transition-task back to pending' },
+      },
       { check: 'patches.queued', status: 'warn', message: '1 patch queued' },
     ],
     actions: [],
@@ -81,7 +86,13 @@ describe('repair: writer lock inspection', () => {
 
   it('given our own live pid with a fresh heartbeat, then live', () => {
     const now = Date.now();
-    write({ pid: process.pid, host: os.hostname(), started: new Date(now).toISOString(), heartbeat: new Date(now).toISOString(), runId: 'r' });
+    write({
+      pid: process.pid,
+      host: os.hostname(),
+      started: new Date(now).toISOString(),
+      heartbeat: new Date(now).toISOString(),
+      runId: 'r',
+    });
     assert.equal(inspectWriterLock(dir, now).state, 'live');
   });
 
@@ -122,7 +133,11 @@ describe('repair: views against a scratch rebuild', () => {
           ['patch_view', 1, 0],
         ],
       );
-      assert.equal(db.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-1'")?.status, 'done', 'the checked views are not touched');
+      assert.equal(
+        db.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-1'")?.status,
+        'done',
+        'the checked views are not touched',
+      );
     } finally {
       db.close();
     }
@@ -131,7 +146,12 @@ describe('repair: views against a scratch rebuild', () => {
 
 describe('repair: command line', () => {
   const io = (): { out: string[]; err: string[]; stdout(t: string): void; stderr(t: string): void } => {
-    const c = { out: [] as string[], err: [] as string[], stdout: (t: string) => void c.out.push(t), stderr: (t: string) => void c.err.push(t) };
+    const c = {
+      out: [] as string[],
+      err: [] as string[],
+      stdout: (t: string) => void c.out.push(t),
+      stderr: (t: string) => void c.err.push(t),
+    };
     return c;
   };
 

@@ -45,9 +45,15 @@ describe('shared/processLedger', () => {
     const pid = sleeper();
     started.push(pid);
     const owner = await deadPid();
-    writeFileSync(join(dir, `${pid}.json`), JSON.stringify({ pid, owner, startTicks: processStartTicks(pid), what: 'claude', cwd: '/tmp/ralph-judge-x' }));
+    writeFileSync(
+      join(dir, `${pid}.json`),
+      JSON.stringify({ pid, owner, startTicks: processStartTicks(pid), what: 'claude', cwd: '/tmp/ralph-judge-x' }),
+    );
     const reaped = await new ProcessLedger(dir).reap(2000);
-    assert.deepEqual(reaped.map((r) => [r.pid, r.killed, r.cwd]), [[pid, true, '/tmp/ralph-judge-x']]);
+    assert.deepEqual(
+      reaped.map((r) => [r.pid, r.killed, r.cwd]),
+      [[pid, true, '/tmp/ralph-judge-x']],
+    );
     assert.equal(groupAlive(pid), false);
     assert.deepEqual(readdirSync(dir), []);
   });
@@ -70,7 +76,10 @@ describe('shared/processLedger', () => {
     const owner = await deadPid();
     writeFileSync(join(dir, `${pid}.json`), JSON.stringify({ pid, owner, startTicks: '1', what: 'claude', cwd: '/w' }));
     const reaped = await new ProcessLedger(dir).reap(100);
-    assert.deepEqual(reaped.map((r) => [r.pid, r.killed]), [[pid, false]]);
+    assert.deepEqual(
+      reaped.map((r) => [r.pid, r.killed]),
+      [[pid, false]],
+    );
     assert.equal(groupAlive(pid), true);
     assert.deepEqual(readdirSync(dir), []);
   });
@@ -81,7 +90,10 @@ describe('shared/processLedger', () => {
     const owner = await deadPid();
     writeFileSync(join(dir, `${pid}.json`), JSON.stringify({ pid, owner, startTicks: null, what: 'claude', cwd: '/w' }));
     const reaped = await new ProcessLedger(dir).reap(100);
-    assert.deepEqual(reaped.map((r) => [r.pid, r.killed]), [[pid, false]]);
+    assert.deepEqual(
+      reaped.map((r) => [r.pid, r.killed]),
+      [[pid, false]],
+    );
     assert.equal(groupAlive(pid), true);
     assert.deepEqual(readdirSync(dir), []);
   });

@@ -64,7 +64,13 @@ describe('store writer lock and observers', () => {
 
   it('given a lock left by a dead pid on this host, then it is taken over with a lock.taken_over event', async () => {
     const dir = tmpRalph();
-    const old: LockHolder = { pid: deadPid(), host: os.hostname(), started: '2026-01-01T00:00:00.000Z', heartbeat: new Date().toISOString(), runId: 'run_old' };
+    const old: LockHolder = {
+      pid: deadPid(),
+      host: os.hostname(),
+      started: '2026-01-01T00:00:00.000Z',
+      heartbeat: new Date().toISOString(),
+      runId: 'run_old',
+    };
     writeLock(dir, old);
     const w = await openAs(dir, 'writer');
     const taken = w.events({ entityType: 'run' });
@@ -76,7 +82,13 @@ describe('store writer lock and observers', () => {
 
   it('given a lock from another host with a stale heartbeat, then it is taken over; with a fresh one, it is not', async () => {
     const dir = tmpRalph();
-    const fresh: LockHolder = { pid: 1, host: 'elsewhere', started: new Date().toISOString(), heartbeat: new Date().toISOString(), runId: 'run_x' };
+    const fresh: LockHolder = {
+      pid: 1,
+      host: 'elsewhere',
+      started: new Date().toISOString(),
+      heartbeat: new Date().toISOString(),
+      runId: 'run_x',
+    };
     writeLock(dir, fresh);
     await assert.rejects(openAs(dir, 'writer', { lockStaleMs: 60_000 }), StoreLockedError);
     writeLock(dir, { ...fresh, heartbeat: new Date(Date.now() - 120_000).toISOString() });
@@ -129,7 +141,13 @@ describe('store writer lock: a takeover mutex left by a killed process', () => {
   it('given a dead holder and its abandoned mutex, then the lock is still taken over', async () => {
     const dir = tmpRalph();
     const pid = deadPid();
-    writeLock(dir, { pid, host: os.hostname(), started: '2026-01-01T00:00:00.000Z', heartbeat: new Date().toISOString(), runId: 'run_old' });
+    writeLock(dir, {
+      pid,
+      host: os.hostname(),
+      started: '2026-01-01T00:00:00.000Z',
+      heartbeat: new Date().toISOString(),
+      runId: 'run_old',
+    });
     fs.writeFileSync(path.join(dir, 'locks', 'writer.lock.takeover'), JSON.stringify({ pid, host: os.hostname() }));
     const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
     try {
@@ -151,7 +169,13 @@ describe('store writer lock: heartbeat and a lock taken away', () => {
     await w.append([ev('mine')]);
     const dbBefore = fs.readFileSync(path.join(dir, 'ralph.db'));
     // someone judged us dead and took over
-    const thief: LockHolder = { pid: 1, host: 'other-host', started: new Date().toISOString(), heartbeat: new Date().toISOString(), runId: 'run_thief' };
+    const thief: LockHolder = {
+      pid: 1,
+      host: 'other-host',
+      started: new Date().toISOString(),
+      heartbeat: new Date().toISOString(),
+      runId: 'run_thief',
+    };
     fs.writeFileSync(lockFile, JSON.stringify(thief));
     await assert.rejects(w.append([ev('late')]), (e: Error) => {
       assert.equal(e.name, 'StoreFailedError');
