@@ -7,17 +7,10 @@ import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
 import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
 import type { Task } from '../domain/model';
+import { writeFileAtomicSync } from '../shared/fs';
 import { CONTROL_ACTOR, ralphPaths, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
 import { allTasks, countBy, getTask, patchesOf, promotedSince } from './views';
-
-/** Writes a file atomically (temp in the same folder + rename), creating the folder. */
-export function writeFileAtomic(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
-}
 
 function readBacklogRows(ctx: ControlContext): BacklogRow[] {
   const file = ralphPaths(ctx.ralphDir).backlog;
@@ -58,7 +51,7 @@ export async function importBacklog(ctx: ControlContext, actor = CONTROL_ACTOR):
   const file = ralphPaths(ctx.ralphDir).backlog;
   let createdBacklog = false;
   if (!fs.existsSync(file)) {
-    writeFileAtomic(file, skeletonBacklog());
+    writeFileAtomicSync(file, skeletonBacklog(), { mkdir: true });
     createdBacklog = true;
   }
   const rows = readBacklogRows(ctx);
@@ -86,7 +79,7 @@ export function formatMigrated(n: number): string {
 export function renderBacklogFile(ctx: ControlContext): string {
   const tasks = allTasks(ctx.store);
   const text = renderBacklog(tasks, tasks.length === 0 ? [0, 1, 2] : []);
-  writeFileAtomic(ralphPaths(ctx.ralphDir).backlog, text);
+  writeFileAtomicSync(ralphPaths(ctx.ralphDir).backlog, text, { mkdir: true });
   return text;
 }
 
@@ -164,7 +157,7 @@ export function renderState(ctx: ControlContext, loop?: Partial<LoopPosition>): 
     readStateJson(ctx),
     loop,
   );
-  writeFileAtomic(ralphPaths(ctx.ralphDir).state, text);
+  writeFileAtomicSync(ralphPaths(ctx.ralphDir).state, text, { mkdir: true });
   return text;
 }
 

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { domainEvent, formatZodIssues } from '../domain/events';
 import { proposalSchemas } from '../domain/proposals';
+import { writeFileAtomicSync } from '../shared/fs';
 import { ralphPaths, type ControlContext } from './context';
 import { decideAndAppend, emitEvent, transitionTask } from './tasks';
 import { discardPatch } from './patches';
@@ -68,9 +69,8 @@ export function submitToInbox(ralphDir: string, cmd: InboxCommand, now: Date = n
   const dir = ralphPaths(ralphDir).inbox;
   fs.mkdirSync(dir, { recursive: true });
   const name = `cmd_${now.toISOString().replace(/[-:.]/g, '')}_${process.pid}_${randomBytes(3).toString('hex')}.json`;
-  const tmp = path.join(dir, `.${name}.tmp`);
-  fs.writeFileSync(tmp, `${JSON.stringify({ ...parsed, submitted_at: now.toISOString() }, null, 2)}\n`);
-  fs.renameSync(tmp, path.join(dir, name));
+  // Durable before the caller reports it queued: a power loss must not take it back.
+  writeFileAtomicSync(path.join(dir, name), `${JSON.stringify({ ...parsed, submitted_at: now.toISOString() }, null, 2)}\n`);
   return path.join(dir, name);
 }
 

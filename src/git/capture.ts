@@ -1,8 +1,7 @@
 // Patch capture: a worktree's whole change relative to its base commit (committed or not,
 // new untracked files, deletions, renames, binary files, mode changes; never `.ralph/`)
 // written as one `git diff --binary` file that `git apply` can replay anywhere.
-import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { writeFileAtomic } from '../shared/fs';
 import { runGit } from './exec';
 import { addedLines, filesTouchedByPatch } from './patchParse';
 import type { FileAddedLines, PatchFile } from './patchParse';
@@ -37,25 +36,6 @@ export const PATCH_DIFF_ARGS: readonly string[] = [
   '--dst-prefix=b/',
 ];
 
-/** Writes `data` to `file` so a crash never leaves a partial patch behind. */
-export async function writeFileAtomic(file: string, data: Buffer): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, file);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
-
 /** Captures the worktree's full change against `baseCommit` into `outFile`. */
 export async function capturePatch(worktree: string, baseCommit: string, outFile: string): Promise<CapturedPatch> {
   const top = await repoRoot(worktree);
@@ -78,7 +58,7 @@ export async function capturePatch(worktree: string, baseCommit: string, outFile
       { env },
     ),
   );
-  await writeFileAtomic(outFile, diff.stdoutBuffer);
+  await writeFileAtomic(outFile, diff.stdoutBuffer, { mkdir: true });
   const files = filesTouchedByPatch(diff.stdout);
   return {
     path: outFile,

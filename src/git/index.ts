@@ -18,7 +18,8 @@ export {
   worktreesRoot,
 } from './worktrees';
 export type { EnsureWorktreeOptions, ListedRalphWorktree, RalphWorktree } from './worktrees';
-export { capturePatch, writeFileAtomic } from './capture';
+export { capturePatch } from './capture';
+export { writeFileAtomic } from '../shared/fs';
 export type { CapturedPatch, PatchStats } from './capture';
 export {
   BranchCheckedOutByAgentError,

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve, sep } from 'node:path';
 import { GitError, runGit, splitNul } from './exec';
-import { writeFileAtomic } from './capture';
+import { writeFileAtomic } from '../shared/fs';
 import { branchTip, branchTipAndTree, copyIndexFile, gitCommonDir, gitDir, listWorktrees, repoRoot, worktreeGitDir } from './repo';
 import type { WorktreeInfo } from './repo';
 import { pidAlive } from '../shared/process';
@@ -305,7 +305,7 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
     // of ours from someone else's.
     const markerFile = join(await gitCommonDir(top), 'ralph', REF_MARKER);
     const token = randomUUID();
-    await writeFileAtomic(markerFile, Buffer.from(JSON.stringify({ pid: process.pid, token, branch, next: commit })));
+    await writeFileAtomic(markerFile, JSON.stringify({ pid: process.pid, token, branch, next: commit }), { mkdir: true });
     activeTokens.add(token);
     let cas: CasOutcome;
     try {

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../shared/fs';
 
 export const SPEC_DIRS = ['specs', 'docs', 'adrs'] as const;
 export const SPEC_EXTENSIONS = ['.md', '.yaml', '.yml', '.json'] as const;
@@ -146,14 +147,8 @@ export async function readSpecsState(ralphDir: string): Promise<SpecsState> {
   return r.data;
 }
 
-async function writeAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, text);
-  await fs.rename(tmp, file);
-}
-
 export async function writeSpecsState(ralphDir: string, state: SpecsState): Promise<void> {
-  await writeAtomic(path.join(ralphDir, SPECS_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
+  await writeFileAtomic(path.join(ralphDir, SPECS_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** Fingerprint of a set of specs: changes when any file is added, removed or edited. */
@@ -243,7 +238,7 @@ export async function syncSpecRegistry(projectDir: string, ralphDir = path.join(
   const removed = Object.keys(state.specs).filter((p) => !present.has(p));
   const next = mergeDiscovery(state, specs);
   await writeSpecsState(ralphDir, next);
-  await writeAtomic(path.join(ralphDir, SPEC_REGISTRY_FILE), renderSpecRegistry(registryRows(specs, next)));
+  await writeFileAtomic(path.join(ralphDir, SPEC_REGISTRY_FILE), renderSpecRegistry(registryRows(specs, next)));
   return { specs, added, changed, removed };
 }
 
@@ -274,7 +269,7 @@ export async function recordEvolveRun(projectDir: string, run: EvolveRun, ralphD
   }
   const next: SpecsState = { ...merged, evolve_fingerprint: run.fingerprint };
   await writeSpecsState(ralphDir, next);
-  await writeAtomic(path.join(ralphDir, SPEC_REGISTRY_FILE), renderSpecRegistry(registryRows(specs, next)));
+  await writeFileAtomic(path.join(ralphDir, SPEC_REGISTRY_FILE), renderSpecRegistry(registryRows(specs, next)));
 }
 
 export interface EvolveDueInput {

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
-import { fsyncDirSync, isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from './atomicFile';
+import { fsyncDirSync, isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from '../shared/fs';
 import { ReadOnlyStoreError, StoreClosedError, StoreCorruptError, StoreFailedError } from './errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from './eventIds';
 import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, rowToEvent, type EventRow } from './eventRows';
