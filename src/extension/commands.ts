@@ -308,8 +308,10 @@ const initialize: Factory = (c) => async () => {
 
 const repair: Factory = (c) => async () => {
   const dir = requireFolder(c);
-  const { applyLocalFixes, formatFindings, runProjectChecks } = await import('../project/repair/index.js');
-  const findings = await runProjectChecks(dir);
+  const { applyLocalFixes, checkProject, formatFindings } = await import('../project/repair/index.js');
+  // The same checks as `ralph repair` (the store read as an observer): only the store knows
+  // which patch files are promoted, queued or discarded.
+  const { findings } = await checkProject({ projectDir: dir });
   c.output.info(`repair checks:\n${formatFindings(findings)}`);
   c.output.show(true);
   const fixable = findings.filter((f) => f.status !== 'ok' && (f.fix?.kind === 'init' || f.fix?.kind === 'git-prune'));

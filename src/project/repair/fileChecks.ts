@@ -125,22 +125,66 @@ export async function checkStateJson(projectDir: string, maxRetries = 3): Promis
   return findings.length ? findings : [ok('state.json', `${rel} is valid`)];
 }
 
+/** The process ledger's directory under .ralph/locks/ (src/shared/processLedger.ts). */
+export const PROCESS_LEDGER_DIR = 'processes';
+
+type LockOwner = { pid?: unknown; host?: unknown; owner?: unknown };
+
+async function readOwner(file: string): Promise<LockOwner | undefined> {
+  try {
+    const v: unknown = JSON.parse(await fs.readFile(file, 'utf8'));
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as LockOwner) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The process ledger: one `<pid>.json` per agent or gate process group a run started,
+ * removed when the group ends. A record whose owning run is dead was left by a killed run;
+ * the next start ends the group (if it still runs) and forgets the record.
+ */
+async function checkProcessLedger(projectDir: string, rel: string): Promise<Finding[]> {
+  const left: string[] = [];
+  for (const name of await listDir(path.join(projectDir, rel))) {
+    const owner = await readOwner(path.join(projectDir, rel, name));
+    const ownerPid = owner?.owner;
+    if (!/^\d+\.json$/.test(name) || typeof ownerPid !== 'number') {
+      left.push(`${name} (unreadable)`);
+      continue;
+    }
+    if (!pidAlive(ownerPid)) left.push(`${name} (run pid ${ownerPid} is gone)`);
+  }
+  if (left.length === 0) return [];
+  return [
+    {
+      check: 'locks.processes',
+      status: 'warn',
+      message: `${rel}/ holds ${left.length} process record(s) of a run that was killed: ${left.join(', ')}`,
+      path: rel,
+      fix: {
+        kind: 'control-plane',
+        description: 'the next ralph start ends those process groups (if still running) and removes the records',
+      },
+    },
+  ];
+}
+
 /**
  * Lock files in .ralph/locks/ whose owner (JSON with `pid` and `host`) is a dead process on
- * this host. Reported, not removed here: the store takes a dead writer's lock over with an
- * event (the control plane's job).
+ * this host, and the process ledger's records of dead runs. Reported, not removed here: the
+ * store takes a dead writer's lock over with an event (the control plane's job).
  */
 export async function checkLocks(projectDir: string, host: string = os.hostname()): Promise<Finding[]> {
   const locksRel = `${RALPH_DIR}/locks`;
   const findings: Finding[] = [];
   for (const name of await listDir(path.join(projectDir, locksRel))) {
     const rel = `${locksRel}/${name}`;
-    let owner: { pid?: unknown; host?: unknown } | undefined;
-    try {
-      owner = JSON.parse(await fs.readFile(path.join(projectDir, rel), 'utf8')) as { pid?: unknown; host?: unknown };
-    } catch {
-      owner = undefined;
+    if (name === PROCESS_LEDGER_DIR && (await isDir(path.join(projectDir, rel)))) {
+      findings.push(...(await checkProcessLedger(projectDir, rel)));
+      continue;
     }
+    const owner = await readOwner(path.join(projectDir, rel));
     if (!owner || typeof owner.pid !== 'number') {
       findings.push({ check: 'locks.unreadable', status: 'warn', message: `${rel} has no readable owner`, path: rel });
       continue;
@@ -171,13 +215,17 @@ export async function checkLocks(projectDir: string, host: string = os.hostname(
 export async function checkQueues(projectDir: string): Promise<Finding[]> {
   const findings: Finding[] = [];
   const pendingRel = `${RALPH_DIR}/commits/pending`;
-  const patches = (await listDir(path.join(projectDir, pendingRel))).filter((f) => f.endsWith('.patch'));
+  // The loop leaves a promoted patch where patch_view points and archives a copy under
+  // commits/applied/: those are done, not queued. Which of the others are queued and which
+  // discarded only the store knows (repair's store checks replace this count when it exists).
+  const applied = new Set(await listDir(path.join(projectDir, RALPH_DIR, 'commits', 'applied')));
+  const patches = (await listDir(path.join(projectDir, pendingRel))).filter((f) => f.endsWith('.patch') && !applied.has(f));
   findings.push(
     patches.length
       ? {
           check: 'patches.pending',
           status: 'warn',
-          message: `${patches.length} patch(es) queued in ${pendingRel}/`,
+          message: `${patches.length} patch file(s) in ${pendingRel}/ not yet promoted (queued, or discarded)`,
           fix: { kind: 'control-plane', description: 'the loop applies or discards them' },
         }
       : ok('patches.pending', 'no queued patches'),

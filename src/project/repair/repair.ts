@@ -18,7 +18,9 @@ import { rebuildViews, renderBacklogFile, renderState, syncBacklog } from '../..
 import { loadConfig } from '../config';
 import { RALPH_DIR } from '../init';
 import type { InitOptions } from '../init';
+import { ProcessLedger } from '../../shared/processLedger';
 import { applyLocalFixes } from './fixes';
+import { PROCESS_LEDGER_DIR } from './fileChecks';
 import { formatFindings, hasProblems } from './findings';
 import type { Finding } from './findings';
 import { runProjectChecks } from './projectChecks';
@@ -260,6 +262,12 @@ export async function runRepair(options: RepairOptions): Promise<RepairReport> {
     );
   } else {
     await localFixes(projectDir, first.findings, projections, actions);
+    if (first.findings.some((f) => f.check === 'locks.processes')) {
+      // No run is alive: what a killed one left running is ended now, as the next start would.
+      const reaped = await new ProcessLedger(path.join(ralphDir, 'locks', PROCESS_LEDGER_DIR)).reap();
+      for (const g of reaped)
+        actions.push({ step: 'processes', detail: `${g.killed ? 'ended' : 'forgot the ended'} ${g.what} (pid ${g.pid}) in ${g.cwd}` });
+    }
     const storeUnusable = first.findings.some(
       (f) => f.status === 'fail' && f.fix?.kind === 'manual' && (f.check.startsWith('db.') || f.check === 'store.open'),
     );

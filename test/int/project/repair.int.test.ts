@@ -63,6 +63,27 @@ describe('project/repair checks (real files, real git)', function () {
     assert.equal(stale[0]?.fix?.kind, 'control-plane');
   });
 
+  it('given the process ledger directory, then a live run\'s records are fine and a killed run\'s are named, never "unreadable"', async () => {
+    const ledger = path.join(dir, '.ralph/locks/processes');
+    await fs.mkdir(ledger, { recursive: true });
+    assert.deepEqual(problems(await runProjectChecks(dir)), [], 'an empty ledger (every finished run leaves one) is clean');
+    await fs.writeFile(
+      path.join(ledger, '4242.json'),
+      JSON.stringify({ pid: 4242, owner: process.pid, startTicks: '1', what: 'claude', cwd: dir }),
+    );
+    assert.deepEqual(problems(await runProjectChecks(dir)), [], 'a record of a live run is its business');
+    const dead = await deadPid();
+    await fs.writeFile(path.join(ledger, '4343.json'), JSON.stringify({ pid: 4343, owner: dead, startTicks: '1', what: 'gate', cwd: dir }));
+    const findings = await runProjectChecks(dir);
+    assert.deepEqual(problems(findings), ['locks.processes']);
+    const f = findings.find((x) => x.check === 'locks.processes');
+    assert.equal(f?.status, 'warn');
+    assert.match(
+      f?.message ?? '',
+      new RegExp(`1 process record\\(s\\) of a run that was killed: 4343\\.json \\(run pid ${dead} is gone\\)`),
+    );
+  });
+
   it('given an invalid STATE.json or missing keys, then reported', async () => {
     await fs.writeFile(path.join(dir, '.ralph/STATE.json'), '{"phase": "assess",');
     assert.deepEqual(problems(await runProjectChecks(dir)), ['state.json']);
@@ -92,6 +113,12 @@ describe('project/repair checks (real files, real git)', function () {
     await fs.writeFile(path.join(dir, '.ralph/proposals/prop_2.json'), JSON.stringify({ proposal_type: 'new_task', confidence: 2 }));
     const findings = await runProjectChecks(dir);
     assert.deepEqual(problems(findings), ['patches.pending', 'proposals.invalid', 'proposals.unprocessed']);
+    // A promoted patch's file stays in pending/ with its copy archived in applied/: not queued.
+    await fs.copyFile(
+      path.join(dir, '.ralph/commits/pending/patch_W1-001_1.patch'),
+      path.join(dir, '.ralph/commits/applied/patch_W1-001_1.patch'),
+    );
+    assert.equal((await runProjectChecks(dir)).find((f) => f.check === 'patches.pending')?.status, 'ok');
     assert.match(findings.find((f) => f.check === 'proposals.invalid')?.message ?? '', /prop_2\.json: confidence/);
     assert.match(findings.find((f) => f.check === 'proposals.unprocessed')?.message ?? '', /2 unprocessed/);
   });

@@ -18,6 +18,7 @@ import { cliGitPort } from '../../../src/cli/gitPort';
 import { runInitCommand, runRepairCommand } from '../../../src/cli/projectCommands';
 import { checkProject, runRepair, type RepairReport } from '../../../src/project/repair';
 import type { Finding } from '../../../src/project/repair';
+import { processStartTicks } from '../../../src/shared/processLedger';
 
 const BACKLOG = `# BACKLOG
 
@@ -381,5 +382,35 @@ describe('ralph repair (real projects, real stores)', function () {
     assert.equal(await taskStatus('T-002'), 'pending');
     assert.equal(await taskStatus('T-010'), 'pending');
     await fs.access(path.join(ralphDir, 'proposals/processed/prop_1.json'));
+  });
+
+  it('given a run killed while its agent ran (the agent still running, its ledger record left), then a warning, and --fix ends the group', async () => {
+    const owner = await deadPid();
+    const agent = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+    const pid = agent.pid ?? assert.fail('no pid');
+    const exited = new Promise<void>((resolve) => agent.on('exit', () => resolve()));
+    try {
+      const ledger = path.join(ralphDir, 'locks/processes');
+      await fs.mkdir(ledger, { recursive: true });
+      const record = { pid, owner, startTicks: processStartTicks(pid), what: 'claude (worker-1)', cwd: dir };
+      await fs.writeFile(path.join(ledger, `${pid}.json`), JSON.stringify(record));
+      const before = await runRepair({ projectDir: dir, fix: false });
+      const f = before.findings.find((x) => x.check === 'locks.processes');
+      assert.equal(f?.status, 'warn', JSON.stringify(before.findings));
+      const report = await runRepair({ projectDir: dir, fix: true });
+      assert.ok(
+        report.actions.some((a) => a.step === 'processes' && a.detail === `ended claude (worker-1) (pid ${pid}) in ${dir}`),
+        JSON.stringify(report.actions),
+      );
+      await exited;
+      assert.deepEqual(await fs.readdir(ledger), []);
+      assert.equal(report.remaining.filter((x) => x.status !== 'ok').length, 0, JSON.stringify(report.remaining));
+    } finally {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // already ended (the expected case)
+      }
+    }
   });
 });
