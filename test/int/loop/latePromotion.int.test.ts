@@ -471,7 +471,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
       expectedTip: q.base,
     });
     assert.equal(r.status, 'promoted');
-    const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
+    const out = await q.harness.late.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
     assert.ok(out?.kind === 'promoted' && r.status === 'promoted');
     assert.equal(out.commit, r.commit);
     assert.equal(git(p.dir, 'rev-list', '--count', `${q.base}..main`), '1');
@@ -481,7 +481,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
 
   it('given the base is not known to the new run, then the patch is re-verified before it is promoted (safe, only slower)', async () => {
     const q = await queuedByAnEarlierRun(false);
-    const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
+    const out = await q.harness.late.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
     assert.ok(out?.kind === 'promoted');
     assert.ok(q.events.some((e) => e.type === 'gate.started' && e.taskId === 'T-9' && e.agent === 'harness'));
     assert.equal(git(p.dir, 'rev-parse', `${out.commit}^`), q.base);
@@ -491,27 +491,27 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
   it('given a promotion waiting on a user edit to its file, when the branch moves while the edit is still there, then it keeps waiting without running the gates; once the edit is gone it is re-verified and promoted', async () => {
     const q = await queuedByAnEarlierRun(true);
     writeFileSync(join(p.dir, 'NOTES.md'), 'my own notes\n');
-    const first = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'waiting');
+    const first = await q.harness.late.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'waiting');
     assert.ok(first?.kind === 'waiting' && /NOTES\.md \(untracked\)/.test(first.reason), JSON.stringify(first));
     const waitingEvents = q.events.filter((e) => e.type === 'patch.waiting').length;
     userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
-    await q.harness.retryWaiting();
-    await q.harness.retryWaiting();
+    await q.harness.late.retryWaiting();
+    await q.harness.late.retryWaiting();
     assert.ok(!q.events.some((e) => e.type === 'gate.started'), 'no gates while the edit still blocks the promotion');
     assert.equal(q.events.filter((e) => e.type === 'patch.waiting').length, waitingEvents, 'said once, not again per retry');
-    assert.equal(q.harness.waiting.size, 1);
+    assert.equal(q.harness.records.waiting.size, 1);
     rmSync(join(p.dir, 'NOTES.md'));
-    await q.harness.retryWaiting();
+    await q.harness.late.retryWaiting();
     assert.ok(q.events.some((e) => e.type === 'gate.started' && e.taskId === 'T-9' && e.agent === 'harness'));
     const promoted = q.events.find((e) => e.type === 'patch.promoted');
     assert.ok(promoted?.type === 'patch.promoted');
     assert.equal(git(p.dir, 'log', '-1', '--format=%s', `${promoted.commit}^`), 'user: unrelated');
-    assert.equal(q.harness.waiting.size, 0);
+    assert.equal(q.harness.records.waiting.size, 0);
   });
 
   it('given the control port reads base_commit from the patch.gates note and the branch did not move, then the patch is promoted onto it without running the gates again', async () => {
     const q = await queuedByAnEarlierRun(true);
-    const out = await q.harness.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
+    const out = await q.harness.late.promoteLate('T-9', q.patchId, q.patchPath, 'harness', 'recovered');
     assert.ok(out?.kind === 'promoted');
     assert.equal(out.patchId, q.patchId);
     assert.ok(!q.events.some((e) => e.type === 'gate.started'));

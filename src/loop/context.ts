@@ -1,0 +1,100 @@
+// The context object the harness's modules receive: what they share for one run (the
+// project, the branch, settings, the control plane, backends, metrics, the clock, the stop
+// signal, the process ledger, the run's totals). Passed explicitly, so a module says by its
+// parameters what it uses; the loop's drivers get it inside their LoopRun (loopRun.ts).
+import { join } from 'node:path';
+import type { AgentBackend } from '../agents/types';
+import { ProcessLedger } from '../shared/processLedger';
+import type { AgentName, LoopEmitter } from './events';
+import type { LoopControl, MetricsSink } from './ports';
+import type { PromptContext } from './prompts';
+import type { LoopSettings } from './settings';
+import type { Clock } from './sleep';
+
+export interface Backends {
+  readonly primary: AgentBackend;
+  readonly worker: AgentBackend;
+  readonly judge: AgentBackend;
+}
+
+export interface HarnessDeps {
+  readonly projectDir: string;
+  readonly ralphDir: string;
+  readonly branch: string;
+  readonly settings: LoopSettings;
+  readonly control: LoopControl;
+  readonly backends: Backends;
+  readonly metrics: MetricsSink;
+  readonly emitter: LoopEmitter;
+  readonly clock: Clock;
+  /** Extra environment for agent processes (tests point the scripted backend at its scenario). */
+  readonly agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * The loop's stop signal, for work started outside an agent's turn (an approval read by
+   * the inbox poll re-runs the gates); without it such gates end only by their timeouts.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** Totals for the summary and the overhead benchmark. */
+export interface HarnessTotals {
+  invocations: number;
+  costUsd: number;
+  modelMs: number;
+  gateMs: number;
+  promoted: number;
+  deferred: number;
+  blocked: number;
+  released: number;
+}
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/** What the harness's modules share for one run. */
+export interface HarnessContext {
+  readonly projectDir: string;
+  readonly ralphDir: string;
+  readonly branch: string;
+  readonly settings: LoopSettings;
+  readonly control: LoopControl;
+  readonly backends: Backends;
+  readonly metrics: MetricsSink;
+  readonly emitter: LoopEmitter;
+  readonly clock: Clock;
+  readonly agentEnv: Readonly<Record<string, string>> | undefined;
+  /** The loop's stop signal (never aborted for a harness built without one). */
+  readonly signal: AbortSignal;
+  /** Agents' and gates' process groups while they run: a run killed with SIGKILL leaves them for the next to reap. */
+  readonly ledger: ProcessLedger;
+  readonly totals: HarnessTotals;
+  readonly promptContext: PromptContext;
+  log(agent: AgentName, level: LogLevel, message: string): void;
+}
+
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
+export function harnessContext(deps: HarnessDeps): HarnessContext {
+  const { emitter } = deps;
+  return {
+    projectDir: deps.projectDir,
+    ralphDir: deps.ralphDir,
+    branch: deps.branch,
+    settings: deps.settings,
+    control: deps.control,
+    backends: deps.backends,
+    metrics: deps.metrics,
+    emitter,
+    clock: deps.clock,
+    agentEnv: deps.agentEnv,
+    signal: deps.signal ?? NEVER_ABORTED,
+    ledger: new ProcessLedger(join(deps.ralphDir, 'locks', 'processes')),
+    totals: { invocations: 0, costUsd: 0, modelMs: 0, gateMs: 0, promoted: 0, deferred: 0, blocked: 0, released: 0 },
+    promptContext: { ralphDir: deps.ralphDir, domainConstraints: deps.settings.domainConstraints },
+    log: (agent, level, message) => emitter.emit({ type: 'log', level, agent, message }),
+  };
+}
+
+/** `Name: message` of a thrown value, for logs and reasons. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}

@@ -1,0 +1,178 @@
+// One agent invocation under the budget guards: the day's and the task's spend checked
+// first, the per-invocation cap passed to the CLI, the backend run with the loop's stop
+// signal, then the metrics line, the totals and the agent.* notifications. Every agent the
+// loop starts (primary, workers, judge, decomposition) goes through `Invocation.invoke`, so
+// anything that must wrap every agent run belongs in `runBackend`.
+import type { AgentResult } from '../agents/types';
+import { metricsLineFor } from '../agents/metrics';
+import { secretValuesOf } from '../agents/secrets';
+import { extractJsonAnswer } from '../agents/structured';
+import { validatePhaseOutput } from '../project/phaseOutputs';
+import type { Phase as OutputPhase, PhaseOutput } from '../project/phaseOutputs';
+import type { HarnessContext } from './context';
+import type { AgentName } from './events';
+import { checkBudget, invocationBudget, summarizeSpend, utcDay } from './guards';
+import type { CostLine } from './guards';
+import type { LoopTask, MetricsLine } from './ports';
+
+export type Role = 'primary' | 'worker' | 'judge';
+
+export interface InvokeRequest {
+  readonly agent: AgentName;
+  readonly role: Role;
+  readonly phase: string;
+  readonly phaseTo?: string;
+  readonly task: LoopTask | null;
+  readonly prompt: string;
+  readonly cwd: string;
+  readonly iteration: number;
+}
+
+export type InvokeOutcome =
+  | { readonly kind: 'ran'; readonly result: AgentResult }
+  | { readonly kind: 'budget'; readonly scope: 'day' | 'task'; readonly message: string }
+  | { readonly kind: 'stopped' };
+
+/** The structured answer of a run, validated against the phase's schema. */
+export function structuredOutput<P extends OutputPhase>(
+  phase: P,
+  result: AgentResult,
+): { ok: true; value: PhaseOutput<P> } | { ok: false; message: string } {
+  const raw = result.structured ?? extractJsonAnswer(result.text);
+  return validatePhaseOutput(phase, raw);
+}
+
+export class Invocation {
+  /** Today's spend: loaded from the metrics log at start, then one line per invocation. */
+  private readonly costLines: CostLine[] = [];
+
+  constructor(private readonly ctx: HarnessContext) {}
+
+  /** Loads today's spend from the metrics log (budgets survive restarts). */
+  async loadSpend(): Promise<void> {
+    const today = utcDay(new Date(this.ctx.clock.now()).toISOString());
+    const { lines, problems } = await this.ctx.metrics.read([today]);
+    for (const l of lines) this.costLines.push({ ts: l.ts, cost: l.cost, task: l.task });
+    // A torn line (a crash mid-write) may have held spend the budget now cannot count.
+    for (const p of problems) this.ctx.log('harness', 'warn', `metrics line not counted for today's budget: ${p}`);
+  }
+
+  private spend(): ReturnType<typeof summarizeSpend> {
+    return summarizeSpend(this.costLines, utcDay(new Date(this.ctx.clock.now()).toISOString()));
+  }
+
+  /** Day-level budget check, for the loop's pause decision. */
+  dayBudget(): { ok: true } | { ok: false; message: string } {
+    const v = checkBudget(this.spend(), this.ctx.settings.budgets, null);
+    return v.ok ? { ok: true } : { ok: false, message: v.message };
+  }
+
+  /** One agent invocation under the budget guards; writes its metrics line. */
+  async invoke(req: InvokeRequest, signal: AbortSignal): Promise<InvokeOutcome> {
+    const { settings, emitter } = this.ctx;
+    const taskId = req.task?.task_id ?? null;
+    if (signal.aborted) return { kind: 'stopped' };
+    const spend = this.spend();
+    const verdict = checkBudget(spend, settings.budgets, taskId);
+    if (!verdict.ok) {
+      emitter.emit({ type: 'budget', scope: verdict.scope, spent: verdict.spent, limit: verdict.limit, message: verdict.message });
+      return { kind: 'budget', scope: verdict.scope, message: verdict.message };
+    }
+    const roleCap =
+      req.role === 'judge'
+        ? settings.budgets.perInvocationJudge
+        : req.role === 'primary'
+          ? settings.budgets.perInvocationPrimary
+          : settings.budgets.perInvocationWorker;
+    // 0 = no per-invocation cap; otherwise never more than what the day and the task have left.
+    const left = invocationBudget(
+      spend,
+      { ...settings.budgets, perInvocationPrimary: roleCap, perInvocationWorker: roleCap },
+      'primary',
+      taskId,
+    );
+    const budgetUsd = roleCap > 0 ? Math.min(roleCap, left) : 0;
+    if (roleCap > 0 && budgetUsd <= 0) {
+      const message = `no budget left for ${req.agent} ${req.phase}${taskId ? ` on ${taskId}` : ''}`;
+      emitter.emit({ type: 'budget', scope: 'invocation', spent: spend.today, limit: roleCap, message });
+      return { kind: 'budget', scope: taskId !== null ? 'task' : 'day', message };
+    }
+    const backend = this.ctx.backends[req.role];
+    const promptBytes = Buffer.byteLength(req.prompt);
+    emitter.emit({ type: 'agent.started', agent: req.agent, phase: req.phase, taskId, promptBytes, budgetUsd });
+    const started = this.ctx.clock.now();
+    const result = await this.runBackend(req, taskId, budgetUsd, signal);
+    const duration = this.ctx.clock.now() - started;
+    const { totals } = this.ctx;
+    totals.invocations++;
+    totals.costUsd += result.costUsd;
+    totals.modelMs += duration;
+    const ts = new Date(this.ctx.clock.now()).toISOString();
+    this.costLines.push({ ts, cost: result.costUsd, task: taskId });
+    // The seed's line, rounded and with secret values redacted, as src/agents/metrics writes
+    // it; the duration is the harness's own measure (its clock).
+    const { task_id: task, ...fields } = metricsLineFor(
+      { ...result, durationMs: duration },
+      {
+        agent: req.agent,
+        iter: req.iteration,
+        phaseFrom: req.phase,
+        phaseTo: req.phaseTo ?? req.phase,
+        promptBytes,
+        backend: backend.id,
+        taskId,
+        ts: new Date(this.ctx.clock.now()),
+        secrets: secretValuesOf(this.ctx.agentEnv ?? {}),
+      },
+    );
+    const line: MetricsLine = { ...fields, task };
+    await this.ctx.metrics.append(line).catch((e: unknown) => this.ctx.log(req.agent, 'warn', `metrics write failed: ${String(e)}`));
+    emitter.emit({
+      type: 'agent.finished',
+      agent: req.agent,
+      phase: req.phase,
+      taskId,
+      status: result.status,
+      costUsd: result.costUsd,
+      durationMs: duration,
+      turns: result.turns,
+    });
+    return { kind: 'ran', result };
+  }
+
+  /** The backend's run of one request: the one place an agent process is started from. */
+  private async runBackend(req: InvokeRequest, taskId: string | null, budgetUsd: number, signal: AbortSignal): Promise<AgentResult> {
+    const { settings } = this.ctx;
+    // The stop request reaches the backend only once its process is known to run (its
+    // `init` event): src/agents/process.ts registers its abort listener after an await, so
+    // an abort in that window was lost and the run hung. Harmless once that is fixed there.
+    const local = new AbortController();
+    let running = false;
+    const onStop = (): void => {
+      if (running) local.abort();
+    };
+    signal.addEventListener('abort', onStop, { once: true });
+    const onEvent = (e: { type: string }): void => {
+      if (e.type === 'init' && !running) {
+        running = true;
+        if (signal.aborted) local.abort();
+      }
+    };
+    return this.ctx.backends[req.role]
+      .run(
+        {
+          prompt: req.prompt,
+          cwd: req.cwd,
+          model: settings.model,
+          maxTurns: settings.maxTurns,
+          ...(budgetUsd > 0 ? { budgetUsd } : {}),
+          timeoutMs: settings.invocationTimeoutMs,
+          signal: local.signal,
+          processLedger: this.ctx.ledger,
+          env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.ctx.agentEnv },
+        },
+        onEvent,
+      )
+      .finally(() => signal.removeEventListener('abort', onStop));
+  }
+}

@@ -1,0 +1,24 @@
+// Proposals an agent returned in its answer (evolve_goals, decomposition) written as
+// `.ralph/proposals/prop_*.json` for the control plane's processProposals, which validates
+// them and decides by policy. Each file appears whole (temp file + rename).
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { HarnessContext } from './context';
+
+/** Writes the proposals; returns how many files were written. */
+export async function writeProposals(
+  ctx: Pick<HarnessContext, 'ralphDir' | 'clock'>,
+  proposals: readonly unknown[],
+  stem: string,
+): Promise<number> {
+  const dir = join(ctx.ralphDir, 'proposals');
+  await mkdir(dir, { recursive: true });
+  const stamp = new Date(ctx.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
+  let i = 0;
+  for (const p of proposals) {
+    const file = join(dir, `prop_${stamp}_${stem}_${++i}.json`);
+    await writeFile(`${file}.tmp`, JSON.stringify(p, null, 2));
+    await rename(`${file}.tmp`, file);
+  }
+  return i;
+}

@@ -1,0 +1,79 @@
+// Start-up recovery after a run that died: the agents and gates it left running ended,
+// half-done promotions repaired, stale claims released (this run holds the writer lock, so
+// any claim is from a dead run), orphaned worktrees removed, and patches left queued
+// re-evaluated. Promotion is idempotent by the patch's trailer, so a run killed between the
+// branch update and promote-patch neither loses nor duplicates the commit.
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname } from 'node:path';
+import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
+import { recoverInterruptedPromotion } from '../git/promote';
+import { findOrphanedWorktrees, removeWorktree } from '../git/worktrees';
+import { LATE_VERIFY_WORKTREE } from './lateVerify';
+import type { LoopRun } from './loopRun';
+
+export async function recover(run: LoopRun): Promise<void> {
+  const { ctx, harness } = run;
+  const { control, emitter, projectDir } = ctx;
+  const signal = run.lifecycle.signal;
+  // First the agents and gates a killed run left running: they would keep writing into
+  // worktrees this run is about to reset and reuse.
+  for (const g of await ctx.ledger.reap()) {
+    if (g.killed) ctx.log('harness', 'warn', `ended ${g.what} (process group ${g.pid}) left running by a killed run in ${g.cwd}`);
+    // A killed judge's empty review folder is ours to remove.
+    if (dirname(g.cwd) === tmpdir() && basename(g.cwd).startsWith('ralph-judge-')) await rm(g.cwd, { recursive: true, force: true });
+  }
+  for (const r of await recoverInterruptedPromotion(projectDir)) {
+    ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
+  }
+  for (const t of control.tasks()) {
+    if (t.status === 'claimed') {
+      await control.releaseTask(t.task_id, 'harness', `stale claim by ${t.claimed_by ?? '?'} from a dead run`);
+      emitter.emit({ type: 'task.released', taskId: t.task_id, reason: 'stale claim from a dead run' });
+    }
+  }
+  // The late-verification worktree is kept too: its installed dependencies are a cache.
+  const active = ['primary', LATE_VERIFY_WORKTREE, ...Array.from({ length: ctx.settings.workers }, (_, i) => `worker-${i + 1}`)];
+  for (const w of await findOrphanedWorktrees(projectDir, active)) {
+    await removeWorktree(projectDir, w.name).catch(() => undefined);
+    ctx.log('harness', 'info', `removed orphaned worktree ${w.name}`);
+  }
+  for (const t of control.tasks()) {
+    if (t.status !== 'proposed') continue;
+    const live = control.patches(t.task_id).filter((p) => p.status === 'queued' || p.status === 'applied' || p.status === 'verified');
+    const patch = live.find((p) => p.patch_id === t.patch_id) ?? live[live.length - 1];
+    if (!patch?.patch_path) {
+      await control.releaseTask(t.task_id, 'harness', 'proposed without a live patch after restart');
+      continue;
+    }
+    // A run killed between queueing a patch and deferring it left a sensitive patch
+    // looking ready: it goes to the judge (tier 2) or back to be decomposed (tier 3).
+    const tier = harness.promotion.classifyFiles(t, await patchFiles(patch.patch_path));
+    if (tier >= 2 && !control.approvedSinceDeferral(t.task_id)) {
+      if (tier === 2) {
+        const why = `risk tier 2, found unreviewed after a restart: deferred to the judge`;
+        await control.deferTask(t.task_id, 'harness', why, tier, patch.patch_id);
+        emitter.emit({ type: 'patch.deferred', taskId: t.task_id, patchId: patch.patch_id, reason: why });
+      } else {
+        const why = `risk tier 3, found undecomposed after a restart: back to pending to be decomposed`;
+        await control.discardPatch(patch.patch_id, why, 'harness');
+        emitter.emit({ type: 'task.released', taskId: t.task_id, reason: why });
+      }
+      continue;
+    }
+    // Onto the commit its gates ran on, or verified again on the moved tip (promoteLate
+    // finds a commit a killed run already made, and discards and releases by itself).
+    await harness.late
+      .promoteLate(t.task_id, patch.patch_id, patch.patch_path, 'harness', 'recovered', signal)
+      .catch((e: unknown) => ctx.log('harness', 'warn', `re-evaluating ${patch.patch_id} after restart failed: ${String(e)}`));
+  }
+}
+
+/** The files a patch file touches; none when it cannot be read (promoteLate reports that). */
+async function patchFiles(patchPath: string): Promise<string[]> {
+  try {
+    return touchedPaths(filesTouchedByPatch(await readFile(patchPath, 'utf8')));
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,83 @@
+// The harness's own verification of a change: the configured command gates run in the
+// agent's worktree with gate.* notifications and their time in the totals, then the change
+// captured as a patch file under .ralph/commits/pending/ and the forbidden patterns checked
+// on the lines it adds. What passes here is what promotion may land (never the model's word).
+import { join } from 'node:path';
+import { capturePatch } from '../git/capture';
+import type { CapturedPatch } from '../git/capture';
+import type { HarnessContext } from './context';
+import type { AgentName } from './events';
+import { forbiddenPatternsGate, runGates } from './gates';
+import type { GateResult, GateSpec } from './gates';
+import type { LoopTask } from './ports';
+
+export interface Verified {
+  readonly gates: GateResult[];
+  readonly patch: CapturedPatch | null;
+}
+
+export class Verification {
+  private patchSeq = 0;
+
+  constructor(private readonly ctx: HarnessContext) {}
+
+  /** Command gates with events; timings go to the totals. */
+  async gates(
+    agent: AgentName,
+    taskId: string | null,
+    specs: readonly GateSpec[],
+    cwd: string,
+    signal: AbortSignal,
+  ): Promise<GateResult[]> {
+    const { emitter, clock } = this.ctx;
+    const started = clock.now();
+    try {
+      return await runGates(specs, {
+        cwd,
+        signal,
+        onGateStart: (gate) => emitter.emit({ type: 'gate.started', agent, gate, taskId }),
+        onGateEnd: (r) =>
+          emitter.emit({
+            type: 'gate.finished',
+            agent,
+            gate: r.gate,
+            taskId,
+            status: r.status,
+            durationMs: r.durationMs,
+            outputTail: r.outputTail,
+          }),
+        onProgress: (gate, line) => emitter.emit({ type: 'gate.progress', agent, gate, line }),
+        ledger: this.ctx.ledger,
+      });
+    } finally {
+      this.ctx.totals.gateMs += clock.now() - started;
+    }
+  }
+
+  /**
+   * Verify: the command gates, then the change is captured and the forbidden patterns are
+   * checked on the lines it adds. Returns the results and the captured patch.
+   */
+  async verify(agent: AgentName, task: LoopTask, worktree: string, base: string, signal: AbortSignal): Promise<Verified> {
+    const { settings } = this.ctx;
+    const results = await this.gates(agent, task.task_id, settings.verifyGates, worktree, signal);
+    if (results.some((r) => !r.ok)) return { gates: results, patch: null };
+    const patch = await capturePatch(worktree, base, this.pendingPatchPath(task.task_id, agent));
+    const fp = forbiddenPatternsGate(patch.addedLines, settings.forbiddenPatterns, settings.forbiddenExclude);
+    this.ctx.emitter.emit({
+      type: 'gate.finished',
+      agent,
+      gate: fp.gate,
+      taskId: task.task_id,
+      status: fp.status,
+      durationMs: fp.durationMs,
+      outputTail: fp.outputTail,
+    });
+    return { gates: [...results, fp], patch };
+  }
+
+  private pendingPatchPath(taskId: string, agent: string): string {
+    const stamp = new Date(this.ctx.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
+    return join(this.ctx.ralphDir, 'commits', 'pending', `${taskId}_${agent}_${stamp}_${++this.patchSeq}.patch`);
+  }
+}
