@@ -30,18 +30,11 @@ export interface CodexBackendOptions {
 
 /** The CLI arguments (prompt excluded: `-` reads it from stdin). Pure. */
 export function codexArgs(request: AgentRequest, options: CodexBackendOptions, schemaFile?: string): string[] {
-  const args = [
-    'exec',
-    '--json',
-    '--skip-git-repo-check',
-    '-C',
-    request.cwd,
-    '-m',
-    request.model,
-    '--sandbox',
-    options.sandbox ?? 'workspace-write',
-    '--ephemeral',
-  ];
+  const sandbox = options.sandbox ?? 'workspace-write';
+  const args = ['exec', '--json', '--skip-git-repo-check', '-C', request.cwd, '-m', request.model, '--sandbox', sandbox, '--ephemeral'];
+  // workspace-write also lets commands write all of /tmp by default: another project's
+  // files, other agents' scratch. The agent keeps its own TMPDIR (its scratch folder).
+  if (sandbox === 'workspace-write') args.push('-c', 'sandbox_workspace_write.exclude_slash_tmp=true');
   for (const c of options.configOverrides ?? []) args.push('-c', c);
   if (schemaFile !== undefined) args.push('--output-schema', schemaFile);
   args.push(...(options.extraArgs ?? []), '-');

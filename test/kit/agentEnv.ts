@@ -2,7 +2,7 @@
 // binaries from .tools/, throwaway HOME/TMPDIR/config dirs, the DISABLE_* variables, few
 // retries, and Codex's custom "mock" provider. Also a temp git repository helper.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -52,11 +52,51 @@ export function claudeSandbox(serverUrl: string): Sandbox {
   return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Environment for the real `codex` (CODEX_HOME throwaway, key for the mock provider). */
-export function codexSandbox(): Sandbox {
+/**
+ * Environment for the real `codex` (throwaway home, key for the mock provider). CODEX_HOME
+ * must not lie under the temporary directory codex sees (TMPDIR, else /tmp): codex 0.171
+ * refuses to create its `codex-linux-sandbox` helper alias there, and with bubblewrap
+ * installed every sandboxed command then fails with `bwrap: execvp codex-linux-sandbox`.
+ * So TMPDIR is a sibling folder of CODEX_HOME, never a parent of it.
+ */
+export function codexSandbox(path: string = basePath()): Sandbox {
   const dir = mkdtempSync(join(tmpdir(), 'ralph-codex-home-'));
-  const env = { PATH: basePath(), HOME: dir, CODEX_HOME: dir, CODEX_API_KEY: 'test-key-not-secret-0123456789' };
+  for (const sub of ['home', 'codex', 'tmp']) mkdirSync(join(dir, sub));
+  const env = {
+    PATH: path,
+    HOME: join(dir, 'home'),
+    CODEX_HOME: join(dir, 'codex'),
+    TMPDIR: join(dir, 'tmp'),
+    CODEX_API_KEY: 'test-key-not-secret-0123456789',
+  };
   return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A PATH with the same programs as `path` but without `names` (e.g. `bwrap`): a folder of
+ * symbolic links to every other executable, so a test can run a CLI as on a machine where
+ * those programs are not installed.
+ */
+export function pathWithout(names: readonly string[], path: string = basePath()): { path: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ralph-path-without-'));
+  const skip = new Set(names);
+  for (const d of path.split(':')) {
+    let entries: string[];
+    try {
+      entries = readdirSync(d);
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      if (skip.has(e)) continue;
+      try {
+        symlinkSync(join(d, e), join(dir, e));
+      } catch {
+        // an earlier PATH entry already provides it, as PATH lookup would
+      }
+    }
+  }
+  return { path: dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** `-c` overrides pointing codex at the scripted server with no websocket, retries or analytics. */

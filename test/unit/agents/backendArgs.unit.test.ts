@@ -66,6 +66,8 @@ describe('agents/backend command lines', () => {
       'workspace-write',
       '--ephemeral',
       '-c',
+      'sandbox_workspace_write.exclude_slash_tmp=true',
+      '-c',
       'analytics.enabled=false',
       '--output-schema',
       '/tmp/s.json',
@@ -73,6 +75,11 @@ describe('agents/backend command lines', () => {
       'plugins',
       '-',
     ]);
+  });
+
+  it('codex: /tmp stays read-only only under workspace-write', () => {
+    assert.ok(!codexArgs(req, { sandbox: 'read-only' }).includes('sandbox_workspace_write.exclude_slash_tmp=true'));
+    assert.ok(codexArgs(req, {}).includes('sandbox_workspace_write.exclude_slash_tmp=true'));
   });
 
   it('rejects requests no backend can run, naming the field', () => {
