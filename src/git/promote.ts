@@ -20,6 +20,7 @@ import { GitError, runGit, splitNul } from './exec';
 import { writeFileAtomic } from '../shared/fs';
 import { branchTip, branchTipAndTree, copyIndexFile, gitCommonDir, gitDir, listWorktrees, repoRoot, worktreeGitDir } from './repo';
 import type { WorktreeInfo } from './repo';
+import { legacyWorktreesRoot, worktreesRoot } from './repoCache';
 import { pidAlive } from '../shared/process';
 
 export class BranchNotFoundError extends Error {
@@ -270,12 +271,12 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
     };
   }
 
-  const ralphRoot = join(await gitCommonDir(top), 'ralph', 'worktrees');
+  const ralphRoots = [await worktreesRoot(top), await legacyWorktreesRoot(top)];
   const holders: WorktreeInfo[] = [];
   for (const wt of worktrees) {
     if (wt.bare) continue;
     if (wt.branch === branch || (await rebasingBranch(wt)) === branch) {
-      if (isUnder(wt.path, ralphRoot)) throw new BranchCheckedOutByAgentError(branch, wt.path);
+      if (ralphRoots.some((r) => isUnder(wt.path, r))) throw new BranchCheckedOutByAgentError(branch, wt.path);
       holders.push(wt);
     }
   }

@@ -1,11 +1,17 @@
-// Agents' worktrees: created under `<git-common-dir>/ralph/worktrees/<name>` (invisible to
-// the user's build tools, watchers and searches), each on its own branch `ralph/<name>`,
-// reset to a given commit, removed, and found again after a crash.
-import { readFile, readdir, realpath, rm } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+// Agents' worktrees: created in Ralph's cache directory, keyed by the repository
+// (`<cache>/<repo key>/worktrees/<name>`, src/git/repoCache.ts), outside the repository tree,
+// so no tool run in the checkout (a test runner, a build, a watcher, a search) sees an
+// agent's half-done work; each on its own branch `ralph/<name>`, reset to a given commit,
+// removed, and found again after a crash. Worktrees of older versions, under
+// `<git-common-dir>/ralph/worktrees/`, are listed too and moved out on the next start.
+import { readFile, readdir, realpath, rm, rmdir } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { runGit } from './exec';
 import { branchTip, gitCommonDir, listWorktrees, withWorktreeAdmin, worktreeGitDir } from './repo';
+import { legacyWorktreesRoot, worktreesRoot } from './repoCache';
 import { pathExists } from '../shared/fs';
+
+export { legacyWorktreesRoot, worktreesRoot };
 
 /** A worktree name that cannot be a directory and branch component. */
 export class InvalidWorktreeNameError extends Error {
@@ -49,11 +55,6 @@ export function ralphBranchName(name: string): string {
   return `ralph/${name}`;
 }
 
-/** Where Ralph keeps its worktrees for this repository. */
-export async function worktreesRoot(repo: string): Promise<string> {
-  return join(await gitCommonDir(repo), 'ralph', 'worktrees');
-}
-
 async function canonical(p: string): Promise<string> {
   try {
     return await realpath(p);
@@ -83,12 +84,16 @@ export async function ensureWorktree(repo: string, options: EnsureWorktreeOption
     base = tip;
   }
   const root = await worktreesRoot(repo);
+  const common = await gitCommonDir(repo);
   const path = join(root, name);
   const branch = ralphBranchName(name);
-  if (await isLinkedWorktree(path, root)) {
+  if (await isLinkedWorktree(path, common)) {
     await resetWorktree(path, base, { keepIgnored: options.keepIgnored ?? false, branch });
     return { name, path, branch, base };
   }
+  // A same-named worktree in the old place holds the branch `worktree add -B` needs.
+  const legacy = join(await legacyWorktreesRoot(repo), name);
+  if (await pathExists(legacy)) await removeWorktreeAt(repo, legacy, common);
   // A directory git does not know (or a registration whose directory is gone) is debris of
   // a crash: clear both before adding afresh.
   await withWorktreeAdmin(repo, async () => {
@@ -99,18 +104,46 @@ export async function ensureWorktree(repo: string, options: EnsureWorktreeOption
   return { name, path, branch, base };
 }
 
+/** Unregisters and deletes the worktree at `path` (registered or not). */
+async function removeWorktreeAt(repo: string, path: string, common: string): Promise<void> {
+  await withWorktreeAdmin(repo, async () => {
+    if (await isLinkedWorktree(path, common)) {
+      await runGit(repo, ['worktree', 'remove', '--force', '--force', path], { allowExitCodes: [128] });
+    }
+    await rm(path, { recursive: true, force: true });
+    await runGit(repo, ['worktree', 'prune']);
+  });
+}
+
 /**
- * Whether `path` is a live linked worktree of the repository whose worktrees root is
- * `root`, read from the two files git links them with (`<path>/.git` names the admin dir
+ * Moves a project from the old layout: every worktree under `<git-common-dir>/ralph/worktrees`
+ * is removed (its branch stays; a worktree is reset at every claim, so nothing in it is kept
+ * across runs) and the folder deleted. Worktrees are created in the cache on demand. Returns
+ * the names removed.
+ */
+export async function migrateLegacyWorktrees(repo: string): Promise<string[]> {
+  const root = await legacyWorktreesRoot(repo);
+  if (!(await pathExists(root))) return [];
+  const common = await gitCommonDir(repo);
+  const names = (await listRalphWorktrees(repo)).filter((w) => w.legacy).map((w) => w.name);
+  for (const name of names) await removeWorktreeAt(repo, join(root, name), common);
+  await rm(root, { recursive: true, force: true });
+  // `<common>/ralph` was Ralph's alone; leave it only if someone put something else there.
+  await rmdir(dirname(root)).catch(() => undefined);
+  return names;
+}
+
+/**
+ * Whether `path` is a live linked worktree of the repository whose common git dir is
+ * `commonDir`, read from the two files git links them with (`<path>/.git` names the admin dir
  * under the common dir, whose `gitdir` names `<path>/.git` back): the loop asks this every
  * cycle, and reading two small files is far cheaper than `git worktree list`.
  */
-async function isLinkedWorktree(path: string, root: string): Promise<boolean> {
+async function isLinkedWorktree(path: string, commonDir: string): Promise<boolean> {
   try {
     const m = /^gitdir: (.*)$/m.exec(await readFile(join(path, '.git'), 'utf8'));
     if (m?.[1] === undefined) return false;
     const admin = resolve(path, m[1].trim());
-    const commonDir = resolve(root, '..', '..');
     if ((await canonical(resolve(admin, '..', '..'))) !== (await canonical(commonDir))) return false;
     const back = (await readFile(join(admin, 'gitdir'), 'utf8')).trim();
     if ((await canonical(resolve(admin, back))) !== (await canonical(join(path, '.git')))) return false;
@@ -160,14 +193,11 @@ export interface RemoveWorktreeOptions {
 /** Removes the agent's worktree (registered or not) and, by default, its branch. */
 export async function removeWorktree(repo: string, name: string, options: RemoveWorktreeOptions = {}): Promise<void> {
   if (!validName.test(name)) throw new InvalidWorktreeNameError(name);
-  const path = join(await worktreesRoot(repo), name);
-  await withWorktreeAdmin(repo, async () => {
-    if (await isLinkedWorktree(path, await worktreesRoot(repo))) {
-      await runGit(repo, ['worktree', 'remove', '--force', '--force', path], { allowExitCodes: [128] });
-    }
-    await rm(path, { recursive: true, force: true });
-    await runGit(repo, ['worktree', 'prune']);
-  });
+  const common = await gitCommonDir(repo);
+  for (const root of [await worktreesRoot(repo), await legacyWorktreesRoot(repo)]) {
+    const path = join(root, name);
+    if (await pathExists(path)) await removeWorktreeAt(repo, path, common);
+  }
   if (options.deleteBranch ?? true) {
     await runGit(repo, ['branch', '--quiet', '-D', ralphBranchName(name)], { allowExitCodes: [1] });
   }
@@ -182,42 +212,56 @@ export interface ListedRalphWorktree {
   readonly missing: boolean;
   readonly branch: string | null;
   readonly head: string | null;
+  /** In the old place inside the repository's git dir (moved out on the next start). */
+  readonly legacy: boolean;
 }
 
-/** Ralph's worktrees: those git has registered under the worktrees root and stray directories there. */
+/**
+ * Ralph's worktrees: those git has registered under either worktrees root (the cache's and
+ * the old one in the git dir) and stray directories there.
+ */
 export async function listRalphWorktrees(repo: string): Promise<ListedRalphWorktree[]> {
-  const root = await worktreesRoot(repo);
-  const canonRoot = await canonical(root);
-  const byName = new Map<string, ListedRalphWorktree>();
-  for (const w of await listWorktrees(repo)) {
-    const p = await canonical(w.path);
-    for (const r of new Set([root, canonRoot])) {
-      if (p.startsWith(r + sep) || w.path.startsWith(r + sep)) {
-        const rest = (w.path.startsWith(r + sep) ? w.path : p).slice(r.length + 1);
-        if (rest.includes(sep)) continue;
-        byName.set(rest, {
-          name: rest,
-          path: join(root, rest),
-          registered: true,
-          missing: w.prunable || !(await pathExists(w.path)),
-          branch: w.branch,
-          head: w.head,
-        });
+  const roots = [
+    { root: await worktreesRoot(repo), legacy: false },
+    { root: await legacyWorktreesRoot(repo), legacy: true },
+  ];
+  const registered = await listWorktrees(repo);
+  const found = new Map<string, ListedRalphWorktree>();
+  for (const { root, legacy } of roots) {
+    const canonRoot = await canonical(root);
+    const byName = new Map<string, ListedRalphWorktree>();
+    for (const w of registered) {
+      const p = await canonical(w.path);
+      for (const r of new Set([root, canonRoot])) {
+        if (p.startsWith(r + sep) || w.path.startsWith(r + sep)) {
+          const rest = (w.path.startsWith(r + sep) ? w.path : p).slice(r.length + 1);
+          if (rest.includes(sep)) continue;
+          byName.set(rest, {
+            name: rest,
+            path: join(root, rest),
+            registered: true,
+            missing: w.prunable || !(await pathExists(w.path)),
+            branch: w.branch,
+            head: w.head,
+            legacy,
+          });
+        }
       }
     }
-  }
-  let dirs: string[] = [];
-  try {
-    dirs = (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
-  } catch {
-    dirs = [];
-  }
-  for (const d of dirs) {
-    if (!byName.has(d)) {
-      byName.set(d, { name: d, path: join(root, d), registered: false, missing: false, branch: null, head: null });
+    let dirs: string[] = [];
+    try {
+      dirs = (await readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    } catch {
+      dirs = [];
     }
+    for (const d of dirs) {
+      if (!byName.has(d)) {
+        byName.set(d, { name: d, path: join(root, d), registered: false, missing: false, branch: null, head: null, legacy });
+      }
+    }
+    for (const [name, w] of byName) found.set(`${legacy ? 1 : 0}:${name}`, w);
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return [...found.values()].sort((a, b) => a.name.localeCompare(b.name) || Number(a.legacy) - Number(b.legacy));
 }
 
 /**
@@ -227,5 +271,5 @@ export async function listRalphWorktrees(repo: string): Promise<ListedRalphWorkt
 export async function findOrphanedWorktrees(repo: string, activeNames: readonly string[]): Promise<ListedRalphWorktree[]> {
   await withWorktreeAdmin(repo, () => runGit(repo, ['worktree', 'prune']));
   const active = new Set(activeNames);
-  return (await listRalphWorktrees(repo)).filter((w) => !active.has(w.name) || !w.registered);
+  return (await listRalphWorktrees(repo)).filter((w) => w.legacy || !active.has(w.name) || !w.registered);
 }

@@ -3,8 +3,8 @@
 // verdict the harness validates with zod. Approve promotes the patch (late promotion),
 // reject and modify go back to the task with the rationale. A human deciding the same task
 // meanwhile ends the judge's process and the human's word stands.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { judgeRoot } from '../git/repoCache';
 import { join } from 'node:path';
 import type { HarnessContext } from './context';
 import { structuredOutput } from './invocation';
@@ -62,7 +62,9 @@ export class Judge {
     const gates = this.records.gates.get(patch.patch_id) ?? control.gateResults(patch.patch_id);
     const rules = [...this.ctx.settings.domainConstraints, 'Sensitive paths (auth, migrations, data) need tests and no weakened checks.'];
     // The judge works in an empty folder: it reviews the diff it is given, nothing else.
-    const cwd = await mkdtemp(join(tmpdir(), 'ralph-judge-'));
+    const root = await judgeRoot(this.ctx.projectDir);
+    await mkdir(root, { recursive: true });
+    const cwd = await mkdtemp(join(root, 'review-'));
     // Its own abort, tied to the loop's: a human decision on this task ends only this judge.
     const own = new AbortController();
     const onStop = (): void => own.abort(signal.reason);

@@ -4,11 +4,11 @@
 // re-evaluated. Promotion is idempotent by the patch's trailer, so a run killed between the
 // branch update and promote-patch neither loses nor duplicates the commit.
 import { readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { recoverInterruptedPromotion } from '../git/promote';
-import { findOrphanedWorktrees, removeWorktree } from '../git/worktrees';
+import { judgeRoot, worktreesRoot } from '../git/repoCache';
+import { findOrphanedWorktrees, migrateLegacyWorktrees, removeWorktree } from '../git/worktrees';
 import { LATE_VERIFY_WORKTREE } from './lateVerify';
 import type { LoopRun } from './loopRun';
 
@@ -18,10 +18,20 @@ export async function recover(run: LoopRun): Promise<void> {
   const signal = run.lifecycle.signal;
   // First the agents and gates a killed run left running: they would keep writing into
   // worktrees this run is about to reset and reuse.
+  const judges = await judgeRoot(projectDir);
   for (const g of await ctx.ledger.reap()) {
     if (g.killed) ctx.log('harness', 'warn', `ended ${g.what} (process group ${g.pid}) left running by a killed run in ${g.cwd}`);
     // A killed judge's empty review folder is ours to remove.
-    if (dirname(g.cwd) === tmpdir() && basename(g.cwd).startsWith('ralph-judge-')) await rm(g.cwd, { recursive: true, force: true });
+    if (dirname(g.cwd) === judges && basename(g.cwd).startsWith('review-')) await rm(g.cwd, { recursive: true, force: true });
+  }
+  // Worktrees of older versions lived inside the repository's git dir: moved out of it.
+  const moved = await migrateLegacyWorktrees(projectDir);
+  if (moved.length > 0) {
+    ctx.log(
+      'harness',
+      'info',
+      `moved ${moved.length} worktree(s) (${moved.join(', ')}) out of the repository into ${await worktreesRoot(projectDir)}`,
+    );
   }
   for (const r of await recoverInterruptedPromotion(projectDir)) {
     ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);

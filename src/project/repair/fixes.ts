@@ -4,6 +4,7 @@
 // the control plane (the lead's `ralph repair --fix`), which must act through events.
 import { promises as fs } from 'node:fs';
 import { runGit } from '../../git/exec';
+import { migrateLegacyWorktrees } from '../../git/worktrees';
 import { initProject } from '../init';
 import type { InitOptions } from '../init';
 import type { Finding } from './findings';
@@ -20,6 +21,10 @@ export async function applyLocalFixes(projectDir: string, findings: readonly Fin
   if (gitFixes.some((f) => f.check === 'git.worktree')) {
     await runGit(projectDir, ['worktree', 'prune']);
     changes.push('git worktree prune');
+  }
+  if (gitFixes.some((f) => f.check === 'git.legacy_worktrees')) {
+    const moved = await migrateLegacyWorktrees(projectDir);
+    changes.push(`moved ${moved.length} worktree(s) out of the repository's git dir`);
   }
   for (const f of gitFixes) {
     if (f.check === 'git.orphaned_worktree' && f.path) {

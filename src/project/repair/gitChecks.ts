@@ -1,10 +1,11 @@
 // Repair checks of the repository: a work tree with a commit, no merge or rebase left
-// half done, every registered worktree present (`git worktree list --porcelain`), and no
-// orphaned Ralph worktree (one no active agent owns, or a stray directory git forgot).
+// half done, every registered worktree present (`git worktree list --porcelain`), no
+// orphaned Ralph worktree (one no active agent owns, or a stray directory git forgot), and
+// none left in the old place inside the git dir (both places are looked at).
 import * as path from 'node:path';
 import { GitError, runGit } from '../../git/exec';
 import { gitDir, listWorktrees } from '../../git/repo';
-import { listRalphWorktrees } from '../../git/worktrees';
+import { legacyWorktreesRoot, listRalphWorktrees, worktreesRoot } from '../../git/worktrees';
 import { ok } from './findings';
 import type { Finding } from './findings';
 import { pathExists } from '../../shared/fs';
@@ -74,8 +75,19 @@ export async function checkGit(projectDir: string, options: GitCheckOptions = {}
   }
 
   const active = options.activeWorktrees ? new Set(options.activeWorktrees) : undefined;
-  for (const w of await listRalphWorktrees(projectDir)) {
-    if (w.missing) continue; // reported above
+  const ralphWorktrees = await listRalphWorktrees(projectDir);
+  const legacy = ralphWorktrees.filter((w) => w.legacy);
+  if (legacy.length > 0) {
+    findings.push({
+      check: 'git.legacy_worktrees',
+      status: 'warn',
+      message: `${legacy.length} Ralph worktree(s) (${legacy.map((w) => w.name).join(', ')}) are in the old place inside the repository's git dir, where tools run in the checkout can see them; they now live in ${await worktreesRoot(projectDir)}`,
+      path: await legacyWorktreesRoot(projectDir),
+      fix: { kind: 'git-prune', description: 'move them out (the next ralph start does it too)' },
+    });
+  }
+  for (const w of ralphWorktrees) {
+    if (w.missing || w.legacy) continue; // reported above
     if (!w.registered) {
       findings.push({
         check: 'git.orphaned_worktree',

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { capturePatch } from '../../../src/git/capture';
@@ -13,7 +13,7 @@ import {
 } from '../../../src/git/promote';
 import type { PromotionMarker } from '../../../src/git/promote';
 import { branchTip, commitExists, isAncestor } from '../../../src/git/repo';
-import { ensureWorktree } from '../../../src/git/worktrees';
+import { ensureWorktree, worktreesRoot } from '../../../src/git/worktrees';
 import { git, makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
@@ -487,7 +487,7 @@ describe('git/promote (real git)', () => {
       assert.equal(repo.git('status', '--porcelain'), '');
 
       repo.git('reset', '-q', '--hard');
-      repo.git('worktree', 'remove', '--force', join(repo.dir, '.git/ralph/worktrees/w1'));
+      repo.git('worktree', 'remove', '--force', join(await worktreesRoot(repo.dir), 'w1'));
       repo.git('branch', '-q', '-D', 'ralph/w1');
       await crashState('after-read-tree');
       writeIn(repo.dir, 'src/a.ts', 'the user typed this after the crash\n');
@@ -524,6 +524,7 @@ describe('git/promote (real git)', () => {
       repo.git('switch', '-q', '-c', 'elsewhere');
       const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
       const tip = repo.git('rev-parse', 'main');
+      mkdirSync(join(repo.dir, '.git/ralph'), { recursive: true });
       writeFileSync(
         join(repo.dir, '.git/ralph/promote-ref.json'),
         JSON.stringify({ pid: 999999, token: 't', branch: 'main', next: 'f'.repeat(40) }),

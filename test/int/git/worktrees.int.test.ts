@@ -1,16 +1,22 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { branchTip, currentBranch, gitCommonDir, isClean } from '../../../src/git/repo';
+import { isInside, repoCacheDir } from '../../../src/git/repoCache';
 import {
   ensureWorktree,
   findOrphanedWorktrees,
   InvalidWorktreeNameError,
+  legacyWorktreesRoot,
   listRalphWorktrees,
+  migrateLegacyWorktrees,
   removeWorktree,
   resetWorktree,
   UnknownBaseError,
+  worktreesRoot,
 } from '../../../src/git/worktrees';
+import { ralphCacheDir } from '../../../src/shared/cacheDir';
 import { git, makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
@@ -21,10 +27,14 @@ describe('git/worktrees (real git)', () => {
   });
   afterEach(() => repo.cleanup());
 
-  it('creates the worktree under the git common dir, on ralph/<name>, at the target tip', async () => {
+  it('creates the worktree in the cache directory keyed by the repository, on ralph/<name>, at the target tip', async () => {
     const tip = await branchTip(repo.dir, 'main');
     const wt = await ensureWorktree(repo.dir, { name: 'worker-1', branch: 'main' });
-    assert.equal(wt.path, join(await gitCommonDir(repo.dir), 'ralph', 'worktrees', 'worker-1'));
+    const cache = await repoCacheDir(repo.dir);
+    assert.equal(wt.path, join(cache, 'worktrees', 'worker-1'));
+    assert.ok(isInside(cache, ralphCacheDir()), `${cache} is in Ralph's cache directory`);
+    assert.ok(!isInside(realpathSync(wt.path), realpathSync(repo.dir)), 'outside the repository tree');
+    assert.equal(readFileSync(join(cache, 'repository'), 'utf8'), `${realpathSync(await gitCommonDir(repo.dir))}\n`);
     assert.equal(wt.branch, 'ralph/worker-1');
     assert.equal(wt.base, tip);
     assert.equal(await currentBranch(wt.path), 'ralph/worker-1');
@@ -82,7 +92,7 @@ describe('git/worktrees (real git)', () => {
     rmSync(wt.path, { recursive: true, force: true });
     const again = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
     assert.equal(await isClean(again.path), true);
-    const stray = join(await gitCommonDir(repo.dir), 'ralph', 'worktrees', 'w2');
+    const stray = join(await worktreesRoot(repo.dir), 'w2');
     mkdirSync(stray, { recursive: true });
     writeIn(stray, 'leftover.txt', 'x');
     const w2 = await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
@@ -96,7 +106,7 @@ describe('git/worktrees (real git)', () => {
     const w2 = await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
     // A user worktree elsewhere is not Ralph's.
     git(repo.dir, 'worktree', 'add', '-q', join(repo.dir, '..', 'user-wt'), '-b', 'user-branch');
-    const stray = join(await gitCommonDir(repo.dir), 'ralph', 'worktrees', 'stray');
+    const stray = join(await worktreesRoot(repo.dir), 'stray');
     mkdirSync(stray, { recursive: true });
     rmSync(w2.path, { recursive: true, force: true }); // vanished after a crash
 
@@ -121,5 +131,49 @@ describe('git/worktrees (real git)', () => {
     assert.equal(existsSync(w1.path), false);
     assert.equal(repo.git('branch', '--list', 'ralph/w1'), '');
     assert.ok(existsSync(realpathSync(join(repo.dir, '..', 'user-wt'))));
+  });
+
+  it('given worktrees in the old place inside .git, then they are listed as legacy, moved out on migration, and a same-named one is replaced', async () => {
+    const legacyRoot = await legacyWorktreesRoot(repo.dir);
+    git(repo.dir, 'worktree', 'add', '-q', '-B', 'ralph/primary', join(legacyRoot, 'primary'), 'main');
+    git(repo.dir, 'worktree', 'add', '-q', '-B', 'ralph/worker-1', join(legacyRoot, 'worker-1'), 'main');
+    writeIn(join(legacyRoot, 'worker-1'), 'half-done.txt', 'x');
+    assert.deepEqual(
+      (await listRalphWorktrees(repo.dir)).map((w) => [w.name, w.legacy]),
+      [
+        ['primary', true],
+        ['worker-1', true],
+      ],
+    );
+    // A legacy worktree is an orphan even under an active name: it has to move.
+    assert.deepEqual(
+      (await findOrphanedWorktrees(repo.dir, ['primary', 'worker-1'])).map((w) => w.name),
+      ['primary', 'worker-1'],
+    );
+    // ensureWorktree of a name still in the old place takes its branch over.
+    const primary = await ensureWorktree(repo.dir, { name: 'primary', branch: 'main' });
+    assert.equal(primary.path, join(await worktreesRoot(repo.dir), 'primary'));
+    assert.equal(existsSync(join(legacyRoot, 'primary')), false);
+
+    assert.deepEqual(await migrateLegacyWorktrees(repo.dir), ['worker-1']);
+    assert.equal(existsSync(join(await gitCommonDir(repo.dir), 'ralph')), false, 'nothing of Ralph left in .git');
+    assert.deepEqual(
+      (await listRalphWorktrees(repo.dir)).map((w) => [w.name, w.legacy]),
+      [['primary', false]],
+    );
+    assert.ok(!repo.git('worktree', 'list', '--porcelain').includes(legacyRoot), 'git forgot the old registrations');
+    assert.deepEqual(await migrateLegacyWorktrees(repo.dir), [], 'idempotent');
+  });
+
+  it("given an agent worktree with tests in it, then a test runner in the checkout sees only the checkout's own tests", async () => {
+    writeIn(repo.dir, 'test/own.test.js', "require('node:test')('own', () => {});\n");
+    repo.git('add', '.');
+    repo.git('commit', '-qm', 'own test');
+    const wt = await ensureWorktree(repo.dir, { name: 'worker-1', branch: 'main' });
+    writeIn(wt.path, 'test/agent.test.js', "require('node:test')('half-done agent work', () => { throw new Error('x'); });\n");
+    const out = execFileSync(process.execPath, ['--test'], { cwd: repo.dir, encoding: 'utf8' });
+    assert.match(out, /# tests 1\n/);
+    assert.match(out, /# pass 1\n/);
+    assert.doesNotMatch(out, /half-done/);
   });
 });

@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runGit } from '../../../src/git/exec';
-import { worktreesRoot } from '../../../src/git/worktrees';
+import { legacyWorktreesRoot, worktreesRoot } from '../../../src/git/worktrees';
 import { initProject } from '../../../src/project/init';
 import { applyLocalFixes, formatFindings, hasProblems, runProjectChecks } from '../../../src/project/repair';
 import type { Finding } from '../../../src/project/repair';
@@ -138,6 +138,19 @@ describe('project/repair checks (real files, real git)', function () {
     const changes = await applyLocalFixes(dir, findings);
     assert.deepEqual(changes, ['git worktree prune', `removed stray directory ${path.join(root, 'stray')}`]);
     assert.deepEqual(problems(await runProjectChecks(dir, { activeWorktrees: ['worker-1'] })), []);
+  });
+
+  it('given worktrees of an older version inside .git, then reported with both places, and --fix moves them out', async () => {
+    const legacy = await legacyWorktreesRoot(dir);
+    await runGit(dir, ['worktree', 'add', '--detach', path.join(legacy, 'primary'), 'HEAD']);
+    const findings = await runProjectChecks(dir, { activeWorktrees: ['primary'] });
+    assert.deepEqual(problems(findings), ['git.legacy_worktrees'], formatFindings(findings));
+    const f = findings.find((x) => x.check === 'git.legacy_worktrees');
+    assert.match(f?.message ?? '', /primary/);
+    assert.ok(f?.message.includes(await worktreesRoot(dir)), 'names the new place');
+    assert.deepEqual(await applyLocalFixes(dir, findings), ["moved 1 worktree(s) out of the repository's git dir"]);
+    assert.deepEqual(problems(await runProjectChecks(dir, { activeWorktrees: ['primary'] })), []);
+    await assert.rejects(fs.stat(legacy));
   });
 
   it('given a folder that is not a repository, then git.repo fails', async () => {
