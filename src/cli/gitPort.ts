@@ -1,13 +1,17 @@
 // The git port the CLI supplies to the control plane: plain `git` child processes in the
-// project directory (no git library loaded, to keep start-up fast).
+// project directory with Ralph's git environment (no hooks, no fsmonitor), and no git
+// library loaded, to keep start-up fast.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ralphGitEnv } from '../git/gitEnv';
 import type { GitPort } from '../control/context';
 
 function git(projectDir: string, args: readonly string[]): Promise<{ ok: boolean; out: string }> {
   return new Promise((resolve) => {
-    execFile('git', [...args], { cwd: projectDir }, (err, stdout) => resolve({ ok: err === null, out: String(stdout).trim() }));
+    execFile('git', [...args], { cwd: projectDir, env: ralphGitEnv() }, (err, stdout) =>
+      resolve({ ok: err === null, out: String(stdout).trim() }),
+    );
   });
 }
 

@@ -1,7 +1,9 @@
-// The one way the engine runs `git`: a typed child-process wrapper with a clean environment,
-// byte-exact stdout (patches may carry non-UTF-8 content) and an error class carrying output.
+// The one way the engine runs `git`: a typed child-process wrapper with Ralph's git
+// environment (gitEnv.ts: no hooks, no fsmonitor, no inherited redirections), byte-exact
+// stdout (patches may carry non-UTF-8 content) and an error class carrying output.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { ralphGitEnv } from './gitEnv';
 
 /** A git command exited with a status the caller did not allow, or could not start. */
 export class GitError extends Error {
@@ -45,32 +47,6 @@ export interface GitResult {
 // RALPH_GIT_TRACE=1 prints every git command with its duration to stderr (for benchmarks).
 const trace = process.env['RALPH_GIT_TRACE'] === '1';
 
-// Variables a parent git (a hook, an editor integration) may have set that would redirect
-// our commands to another repository or index.
-const inheritedGitVars = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_COMMON_DIR',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_PREFIX',
-];
-
-function gitEnv(extra: GitRunOptions['env']): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const v of inheritedGitVars) delete env[v];
-  // Never prompt, and keep read-only commands (status, diff) from taking index.lock
-  // opportunistically, so we never collide with the user's own git in their checkout.
-  env['GIT_TERMINAL_PROMPT'] = '0';
-  env['GIT_OPTIONAL_LOCKS'] = '0';
-  for (const [k, v] of Object.entries(extra ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
-}
-
 let calls = 0;
 
 /** How many git processes this process has started (for benchmarks). */
@@ -85,7 +61,7 @@ export function runGit(cwd: string, args: readonly string[], options: GitRunOpti
   return new Promise<GitResult>((resolve, reject) => {
     const child = spawn('git', args, {
       cwd,
-      env: gitEnv(options.env),
+      env: ralphGitEnv(options.env),
       stdio: ['pipe', 'pipe', 'pipe'],
       signal: options.signal,
     });

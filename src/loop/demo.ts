@@ -15,6 +15,7 @@ import type { Sandbox } from '../../test/kit/agentEnv';
 import { startModelServer } from '../../test/kit/modelServer';
 import type { ModelServer } from '../../test/kit/modelServer';
 import { findPinnedClaude, PINNED_CLAUDE_VERSION } from '../../test/kit/pinnedClaude';
+import { ralphGitEnv } from '../git/gitEnv';
 import { createClaudeBackend } from '../agents/claudeBackend';
 import type { AgentBackend, PermissionMode } from '../agents/types';
 import { statusText } from '../control/derived';
@@ -174,7 +175,7 @@ export function demoScenario(): Record<string, unknown> {
 }
 
 function git(dir: string, ...args: string[]): void {
-  execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
+  execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: ralphGitEnv() });
 }
 
 /** Which agents the demo runs: the real CLI (its executable) or the scripted stand-in. */
@@ -287,7 +288,10 @@ export function chooseDemoBackend(o: DemoOptions = {}): DemoBackend {
 export function testsPassOnTip(projectDir: string, branch = 'main'): boolean {
   const tip = mkdtempSync(join(tmpdir(), 'ralph-demo-tip-'));
   try {
-    execFileSync('sh', ['-c', `git -C "$1" archive "$2" | tar -x -C "$3"`, 'sh', projectDir, branch, tip], { stdio: 'pipe' });
+    execFileSync('sh', ['-c', `git -C "$1" archive "$2" | tar -x -C "$3"`, 'sh', projectDir, branch, tip], {
+      stdio: 'pipe',
+      env: ralphGitEnv(),
+    });
     execFileSync(process.execPath, ['scripts/test.js'], { cwd: tip, stdio: 'pipe' });
     return true;
   } catch {
