@@ -3,8 +3,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlReader } from '../store/types';
-import { classifyRisk, type RiskTier } from '../domain/risk';
-import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, filesTouchedByDiff, newPatchId } from '../domain/patch';
+import { assessChange, type ChangedPath, type RiskTier } from '../domain/risk';
+import { parsePatch, PatchParseError } from '../domain/patchText';
+import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, newPatchId } from '../domain/patch';
 import { decidePolicy, type PolicyVerdict } from '../domain/policy';
 import { currentPatch } from '../domain/task';
 import { domainEvent, readEvent, type DomainEvent } from '../domain/events';
@@ -97,8 +98,12 @@ export function resolvePatchPath(ctx: ControlContext, p: string): string {
   return path.isAbsolute(p) ? p : path.join(ctx.projectDir, p);
 }
 
-/** The repo-relative files a patch touches, read from its diff headers. */
-export function patchFiles(ctx: ControlContext, patch: Patch): string[] {
+/**
+ * What a patch changes, read by the one patch parser (the loop's too): its files with their
+ * old names and symlink targets. A patch git would read differently is a PatchFileError
+ * naming the line.
+ */
+export function patchChanges(ctx: ControlContext, patch: Patch): ChangedPath[] {
   if (patch.patch_path === null) throw new PatchFileError(patch.patch_id, '(none)', 'the patch has no file');
   const file = resolvePatchPath(ctx, patch.patch_path);
   let text: string;
@@ -107,7 +112,17 @@ export function patchFiles(ctx: ControlContext, patch: Patch): string[] {
   } catch (e) {
     throw new PatchFileError(patch.patch_id, file, (e as Error).message);
   }
-  return filesTouchedByDiff(text);
+  try {
+    return parsePatch(text);
+  } catch (e) {
+    if (e instanceof PatchParseError) throw new PatchFileError(patch.patch_id, file, e.message);
+    throw e;
+  }
+}
+
+/** The repo-relative files a patch touches (old and new names), sorted. */
+export function patchFiles(ctx: ControlContext, patch: Patch): string[] {
+  return [...new Set(patchChanges(ctx, patch).flatMap((c) => [c.path, ...(c.oldPath !== undefined ? [c.oldPath] : [])]))].sort();
 }
 
 export interface RiskAssessment {
@@ -116,6 +131,10 @@ export interface RiskAssessment {
   readonly files: readonly string[];
   readonly tier: RiskTier;
   readonly previousTier: number;
+  /** Why the tier is what it is (paths and patterns, never content). */
+  readonly reasons: readonly string[];
+  /** Ralph's control files the patch touches: it is never promoted. */
+  readonly controlFiles: readonly string[];
 }
 
 function selectPatch(db: SqlReader, task: Task, patchId: string | undefined): Patch | undefined {
@@ -131,13 +150,16 @@ export function assessRisk(ctx: ControlContext, db: SqlReader, taskId: string, p
   const task = getTask(db, taskId);
   if (task === undefined) throw new TaskNotFoundError(taskId);
   const patch = selectPatch(db, task, patchId);
-  const files = patch ? patchFiles(ctx, patch) : [];
+  const changes = patch ? patchChanges(ctx, patch) : [];
+  const a = assessChange(changes, task, ctx.riskPatterns);
   return {
     taskId,
     patchId: patch?.patch_id ?? null,
-    files,
-    tier: classifyRisk(files, task, ctx.riskPatterns),
+    files: [...new Set(changes.flatMap((c) => [c.path, ...(c.oldPath !== undefined ? [c.oldPath] : [])]))].sort(),
+    tier: a.tier,
     previousTier: task.risk_tier,
+    reasons: a.reasons,
+    controlFiles: a.controlFiles,
   };
 }
 
@@ -149,6 +171,7 @@ function riskEvent(a: RiskAssessment, actor: string): DomainEvent[] {
       risk_tier: a.tier,
       files: [...a.files],
       patch_id: a.patchId,
+      ...(a.reasons.length > 0 ? { reasons: [...a.reasons] } : {}),
     }),
   ];
 }
@@ -205,7 +228,7 @@ export async function policyCheck(
   opts: { record?: boolean } = {},
 ): Promise<PolicyCheckResult> {
   const a = await classifyTaskRisk(ctx, taskId, { ...(patchId ? { patchId } : {}), ...(opts.record === false ? { record: false } : {}) });
-  const verdict = decidePolicy(a.tier, { approvedByJudge: approvedByJudge(ctx.store, taskId, a.patchId) });
+  const verdict = decidePolicy(a.tier, { approvedByJudge: approvedByJudge(ctx.store, taskId, a.patchId), controlFiles: a.controlFiles });
   return { ...verdict, task_id: taskId, patch_id: a.patchId, files: a.files };
 }
 

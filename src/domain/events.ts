@@ -82,6 +82,7 @@ function buildSchemas() {
       risk_tier: tier,
       files: z.array(z.string()),
       patch_id: optStr,
+      reasons: z.array(z.string()).optional(),
     }),
     'task.reprioritized': z.looseObject({ old_wave: z.number().int().min(0), new_wave: z.number().int().min(0) }),
     'patch.queued': z.looseObject({ task_id: z.string(), patch_path: z.string(), created_by: z.string() }),

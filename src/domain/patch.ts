@@ -1,6 +1,5 @@
-// The patch lifecycle as pure functions (queue, promote, discard) and the files a patch
-// touches, read from its diff headers: risk is classified from what a patch really
-// changes (reference defect 2), not from what a plan announced.
+// The patch lifecycle as pure functions (queue, promote, discard). What a patch touches is
+// read by the one patch parser, src/domain/patchText.ts.
 import type { Patch, Task } from './model';
 import { domainEvent, type DomainEvent, type RecordedEvent } from './events';
 import { InvalidStateError, PatchNotFoundError, TaskNotFoundError } from './errors';
@@ -113,87 +112,4 @@ export function decideDiscardPatch(
     );
   }
   return events;
-}
-
-/** Undoes git's C-style quoting of a path in a diff header (`"a/sp ace\303\251"`). */
-function unquoteGitPath(s: string): string {
-  if (!s.startsWith('"')) return s;
-  const bytes: number[] = [];
-  const body = s.slice(1, s.endsWith('"') ? -1 : undefined);
-  const simple: Record<string, number> = { n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 };
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i] as string;
-    if (c !== '\\') {
-      bytes.push(...Buffer.from(c, 'utf8'));
-      continue;
-    }
-    const n = body[i + 1] ?? '';
-    if (/[0-7]/.test(n)) {
-      bytes.push(parseInt(body.slice(i + 1, i + 4), 8));
-      i += 3;
-    } else {
-      bytes.push(simple[n] ?? n.charCodeAt(0));
-      i += 1;
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
-function stripSide(p: string): string | undefined {
-  const path = unquoteGitPath(p.trim().replace(/\t.*$/, ''));
-  if (path === '/dev/null') return undefined;
-  return path.replace(/^[ab]\//, '');
-}
-
-/**
- * Every path a unified / git / format-patch diff touches (both sides of renames and
- * copies), from `diff --git`, `---`/`+++`, `rename from/to` and `copy from/to` headers.
- */
-export function filesTouchedByDiff(diff: string): string[] {
-  const out = new Set<string>();
-  const add = (p: string | undefined): void => {
-    if (p !== undefined && p.length > 0) out.add(p);
-  };
-  // Inside a hunk, lines are skipped by count so a removed `-- comment` is not a header.
-  let oldLeft = 0;
-  let newLeft = 0;
-  for (const line of diff.split(/\r?\n/)) {
-    if (oldLeft > 0 || newLeft > 0) {
-      const c = line[0];
-      if (c === ' ' || line === '') {
-        oldLeft--;
-        newLeft--;
-      } else if (c === '-') oldLeft--;
-      else if (c === '+') newLeft--;
-      if (c !== '\\') continue;
-    }
-    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
-    if (hunk) {
-      oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1]);
-      newLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
-      continue;
-    }
-    if (line.startsWith('diff --git ')) {
-      const rest = line.slice('diff --git '.length);
-      const m = /^("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$/.exec(rest);
-      if (m) {
-        add(stripSide(m[1] ?? ''));
-        add(stripSide(m[2] ?? ''));
-      } else {
-        // Unquoted paths with spaces: `a/x y b/x y`.
-        const half = /^a\/(.+) b\/(.+)$/.exec(rest);
-        if (half) {
-          add(half[1]);
-          add(half[2]);
-        }
-      }
-      continue;
-    }
-    const m = /^(--- |\+\+\+ |rename from |rename to |copy from |copy to )(.*)$/.exec(line);
-    if (m) {
-      const raw = m[2] ?? '';
-      add(m[1] === '--- ' || m[1] === '+++ ' ? stripSide(raw) : unquoteGitPath(raw.trim()));
-    }
-  }
-  return [...out].sort();
 }

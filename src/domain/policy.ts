@@ -1,9 +1,10 @@
 // The policy engine: what happens to a verified change of a given risk tier.
 // Tier 0/1 promote, tier 2 defer to the independent judge, tier 3 decompose; a change the
-// judge already approved is promoted.
-import type { RiskTier } from './risk';
+// judge already approved is promoted. A change to Ralph's own control files is blocked
+// whatever its tier and whoever approved it: no patch may change the rules it is judged by.
+import { CONTROL_FILES_REASON, type RiskTier } from './risk';
 
-export type PolicyDecision = 'promote' | 'defer' | 'decompose';
+export type PolicyDecision = 'promote' | 'defer' | 'decompose' | 'block';
 
 export interface PolicyVerdict {
   readonly decision: PolicyDecision;
@@ -11,7 +12,9 @@ export interface PolicyVerdict {
   readonly risk_tier: RiskTier;
 }
 
-export function decidePolicy(tier: RiskTier, opts: { approvedByJudge?: boolean } = {}): PolicyVerdict {
+export function decidePolicy(tier: RiskTier, opts: { approvedByJudge?: boolean; controlFiles?: readonly string[] } = {}): PolicyVerdict {
+  const control = opts.controlFiles ?? [];
+  if (control.length > 0) return { decision: 'block', reason: `${CONTROL_FILES_REASON} (${control.join(', ')})`, risk_tier: tier };
   if (opts.approvedByJudge && tier <= 2) return { decision: 'promote', reason: 'approved by the independent judge', risk_tier: tier };
   switch (tier) {
     case 0:

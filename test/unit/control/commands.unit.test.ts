@@ -241,6 +241,41 @@ describe('control commands', function () {
       );
     });
 
+    it('a hunk for config/.env hidden before the first diff header is refused with the line and the path, not read as tier 1', async () => {
+      await imported();
+      const rel = writePatch(h, 'hidden', ['src/a.ts']);
+      const file = path.join(h.dir, rel);
+      fs.writeFileSync(file, `--- a/config/.env\n+++ b/config/.env\n@@ -0,0 +1 @@\n+KEY=v\n${fs.readFileSync(file, 'utf8')}`);
+      await queuePatch(h.ctx, { taskId: 'W0-001', patchPath: rel, createdBy: 'w' });
+      for (const check of [classifyTaskRisk(h.ctx, 'W0-001'), policyCheck(h.ctx, 'W0-001')]) {
+        await assert.rejects(check, (e: Error) => e.name === 'PatchFileError' && /patch line 1: .*config\/\.env/.test(e.message));
+      }
+    });
+
+    it('a symlink to /etc/passwd is tier 3 with the reason; a change to ralph.config.json is blocked', async () => {
+      await imported();
+      const rel = path.join('.ralph', 'commits', 'pending', 'link.patch');
+      fs.mkdirSync(path.dirname(path.join(h.dir, rel)), { recursive: true });
+      fs.writeFileSync(
+        path.join(h.dir, rel),
+        'diff --git a/docs/lnk b/docs/lnk\nnew file mode 120000\n--- /dev/null\n+++ b/docs/lnk\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n',
+      );
+      await queuePatch(h.ctx, { taskId: 'W0-001', patchPath: rel, createdBy: 'w' });
+      const a = await classifyTaskRisk(h.ctx, 'W0-001');
+      assert.equal(a.tier, 3);
+      assert.match(a.reasons.join('\n'), /symlink docs\/lnk points outside the repository \("\/etc\/passwd"\)/);
+      const cfg = await queued('W0-002', ['src/a.ts', 'ralph.config.json']);
+      const v = await applyPolicy(h.ctx, 'W0-002', cfg);
+      assert.equal(v.decision, 'block');
+      const t = getTask(h.store, 'W0-002');
+      assert.equal(t?.status, 'blocked');
+      const blocked = h.store.events({ entityId: 'W0-002' }).filter((e) => e.event_type === 'task.blocked');
+      assert.match(
+        String(blocked[0]?.payload['reason']),
+        /agents may not change Ralph's configuration or state; change it yourself \(ralph\.config\.json\)/,
+      );
+    });
+
     it('a missing patch file is a clear error naming it', async () => {
       await imported();
       await queuePatch(h.ctx, { taskId: 'W0-001', patchPath: 'nowhere.patch', createdBy: 'w' });

@@ -1,7 +1,10 @@
 // Patch lifecycle and the files a patch touches (defect 2: risk from the real diff).
 import assert from 'node:assert/strict';
 import { domainEvent } from '../../../src/domain/events';
-import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, filesTouchedByDiff, newPatchId } from '../../../src/domain/patch';
+import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, newPatchId } from '../../../src/domain/patch';
+import { parsePatch, PatchParseError, touchedPaths } from '../../../src/domain/patchText';
+
+const filesTouchedByDiff = (diff: string): string[] => touchedPaths(parsePatch(diff));
 import { fold, types } from './given';
 
 const migrated = domainEvent('task.migrated', 'W1-001', 'cp', {
@@ -98,7 +101,7 @@ describe('domain/patch lifecycle', () => {
   });
 });
 
-describe('domain/patch filesTouchedByDiff', () => {
+describe('domain/patchText: the files a patch touches, as the CLI reads them', () => {
   it('reads git diff headers, both sides of renames, new and deleted files', () => {
     const diff = [
       'diff --git a/src/app.ts b/src/app.ts',
@@ -158,7 +161,10 @@ describe('domain/patch filesTouchedByDiff', () => {
     assert.deepEqual(filesTouchedByDiff(mail), ['config/.env', 'sp ace.txt']);
   });
 
-  it('reads plain unified diffs', () => {
-    assert.deepEqual(filesTouchedByDiff('--- a/x.md\t2026-01-01\n+++ b/x.md\t2026-01-01\n@@ -1 +1 @@\n-a\n+b\n'), ['x.md']);
+  it('refuses plain unified diffs (git guesses their path depth), naming the file', () => {
+    assert.throws(
+      () => filesTouchedByDiff('--- a/x.md\t2026-01-01\n+++ b/x.md\t2026-01-01\n@@ -1 +1 @@\n-a\n+b\n'),
+      (e: unknown) => e instanceof PatchParseError && /x\.md/.test(e.message),
+    );
   });
 });

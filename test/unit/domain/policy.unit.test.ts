@@ -18,4 +18,11 @@ describe('domain/policy decidePolicy', () => {
     assert.equal(v.risk_tier, 2);
     assert.match(v.reason, /judge/);
   });
+  it("given Ralph's control files, then block whatever the tier and whoever approved", () => {
+    for (const t of [0, 1, 2, 3] as const) {
+      const v = decidePolicy(t, { approvedByJudge: true, controlFiles: ['ralph.config.json'] });
+      assert.equal(v.decision, 'block');
+      assert.match(v.reason, /agents may not change Ralph's configuration or state; change it yourself \(ralph\.config\.json\)/);
+    }
+  });
 });

@@ -84,7 +84,15 @@ describe('git/patchParse', () => {
   describe('filesTouchedByPatch', () => {
     it('given a modification, reports the path, status and counts', () => {
       const [f] = filesTouchedByPatch(modified);
-      assert.deepEqual(f, { path: 'src/a.ts', status: 'modified', binary: false, insertions: 4, deletions: 2 });
+      assert.deepEqual(f, {
+        path: 'src/a.ts',
+        status: 'modified',
+        binary: false,
+        oldBlob: '1111111111111111111111111111111111111111',
+        newBlob: '2222222222222222222222222222222222222222',
+        insertions: 4,
+        deletions: 2,
+      });
     });
 
     it('given an added file with a space in its name, reads it from the header', () => {
