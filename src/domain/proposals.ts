@@ -5,15 +5,32 @@
 import { z } from 'zod';
 import { EFFORTS, formatDeps, type Task } from './model';
 import { domainEvent, formatZodIssues, type DomainEvent } from './events';
+import { MAX_CELL_LENGTH, textProblem, titleProblem } from './text';
 
 export const MAX_BACKLOG = 300;
 export const MAX_PENDING_PER_WAVE = 50;
+/** The largest proposal file read (a proposal is a few hundred bytes; sub-task lists a few KiB). */
+export const MAX_PROPOSAL_BYTES = 256 * 1024;
+/** The longest rationale kept in an event. */
+export const MAX_RATIONALE_LENGTH = 4000;
 
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** Waves are small numbers (the reference names 0..8); a huge one is a mistake, not a plan. */
+const MAX_WAVE = 999;
 
 // Built on first use (see events.ts: schema construction costs start-up time).
 function buildSchemas() {
-  const deps = z.union([z.string(), z.array(z.string())]).transform((d) => formatDeps(d));
+  // A source reference or a dependency list: one line of text of bounded length.
+  const line = z
+    .string()
+    .trim()
+    .max(MAX_CELL_LENGTH)
+    .superRefine((t, c) => {
+      const problem = textProblem(t);
+      if (problem) c.addIssue({ code: 'custom', message: problem });
+    });
+  const cell = line.pipe(z.string().min(1));
+  const deps = z.union([line, z.array(line).max(100)]).transform((d) => formatDeps(d));
 
   const proposedTaskSchema = z.object({
     id: z.string().regex(TASK_ID, 'task id: letters, digits, ".", "_" or "-", e.g. W3-035'),
@@ -21,15 +38,19 @@ function buildSchemas() {
       .string()
       .trim()
       .min(1)
-      .refine((t) => !/[\r\n]/.test(t), 'title must be one line'),
-    source: z.string().trim().min(1).default('-'),
+      .refine((t) => !/[\r\n]/.test(t), 'title must be one line')
+      .superRefine((t, c) => {
+        const problem = /[\r\n]/.test(t) ? undefined : titleProblem(t);
+        if (problem) c.addIssue({ code: 'custom', message: problem });
+      }),
+    source: cell.default('-'),
     effort: z.enum(EFFORTS),
-    wave: z.number().int().min(0),
+    wave: z.number().int().min(0).max(MAX_WAVE),
     deps: deps.default('-'),
   });
 
   const confidence = z.number().min(0).max(1);
-  const rationale = z.string().default('');
+  const rationale = z.string().max(MAX_RATIONALE_LENGTH).default('');
   const taskRef = z.object({ task_id: z.string().optional(), task: z.object({ id: z.string() }).passthrough().optional() });
 
   const proposalSchema = z.discriminatedUnion('proposal_type', [
@@ -38,7 +59,10 @@ function buildSchemas() {
       proposal_type: z.literal('decompose'),
       confidence: confidence.default(1),
       parent_task: z.string().min(1),
-      sub_tasks: z.array(proposedTaskSchema.extend({ wave: z.number().int().min(0).optional() })).min(1),
+      sub_tasks: z
+        .array(proposedTaskSchema.extend({ wave: z.number().int().min(0).max(MAX_WAVE).optional() }))
+        .min(1)
+        .max(MAX_PENDING_PER_WAVE),
       rationale,
     }),
     z
@@ -49,8 +73,8 @@ function buildSchemas() {
         proposal_type: z.literal('reprioritize'),
         confidence: confidence.default(1),
         rationale,
-        old_wave: z.number().int().min(0).optional(),
-        new_wave: z.number().int().min(0),
+        old_wave: z.number().int().min(0).max(MAX_WAVE).optional(),
+        new_wave: z.number().int().min(0).max(MAX_WAVE),
         ...taskRef.shape,
       })
       .refine((p) => p.task_id ?? p.task?.id, 'reprioritize needs task_id (or task.id)'),

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONFIG_FILE, loadConfig } from '../config';
 import { RALPH_DIR, RALPH_DIRS, RALPH_FILES } from '../init';
-import { proposalSchema } from '../phaseOutputs';
+import { MAX_PROPOSAL_BYTES, parseProposal } from '../../domain/proposals';
 import { initialState } from '../templates/files';
 import { ok } from './findings';
 import type { Finding } from './findings';
@@ -237,16 +237,21 @@ export async function checkQueues(projectDir: string): Promise<Finding[]> {
     const rel = `${propRel}/${f}`;
     let problem: string | undefined;
     try {
-      const r = proposalSchema.safeParse(JSON.parse(await fs.readFile(path.join(projectDir, rel), 'utf8')));
-      if (!r.success) problem = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      const st = await fs.stat(path.join(projectDir, rel));
+      // The same rules as process-proposals (domain/proposals), so repair's verdict is its verdict.
+      if (st.size > MAX_PROPOSAL_BYTES) problem = `${rel}: ${st.size} bytes; a proposal file is at most ${MAX_PROPOSAL_BYTES / 1024} KiB`;
+      else {
+        const r = parseProposal(await fs.readFile(path.join(projectDir, rel), 'utf8'), rel);
+        if (!r.ok) problem = r.error;
+      }
     } catch (e) {
-      problem = `not valid JSON (${(e as Error).message})`;
+      problem = `${rel}: cannot be read (${(e as Error).message})`;
     }
     if (problem) {
       findings.push({
         check: 'proposals.invalid',
         status: 'fail',
-        message: `${rel}: ${problem}`,
+        message: problem,
         path: rel,
         fix: { kind: 'control-plane', description: 'process-proposals rejects it with an event and moves it to proposals/rejected/' },
       });

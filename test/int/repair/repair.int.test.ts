@@ -381,7 +381,10 @@ describe('ralph repair (real projects, real stores)', function () {
     assert.match(detail, /process-proposals: accepted 1, deferred 0, rejected 0/);
     assert.equal(await taskStatus('T-002'), 'pending');
     assert.equal(await taskStatus('T-010'), 'pending');
-    await fs.access(path.join(ralphDir, 'proposals/processed/prop_1.json'));
+    assert.deepEqual(
+      (await fs.readdir(path.join(ralphDir, 'proposals/processed'))).map((f) => f.replace(/\.\d{17}-[0-9a-f]{6}\.json$/, '.json')),
+      ['prop_1.json'],
+    );
   });
 
   it('given a run killed while its agent ran (the agent still running, its ledger record left), then a warning, and --fix ends the group', async () => {

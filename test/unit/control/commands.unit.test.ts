@@ -391,6 +391,23 @@ describe('control commands', function () {
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(path.join(dir, name), typeof body === 'string' ? body : JSON.stringify(body));
     }
+    const CLAIMED = /^(prop_[^.]+)\.\d{17}-[0-9a-f]{6}\.(json|error\.txt)$/;
+    /** The files of proposals/<sub>/ by the name they were written under (claimed names are unique). */
+    function archived(sub: string): string[] {
+      return fs
+        .readdirSync(path.join(h.ralphDir, 'proposals', sub))
+        .map((f) => {
+          const m = CLAIMED.exec(f);
+          assert.ok(m, `${f} carries a unique claim suffix`);
+          return `${m[1]}.${m[2]}`;
+        })
+        .sort();
+    }
+    const newTask = (id: string, title: string): unknown => ({
+      proposal_type: 'new_task',
+      confidence: 0.9,
+      task: { id, title, effort: 'S', wave: 2 },
+    });
 
     it('counts accepted, rejected and deferred; moves files; invalid ones rejected with the error (defect 14)', async () => {
       await imported();
@@ -405,24 +422,30 @@ describe('control commands', function () {
       propose('prop_004.json', { proposal_type: 'new_task', confidence: 0.9, task: { id: 'W0-001', title: 'dup', effort: 'S', wave: 0 } });
       const r = await processProposals(h.ctx);
       assert.deepEqual(r.counts, { accepted: 1, rejected: 2, deferred: 1 });
+      assert.deepEqual(
+        r.reports.map((x) => x.file),
+        ['prop_001.json', 'prop_002.json', 'prop_003.json', 'prop_004.json'],
+      );
       const t = getTask(h.store, 'W2-001');
       assert.deepEqual([t?.status, t?.provenance], ['pending', 'auto']);
-      const dir = path.join(h.ralphDir, 'proposals');
-      assert.deepEqual(fs.readdirSync(path.join(dir, 'processed')).sort(), ['prop_001.json', 'prop_003.json']);
-      assert.deepEqual(fs.readdirSync(path.join(dir, 'rejected')).sort(), [
-        'prop_002.error.txt',
-        'prop_002.json',
-        'prop_004.error.txt',
-        'prop_004.json',
-      ]);
-      assert.match(fs.readFileSync(path.join(dir, 'rejected', 'prop_004.error.txt'), 'utf8'), /W0-001 already exists/);
-      const types = h.store.events({ entityType: 'proposal' }).map((e) => `${e.event_type} ${e.entity_id}`);
+      assert.deepEqual(archived('processed'), ['prop_001.json', 'prop_003.json']);
+      assert.deepEqual(archived('rejected'), ['prop_002.error.txt', 'prop_002.json', 'prop_004.error.txt', 'prop_004.json']);
+      const rejected = path.join(h.ralphDir, 'proposals', 'rejected');
+      const error4 = fs.readdirSync(rejected).find((f) => f.startsWith('prop_004.') && f.endsWith('.error.txt')) ?? '';
+      assert.match(fs.readFileSync(path.join(rejected, error4), 'utf8'), /W0-001 already exists/);
+      assert.deepEqual(fs.readdirSync(path.join(h.ralphDir, 'proposals', 'processing')), []);
+      const types = h.store.events({ entityType: 'proposal' }).map((e) => `${e.event_type} ${String(e.payload['original'])}`);
       assert.deepEqual(types, [
         'proposal.accepted prop_001.json',
         'proposal.rejected prop_002.json',
         'proposal.deferred prop_003.json',
         'proposal.rejected prop_004.json',
       ]);
+      // Each outcome's entity is the proposal's unique name, which is also its archived name.
+      assert.deepEqual(
+        h.store.events({ entityType: 'proposal' }).map((e) => e.entity_id),
+        r.reports.map((x) => x.id),
+      );
       assert.deepEqual((await processProposals(h.ctx)).counts, { accepted: 0, rejected: 0, deferred: 0 });
     });
 
@@ -437,28 +460,92 @@ describe('control commands', function () {
       });
       await processProposals(h.ctx);
       assert.deepEqual(
-        deferredProposals(h.ctx).map((p) => p.file),
+        deferredProposals(h.ctx).map((p) => p.original),
         ['prop_big.json', 'prop_drop.json'],
       );
+      // The name it was written under works while it is the only waiting one of that name.
       const a = await resolveProposal(h.ctx, { file: 'prop_drop.json', decision: 'approve', actor: 'judge', rationale: 'agreed' });
       assert.deepEqual([a.outcome, a.tasks], ['accepted', ['W0-002']]);
       assert.equal(getTask(h.store, 'W0-002')?.status, 'dropped');
-      const r = await resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'reject', actor: 'judge', rationale: 'too vague' });
-      assert.deepEqual([r.outcome, r.detail], ['rejected', 'judge rejected: too vague']);
+      const big = deferredProposals(h.ctx)[0]?.file ?? assert.fail('prop_big waits');
+      const r = await resolveProposal(h.ctx, { file: big, decision: 'reject', actor: 'judge', rationale: 'too vague' });
+      assert.deepEqual([r.outcome, r.detail, r.id], ['rejected', 'judge rejected: too vague', big]);
       assert.deepEqual(deferredProposals(h.ctx), []);
-      await assert.rejects(resolveProposal(h.ctx, { file: 'prop_big.json', decision: 'approve', actor: 'judge', rationale: 'again' }), {
+      await assert.rejects(resolveProposal(h.ctx, { file: big, decision: 'approve', actor: 'judge', rationale: 'again' }), {
         name: 'InvalidStateError',
       });
     });
 
-    it('a proposal already decided in the log (crash before the move) is only moved', async () => {
+    it('given two waiting proposals written under the same name, then the judge must name one by its unique name', async () => {
       await imported();
-      propose('prop_a.json', { proposal_type: 'new_task', confidence: 0.9, task: { id: 'W2-009', title: 'x', effort: 'S', wave: 2 } });
+      const big = (id: string): unknown => ({ proposal_type: 'new_task', confidence: 0.5, task: { id, title: id, effort: 'L', wave: 2 } });
+      propose('prop_x.json', big('W2-101'));
       await processProposals(h.ctx);
-      propose('prop_a.json', { proposal_type: 'new_task', confidence: 0.9, task: { id: 'W2-009', title: 'x', effort: 'S', wave: 2 } });
+      propose('prop_x.json', big('W2-102'));
+      await processProposals(h.ctx);
+      const waiting = deferredProposals(h.ctx);
+      assert.deepEqual(
+        waiting.map((p) => p.original),
+        ['prop_x.json', 'prop_x.json'],
+      );
+      await assert.rejects(resolveProposal(h.ctx, { file: 'prop_x.json', decision: 'approve', actor: 'judge', rationale: 'ok' }), {
+        name: 'InvalidArgumentError',
+        message: new RegExp(
+          `2 proposals written as prop_x\\.json wait for the judge; name one: ${waiting.map((p) => p.file.replace(/\./g, '\\.')).join(', ')}`,
+        ),
+      });
+      const second = waiting.find((p) => (p.proposal as { task: { id: string } }).task.id === 'W2-102')?.file ?? '';
+      assert.equal(
+        (await resolveProposal(h.ctx, { file: second, decision: 'approve', actor: 'judge', rationale: 'ok' })).outcome,
+        'accepted',
+      );
+      assert.equal(getTask(h.store, 'W2-102')?.status, 'pending');
+      assert.equal(getTask(h.store, 'W2-101'), undefined);
+    });
+
+    it('given a file name used again after it was processed, then the new proposal is applied and both are archived', async () => {
+      await imported();
+      propose('prop_001.json', newTask('W2-009', 'first'));
+      assert.deepEqual((await processProposals(h.ctx)).counts, { accepted: 1, rejected: 0, deferred: 0 });
+      propose('prop_001.json', newTask('W2-010', 'second, same file name'));
       const r = await processProposals(h.ctx);
       assert.deepEqual(r.counts, { accepted: 1, rejected: 0, deferred: 0 });
+      assert.equal(getTask(h.store, 'W2-010')?.title, 'second, same file name');
+      // The same content a third time is a proposal too: decided again (a duplicate task), not skipped.
+      propose('prop_001.json', newTask('W2-010', 'second, same file name'));
+      const again = await processProposals(h.ctx);
+      assert.deepEqual(again.counts, { accepted: 0, rejected: 1, deferred: 0 });
+      assert.match(again.reports[0]?.detail ?? '', /task W2-010 already exists/);
+      assert.deepEqual(archived('processed'), ['prop_001.json', 'prop_001.json']);
+      assert.deepEqual(archived('rejected'), ['prop_001.error.txt', 'prop_001.json']);
+      assert.equal(new Set(h.store.events({ entityType: 'proposal' }).map((e) => e.entity_id)).size, 3);
+    });
+
+    it('given a crash after the outcome was appended (the file still claimed), then it is only moved, never decided twice', async () => {
+      await imported();
+      propose('prop_a.json', newTask('W2-009', 'x'));
+      const first = await processProposals(h.ctx);
+      const id = first.reports[0]?.id ?? assert.fail('processed');
+      // Put the archived file back where a kill between append and move leaves it.
+      fs.renameSync(path.join(h.ralphDir, 'proposals', 'processed', id), path.join(h.ralphDir, 'proposals', 'processing', id));
+      const r = await processProposals(h.ctx);
+      assert.deepEqual(r.counts, { accepted: 1, rejected: 0, deferred: 0 });
+      assert.equal(r.reports[0]?.detail, 'already processed');
       assert.equal(h.store.events({ entityType: 'proposal' }).length, 1);
+      assert.deepEqual(fs.readdirSync(path.join(h.ralphDir, 'proposals', 'processed')), [id]);
+    });
+
+    it('given a crash after the claim (claimed, not decided), then the next run decides it', async () => {
+      await imported();
+      const dir = path.join(h.ralphDir, 'proposals', 'processing');
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'prop_b.20261129120000000-abcdef.json'), JSON.stringify(newTask('W2-011', 'claimed before a kill')));
+      const r = await processProposals(h.ctx);
+      assert.deepEqual(
+        r.reports.map((x) => [x.file, x.id, x.outcome]),
+        [['prop_b.json', 'prop_b.20261129120000000-abcdef.json', 'accepted']],
+      );
+      assert.equal(getTask(h.store, 'W2-011')?.status, 'pending');
     });
   });
 
