@@ -2,19 +2,34 @@
 // render-state (STATE.json), status and rebuild. Derived files are written atomically.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { BacklogParseError, importStatus, parseBacklog, renderBacklog, skeletonBacklog, type BacklogRow } from '../domain/backlog';
+import {
+  BacklogParseError,
+  MAX_BACKLOG_BYTES,
+  importStatus,
+  parseBacklog,
+  renderBacklog,
+  skeletonBacklog,
+  type BacklogRow,
+} from '../domain/backlog';
 import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
 import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
 import type { Task } from '../domain/model';
-import { writeFileAtomicSync } from '../shared/fs';
+import { onFile, writeFileAtomicSync } from '../shared/fs';
 import { CONTROL_ACTOR, ralphPaths, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
 import { allTasks, countBy, getTask, patchesOf, promotedSince } from './views';
 
 function readBacklogRows(ctx: ControlContext): BacklogRow[] {
   const file = ralphPaths(ctx.ralphDir).backlog;
-  const parsed = parseBacklog(fs.readFileSync(file, 'utf8'), path.relative(ctx.projectDir, file) || file);
+  const shown = path.relative(ctx.projectDir, file) || file;
+  const size = onFile('stat', file, () => fs.statSync(file)).size;
+  if (size > MAX_BACKLOG_BYTES)
+    throw new BacklogParseError([{ file: shown, line: 1, message: `${size} bytes; BACKLOG.md is at most ${MAX_BACKLOG_BYTES} bytes` }]);
+  const parsed = parseBacklog(
+    onFile('read', file, () => fs.readFileSync(file, 'utf8')),
+    shown,
+  );
   if (parsed.problems.length > 0) throw new BacklogParseError(parsed.problems);
   return parsed.rows;
 }

@@ -2,6 +2,7 @@
 // file and line, never dropped) and render (waves in order, rows by wave then id, `-` for
 // empty cells). Pure: the caller reads and writes the file.
 import { EFFORTS, isTaskStatus, type Task, type TaskStatus } from './model';
+import { MAX_CELL_LENGTH, textProblem, titleProblem } from './text';
 
 /** Titles the reference gives waves 0..8; higher waves are just `Wave N`. */
 export const WAVE_TITLES: readonly string[] = [
@@ -85,15 +86,27 @@ function escapeCell(s: string): string {
 const WAVE_RE = /^##\s+Wave\s+(\d+)\b/i;
 const SEPARATOR_RE = /^\|(\s*:?-+:?\s*\|)+\s*$/;
 
+/**
+ * The largest BACKLOG.md read: 300 live tasks (the backlog limit) of a few hundred
+ * characters each, plus dropped and done ones, with room for notes.
+ */
+export const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
+
 /** Parses BACKLOG.md text. `file` names the file in problems. */
 export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
   const rows: BacklogRow[] = [];
   const problems: BacklogProblem[] = [];
+  if (text.length > MAX_BACKLOG_BYTES)
+    return { rows, problems: [{ file, line: 1, message: `${text.length} characters; BACKLOG.md is at most ${MAX_BACKLOG_BYTES} bytes` }] };
   const seen = new Map<string, number>();
   let wave: number | undefined;
   const lines = text.split(/\r?\n/);
   lines.forEach((raw, i) => {
     const lineNo = i + 1;
+    // Binary junk anywhere (a NUL would cut a title short in SQLite clients) is reported,
+    // never skipped as prose: the file is not what the user meant to write.
+    const notText = textProblem(i === 0 ? raw.replace(/^\ufeff/, '') : raw);
+    if (notText) return void problems.push({ file, line: lineNo, message: `not text: the line ${notText}` });
     const line = raw.trim();
     const w = WAVE_RE.exec(line);
     if (w) {
@@ -116,6 +129,13 @@ export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
     const eff = effort.toUpperCase();
     if (!(EFFORTS as readonly string[]).includes(eff)) return problem(`task ${id}: invalid effort '${effort}' (expected S, M, L or XL)`);
     if (title.length === 0 || title === '-') return problem(`task ${id}: empty title`);
+    const badTitle = titleProblem(title);
+    if (badTitle) return problem(`task ${id}: ${badTitle}`);
+    for (const [name, v] of [
+      ['source', source],
+      ['deps', deps],
+    ] as const)
+      if (v.length > MAX_CELL_LENGTH) return problem(`task ${id}: ${name} is ${v.length} characters long; the limit is ${MAX_CELL_LENGTH}`);
     let rowWave = wave;
     if (rowWave === undefined) {
       const fromId = /^W(\d+)-/i.exec(id);

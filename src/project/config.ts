@@ -622,11 +622,21 @@ export function parseConfigText(text: string, file = CONFIG_FILE): Result<RalphC
   return validateConfig(doc.value, file, (p) => doc.positionOf(p));
 }
 
+/** The largest ralph.config.json read (a full one is about 4 KiB). */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** Reads `<projectDir>/ralph.config.json`. A missing or unreadable file is a ConfigError too. */
 export function loadConfig(projectDir: string): Result<RalphConfig, ConfigError> {
   const file = path.join(projectDir, CONFIG_FILE);
   let text: string;
   try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_CONFIG_BYTES)
+      return err(
+        new ConfigError(file, [
+          { path: '', line: undefined, column: undefined, message: `${size} bytes; the limit is ${MAX_CONFIG_BYTES}` },
+        ]),
+      );
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -33,6 +33,9 @@ function pathKey(path: JsonPath): string {
   return JSON.stringify(path);
 }
 
+/** Deeper nesting is refused (a config is three levels deep; the parser recurses per level). */
+export const MAX_JSON_DEPTH = 64;
+
 /** Parses strict JSON (RFC 8259, duplicate keys rejected); throws JsonSyntaxError. */
 export function parseJsonWithPositions(text: string): PositionedJson {
   const positions = new Map<string, TextPosition>();
@@ -55,7 +58,14 @@ export function parseJsonWithPositions(text: string): PositionedJson {
     const p = posAt(at);
     throw new JsonSyntaxError(reason, p.line, p.column);
   };
-  const describe = (at: number): string => (at >= text.length ? 'end of file' : `'${text[at] === '\n' ? '\\n' : text[at]}'`);
+  const describe = (at: number): string => {
+    if (at >= text.length) return 'end of file';
+    const c = text.charCodeAt(at);
+    if (c === 10) return "'\\n'";
+    // A NUL or another control character printed raw would vanish or garble the message.
+    if (c < 0x20 || c === 0x7f) return `U+${c.toString(16).toUpperCase().padStart(4, '0')} (a control character)`;
+    return `'${text[at] ?? ''}'`;
+  };
 
   const skipWs = (): void => {
     while (i < text.length) {
@@ -107,6 +117,7 @@ export function parseJsonWithPositions(text: string): PositionedJson {
 
   const parseValue = (path: (string | number)[], keyStart?: number): unknown => {
     skipWs();
+    if (path.length > MAX_JSON_DEPTH) fail(`nested deeper than ${MAX_JSON_DEPTH} levels`);
     positions.set(pathKey(path), posAt(keyStart ?? i));
     const c = text[i];
     if (c === '{') return parseObject(path);
@@ -145,7 +156,14 @@ export function parseJsonWithPositions(text: string): PositionedJson {
       skipWs();
       if (text[i] !== ':') fail(`unexpected ${describe(i)}, expected ':' after "${key}"`);
       i++;
-      obj[key] = parseValue([...path, key], keyStart);
+      // An own property even for "__proto__" (assignment would set the prototype, and the
+      // schema would then read its keys as if they were written here).
+      Object.defineProperty(obj, key, {
+        value: parseValue([...path, key], keyStart),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       skipWs();
       if (text[i] === ',') {
         i++;

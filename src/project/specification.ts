@@ -62,8 +62,82 @@ function formatPath(p: readonly PropertyKey[]): string {
   return p.map((s, i) => (typeof s === 'number' ? `[${s}]` : `${i ? '.' : ''}${String(s)}`)).join('');
 }
 
+/** The largest specification.yaml parsed (a few hundred requirements fit in a tenth of it). */
+export const MAX_SPECIFICATION_BYTES = 1024 * 1024;
+/** The deepest nesting parsed; a specification is about five levels deep. */
+export const MAX_SPECIFICATION_DEPTH = 64;
+/** Alias expansions allowed (yaml's guard against "billion laughs" documents). */
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * Where the text nests deeper than `max` levels, by a cheap scan that over-estimates: flow
+ * brackets outside quotes and comments, plus block indentation and leading `- `/`? `
+ * indicators. The yaml parser recurses per level, and near the stack's end V8 can fail
+ * hard (a fatal out-of-memory in its regexp compiler was seen here), so deep documents
+ * are refused before they reach it.
+ */
+export function nestingProblem(text: string, max = MAX_SPECIFICATION_DEPTH): { line: number; column: number; depth: number } | undefined {
+  let flow = 0;
+  let line = 1;
+  let lineStart = 0;
+  let atLineStart = true;
+  let block = 0;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      line++;
+      lineStart = i + 1;
+      atLineStart = true;
+      block = 0;
+      if (quote === null) continue;
+    }
+    if (quote !== null) {
+      if (quote === '"' && c === '\\') i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (atLineStart) {
+      let j = i;
+      while (text[j] === ' ' || text[j] === '\t') j++;
+      let depth = Math.ceil((j - i) / 2);
+      while ((text[j] === '-' || text[j] === '?') && (text[j + 1] === ' ' || text[j + 1] === '\t')) {
+        depth++;
+        j += 2;
+        while (text[j] === ' ') j++;
+      }
+      block = depth;
+      atLineStart = false;
+      if (block + flow > max) return { line, column: j - lineStart + 1, depth: block + flow };
+      i = j - 1;
+      continue;
+    }
+    if (c === '#' && (i === lineStart || /\s/.test(text[i - 1] ?? ''))) {
+      const end = text.indexOf('\n', i);
+      i = (end < 0 ? text.length : end) - 1;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '{') {
+      flow++;
+      if (block + flow > max) return { line, column: i - lineStart + 1, depth: block + flow };
+    } else if ((c === ']' || c === '}') && flow > 0) flow--;
+  }
+  return undefined;
+}
+
 /** Parses and validates the text of a specification.yaml. */
 export function parseSpecification(text: string, file = 'specification.yaml'): Result<Specification, SpecificationError> {
+  const refuse = (line: number | undefined, column: number | undefined, message: string): Result<Specification, SpecificationError> =>
+    err(new SpecificationError(file, [{ path: '', line, column, message }]));
+  if (text.length > MAX_SPECIFICATION_BYTES)
+    return refuse(undefined, undefined, `${text.length} characters; a specification is at most ${MAX_SPECIFICATION_BYTES} bytes`);
+  const deep = nestingProblem(text);
+  if (deep) return refuse(deep.line, deep.column, `nested deeper than ${MAX_SPECIFICATION_DEPTH} levels`);
+  const nul = text.indexOf('\u0000');
+  if (nul >= 0) {
+    const before = text.slice(0, nul);
+    const line = before.split('\n').length;
+    return refuse(line, nul - before.lastIndexOf('\n'), 'contains a NUL byte: not a text file');
+  }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -89,7 +163,22 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
     }
     return undefined;
   };
-  const raw: unknown = doc.toJS();
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    // yaml throws a ReferenceError when aliases would expand past the limit (an alias bomb),
+    // and for an alias whose anchor does not exist.
+    const message = (e as Error).message;
+    const bomb = /excessive alias count/i.test(message);
+    const alias = /(^|[\s[{,:-])(\*[^\s,[\]{}]+)/m.exec(text);
+    const lp = alias ? lineCounter.linePos(alias.index + (alias[1] ?? '').length) : undefined;
+    const why = bomb
+      ? `aliases expand to too many nodes (more than ${MAX_ALIAS_COUNT} expansions; an alias bomb?)`
+      : `not valid YAML: ${message.split('\n')[0] ?? message}`;
+    return refuse(lp?.line, lp?.col, why);
+  }
+  if (raw === null || raw === undefined) return refuse(1, 1, 'the file is empty; expected a mapping with specification.requirements');
   const parsed = specificationSchema.safeParse(raw);
   if (!parsed.success) {
     return err(

@@ -223,7 +223,9 @@ function descriptor<M extends string, S extends z.ZodType>(
   };
 }
 
-const taskRef = z.object({ taskId: z.string().min(1) });
+/** Ids the page sends back are ids the host sent it: short. */
+const pageId = z.string().min(1).max(200);
+const taskRef = z.object({ taskId: pageId });
 
 // host → webview
 export const SnapshotMessage = descriptor('snapshot', 'host-to-webview', z.object({ snapshot: monitorSnapshotSchema }));
@@ -237,24 +239,31 @@ export const ReplyMessage = descriptor(
 // webview → host
 export const ReadyMessage = descriptor('ready', 'webview-to-host', z.object({}));
 export const OpenTaskRequest = descriptor('openTask', 'webview-to-host', taskRef, true);
-export const ShowDiffRequest = descriptor(
-  'showDiff',
-  'webview-to-host',
-  z.object({ taskId: z.string().min(1), patchId: z.string().min(1).nullable() }),
-  true,
-);
+export const ShowDiffRequest = descriptor('showDiff', 'webview-to-host', z.object({ taskId: pageId, patchId: pageId.nullable() }), true);
 export const ResolveDeferredRequest = descriptor(
   'resolveDeferred',
   'webview-to-host',
-  z.object({ taskId: z.string().min(1), decision: z.enum(['approve', 'reject']) }),
+  z.object({ taskId: pageId, decision: z.enum(['approve', 'reject']) }),
   true,
 );
 export const OpenSettingsRequest = descriptor('openSettings', 'webview-to-host', z.object({}), true);
+/** The longest page log text kept: the page can send anything, the host's log keeps a line. */
+export const MAX_WEBVIEW_LOG_TEXT = 2000;
+
 /** The page reports what it dropped (invalid host messages, render errors) to the host log. */
 export const WebviewLogMessage = descriptor(
   'log',
   'webview-to-host',
-  z.object({ level: z.enum(['info', 'warn', 'error']), text: z.string() }),
+  z.object({
+    level: z.enum(['info', 'warn', 'error']),
+    text: z
+      .string()
+      .transform((t) =>
+        t.length > MAX_WEBVIEW_LOG_TEXT
+          ? `${t.slice(0, MAX_WEBVIEW_LOG_TEXT)}… (${t.length - MAX_WEBVIEW_LOG_TEXT} more characters cut)`
+          : t,
+      ),
+  }),
 );
 
 export const hostToWebview = [SnapshotMessage, UpdateMessage, ReplyMessage] as const;
@@ -275,7 +284,7 @@ export type WebviewRequest = Extract<WebviewToHostMessage, { method: 'openTask' 
 export type ParseResult<T> = { ok: true; message: T } | { ok: false; reason: string };
 
 const envelope = z.object({
-  method: z.string().min(1),
+  method: z.string().min(1).max(100),
   params: z.unknown().optional(),
   id: z.number().int().nonnegative().optional(),
 });
