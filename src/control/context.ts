@@ -16,6 +16,16 @@ export interface GitPort {
   notOnTargetBranch?(hash: string): Promise<string | null>;
 }
 
+/**
+ * The client that relayed a command (an MCP client's name and version from its handshake,
+ * VS Code's chat): every event the command appends carries it as `client` and
+ * `client_version` in its payload, beside the actor, so the log says who decided through what.
+ */
+export interface CommandClient {
+  readonly name: string;
+  readonly version?: string;
+}
+
 export interface ControlContext {
   readonly store: EventStore;
   /** The `.ralph` directory. */
@@ -25,11 +35,13 @@ export interface ControlContext {
   readonly git?: GitPort;
   readonly riskPatterns: RiskPatterns;
   readonly now: () => Date;
+  /** Stamped into every event appended through this context (see CommandClient). */
+  readonly client?: CommandClient;
 }
 
 export function controlContext(
   store: EventStore,
-  opts: { ralphDir: string; projectDir?: string; git?: GitPort; riskPatterns?: RiskPatterns; now?: () => Date },
+  opts: { ralphDir: string; projectDir?: string; git?: GitPort; riskPatterns?: RiskPatterns; now?: () => Date; client?: CommandClient },
 ): ControlContext {
   return {
     store,
@@ -38,7 +50,26 @@ export function controlContext(
     ...(opts.git ? { git: opts.git } : {}),
     riskPatterns: opts.riskPatterns ?? DEFAULT_RISK_PATTERNS,
     now: opts.now ?? ((): Date => new Date()),
+    ...(opts.client ? { client: opts.client } : {}),
   };
+}
+
+/**
+ * The same context with `client` set. The risk patterns stay a getter of the original: the
+ * CLI reads ralph.config.json on first use, and a command that needs no patterns must not fail
+ * on a broken config.
+ */
+export function withClient(ctx: ControlContext, client: CommandClient | undefined): ControlContext {
+  if (client === undefined) return ctx;
+  const out = {
+    store: ctx.store,
+    ralphDir: ctx.ralphDir,
+    projectDir: ctx.projectDir,
+    ...(ctx.git ? { git: ctx.git } : {}),
+    now: ctx.now,
+    client,
+  };
+  return Object.defineProperty(out, 'riskPatterns', { get: () => ctx.riskPatterns, enumerable: true }) as ControlContext;
 }
 
 export const CONTROL_ACTOR = 'control_plane';

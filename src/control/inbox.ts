@@ -9,19 +9,20 @@ import { z } from 'zod';
 import { domainEvent, formatZodIssues } from '../domain/events';
 import { proposalSchemas } from '../domain/proposals';
 import { writeFileAtomicSync } from '../shared/fs';
-import { ralphPaths, type ControlContext } from './context';
+import { ralphPaths, withClient, type ControlContext } from './context';
 import { decideAndAppend, emitEvent, transitionTask } from './tasks';
 import { discardPatch } from './patches';
 import { resolveDeferred } from './deferred';
 import { getTask } from './views';
 import { reprioritizeTask } from './reprioritize';
+import { proposeTask } from './proposeTask';
 import { InvalidStateError } from '../domain/errors';
 
 function buildSchema() {
   const actor = z.string().min(1);
   const payload = z.record(z.string(), z.unknown()).optional();
 
-  return z.discriminatedUnion('command', [
+  const commands = z.discriminatedUnion('command', [
     z.object({ command: z.literal('transition-task'), task_id: z.string().min(1), status: z.string().min(1), actor, payload }),
     z.object({
       command: z.literal('resolve-deferred'),
@@ -47,9 +48,21 @@ function buildSchema() {
       actor,
       rationale: z.string().optional(),
     }),
+    // A task asked for through a chat: a new_task proposal decided by the policy.
+    z.object({
+      command: z.literal('propose-task'),
+      proposal_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/),
+      task: proposalSchemas().proposedTask.extend({ id: proposalSchemas().proposedTask.shape.id.optional() }),
+      confidence: z.number().min(0).max(1),
+      rationale: z.string(),
+      actor,
+    }),
     // Commands for the host (the loop), not the control plane: handed to `onHostCommand`.
     z.object({ command: z.enum(['stop', 'pause', 'resume']), actor, reason: z.string().optional() }),
   ]);
+  // Who relayed the command (an MCP client), stamped into the events it appends.
+  const client = z.object({ name: z.string().min(1).max(200), version: z.string().max(100).optional() });
+  return z.intersection(commands, z.object({ client: client.optional() }));
 }
 
 type InboxSchema = ReturnType<typeof buildSchema>;
@@ -81,7 +94,12 @@ export interface InboxResult {
   readonly error?: string;
 }
 
-async function runCommand(ctx: ControlContext, cmd: InboxCommand, onHostCommand?: (c: HostCommand) => void | Promise<void>): Promise<void> {
+async function runCommand(
+  outer: ControlContext,
+  cmd: InboxCommand,
+  onHostCommand?: (c: HostCommand) => void | Promise<void>,
+): Promise<void> {
+  const ctx = withClient(outer, cmd.client);
   switch (cmd.command) {
     case 'transition-task':
       await transitionTask(ctx, {
@@ -120,8 +138,30 @@ async function runCommand(ctx: ControlContext, cmd: InboxCommand, onHostCommand?
         ...(cmd.rationale ? { rationale: cmd.rationale } : {}),
       });
       return;
+    case 'propose-task':
+      await proposeTask(ctx, {
+        proposalId: cmd.proposal_id,
+        task: cmd.task,
+        confidence: cmd.confidence,
+        rationale: cmd.rationale,
+        actor: cmd.actor,
+      });
+      return;
     default:
       if (!onHostCommand) throw new Error(`no host is listening for '${cmd.command}'`);
+      // The request is a fact of its own (who asked the loop to stop, through what).
+      await ctx.store.append([
+        {
+          entity_type: 'run',
+          entity_id: 'loop',
+          event_type: `loop.${cmd.command}_requested`,
+          actor: cmd.actor,
+          payload: {
+            ...(cmd.reason !== undefined ? { reason: cmd.reason } : {}),
+            ...(cmd.client ? { client: cmd.client.name, ...(cmd.client.version ? { client_version: cmd.client.version } : {}) } : {}),
+          },
+        },
+      ]);
       await onHostCommand(cmd);
   }
 }

@@ -1,7 +1,7 @@
 // The control plane's public API: every reference command as a library function over an
 // EventStore, the projections they need, and the inbox.
 export { CONTROL_PROJECTIONS, taskViewProjection, patchViewProjection, getTask, getPatch, patchesOf, allTasks } from './views';
-export { controlContext, CONTROL_ACTOR, ralphPaths, type ControlContext, type GitPort } from './context';
+export { controlContext, withClient, CONTROL_ACTOR, ralphPaths, type ControlContext, type CommandClient, type GitPort } from './context';
 export {
   emitEvent,
   transitionTask,
@@ -38,6 +38,7 @@ export {
   type ReviewDue,
 } from './deferred';
 export { reprioritizeTask, type ReprioritizeCommand } from './reprioritize';
+export { proposeTask, proposalOutcome, nextTaskId, type TaskDraft, type ProposeTaskCommand, type ProposeTaskResult } from './proposeTask';
 export {
   processProposals,
   listProposalFiles,

@@ -8,14 +8,25 @@ import { EFFORTS, isEffort, type Effort, type Task, type TaskStatus } from '../d
 import type { ControlContext } from './context';
 import { allTasks, getTask, patchesOf } from './views';
 
-/** Runs a domain decision through the store: its events are appended atomically. */
+/**
+ * Runs a domain decision through the store: its events are appended atomically, each
+ * stamped with the context's relaying client when there is one.
+ */
 export async function decideAndAppend<T>(
   ctx: ControlContext,
   decide: (db: SqlReader) => { events: readonly DomainEvent[]; result: T },
 ): Promise<{ result: T; events: StoredEvent[] }> {
+  const client = ctx.client;
+  const stamp = (e: NewEvent): NewEvent =>
+    client === undefined
+      ? e
+      : {
+          ...e,
+          payload: { ...e.payload, client: client.name, ...(client.version !== undefined ? { client_version: client.version } : {}) },
+        };
   return ctx.store.execute((db) => {
     const d = decide(db);
-    return { events: d.events.map(toNewEvent), result: d.result };
+    return { events: d.events.map((e) => stamp(toNewEvent(e))), result: d.result };
   });
 }
 
