@@ -40,6 +40,29 @@ const common = {
   plugins: [problemMatcher],
 };
 
+/**
+ * Modules the CLI loads only for one command, each in a bundle of its own beside cli.js: a
+ * `require` of the source module from the CLI bundle becomes `require('./<file>')`, so its
+ * code (and its dependencies, e.g. the MCP SDK) is not parsed by every other command.
+ */
+const LAZY_CLI_MODULES = { 'src/mcp/cli.ts': 'mcp.js' };
+
+/** @type {import('esbuild').Plugin} */
+const lazyCliModules = {
+  name: 'lazy-cli-modules',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind !== 'require-call') return undefined;
+      for (const [source, file] of Object.entries(LAZY_CLI_MODULES)) {
+        const target = path.join(__dirname, source);
+        const resolved = path.resolve(args.resolveDir, args.path);
+        if (resolved === target || `${resolved}.ts` === target) return { path: `./${file}`, external: true };
+      }
+      return undefined;
+    });
+  },
+};
+
 const nodeCommon = {
   ...common,
   platform: 'node',
@@ -63,7 +86,16 @@ async function main() {
       entryPoints: ['src/cli/main.ts'],
       outfile: 'dist/cli.js',
       banner: { js: '#!/usr/bin/env node' },
+      plugins: [...common.plugins, lazyCliModules],
     }),
+    ...Object.entries(LAZY_CLI_MODULES).map(([source, file]) =>
+      esbuild.context({
+        ...nodeCommon,
+        entryPoints: [source],
+        outfile: `dist/${file}`,
+        define: { RALPH_VERSION: JSON.stringify(require('./package.json').version) },
+      }),
+    ),
     esbuild.context({
       ...common,
       platform: 'browser',

@@ -4,6 +4,14 @@
 import { demoCommand, loopRequestCommand, startCommand } from '../loop/cliCommands';
 import { runInitCommand, runRepairCommand } from './projectCommands';
 import type { CliIo } from './controlCommands';
+import type * as McpCli from '../mcp/cli';
+
+/**
+ * The MCP server (and its SDK) is required only by `ralph mcp`: esbuild makes it a bundle of
+ * its own (dist/mcp.js), so loading it costs the other commands nothing.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const mcpCli = (): typeof McpCli => require('../mcp/cli') as typeof McpCli;
 
 export interface HostCommand {
   readonly name: string;
@@ -39,6 +47,13 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     summary: `ask the running loop to ${verb}`,
     run: async (dir, args, io) => loopRequestCommand(dir, verb, args, io),
   })),
+  {
+    name: 'mcp',
+    usage: 'mcp [--read-only]',
+    summary:
+      'serve this project to chat clients (Claude Code, Codex, VS Code) as an MCP server over stdio; --read-only: only the reading tools',
+    run: (dir, args, io) => mcpCli().runMcpCommand(dir, args, io),
+  },
   {
     name: 'demo',
     usage: 'demo [--scripted]',
