@@ -1,6 +1,8 @@
 // Read-only documents for a patch's before/after sides (scheme `ralph-patch`) and the
 // command that opens them: one file as a diff editor, several as a multi-file diff
 // (`vscode.changes`). Patch files never change once queued, so their sides are cached.
+// In Restricted Mode nothing here starts a process: the sides come from the stored patch
+// text alone (patchFiles.ts), and a folder trusted later gets the full files.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -9,7 +11,7 @@ import type { Engine } from './engine';
 import { Schemes } from './ids';
 import { Disposable } from './lifecycle';
 import type { FileSides } from './patchFiles';
-import { materializePatch } from './patchFiles';
+import { materializePatch, sidesFromPatchText } from './patchFiles';
 
 export class PatchNotFoundError extends Error {
   override readonly name = 'PatchNotFoundError';
@@ -24,6 +26,8 @@ export class PatchContentProvider extends Disposable implements vscode.TextDocum
   constructor(private readonly engine: Engine) {
     super();
     this._register(vscode.workspace.registerTextDocumentContentProvider(Schemes.patch, this));
+    // Sides built from the hunks alone give way to whole files once the folder is trusted.
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.cache.clear()));
   }
 
   /** The patch file's text (its path in patch_view is project-relative or absolute). */
@@ -36,7 +40,10 @@ export class PatchContentProvider extends Disposable implements vscode.TextDocum
   sides(patch: Patch): Promise<FileSides[]> {
     let p = this.cache.get(patch.patch_id);
     if (!p) {
-      p = materializePatch(this.engine.projectDir, this.patchText(patch));
+      const text = this.patchText(patch);
+      p = vscode.workspace.isTrusted
+        ? materializePatch(this.engine.projectDir, text)
+        : Promise.resolve().then(() => sidesFromPatchText(text));
       p.catch(() => this.cache.delete(patch.patch_id));
       this.cache.set(patch.patch_id, p);
     }

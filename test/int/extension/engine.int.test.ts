@@ -3,12 +3,15 @@
 // left for the writer when one does), following another writer, and patch before/after.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { CONTROL_PROJECTIONS } from '../../../src/control';
 import { openStore } from '../../../src/store';
 import type { EventStore } from '../../../src/store';
 import { Engine } from '../../../src/extension/engine';
-import { materializePatch, parsePatchEntries } from '../../../src/extension/patchFiles';
-import { makeDeferredProject } from './fixture';
+import { materializePatch, parsePatchEntries, sidesFromPatchText } from '../../../src/extension/patchFiles';
+import { plantRepoTraps } from '../../kit/repoTraps';
+import { git, makeDeferredProject } from './fixture';
 import type { DeferredProject } from './fixture';
 
 const quiet = { info: (): void => undefined, warn: (): void => undefined, error: (): void => undefined };
@@ -92,11 +95,22 @@ describe('extension engine session (plain Node, real store)', () => {
         ['src/auth/token.test.js', 'added'],
       ],
     );
+    const traps = plantRepoTraps(p.dir, fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-traps-')));
+    const objects = (): string => git(p.dir, 'count-objects', '-v');
+    const before = objects();
     const sides = await materializePatch(p.dir, text);
     assert.equal(sides[0]?.before, 'module.exports = (t) => !!t;\n');
     assert.equal(sides[0]?.after, 'module.exports = (t) => typeof t === "string" && t.length > 8;\n');
     assert.equal(sides[1]?.before, '');
     assert.match(sides[1]?.after ?? '', /token/);
     assert.equal(fs.readFileSync(`${p.dir}/src/auth/token.js`, 'utf8'), 'module.exports = (t) => !!t;\n');
+    // Nothing was written to the object store (the after side is built in memory), and no
+    // hook or fsmonitor of the repository ran.
+    assert.equal(objects(), before);
+    assert.deepEqual(traps.fired(), []);
+    // Restricted Mode's sides come from the text alone and tell the same change.
+    const restricted = sidesFromPatchText(text);
+    assert.match(restricted[0]?.after ?? '', /t\.length > 8/);
+    assert.equal(restricted[1]?.after, sides[1]?.after);
   });
 });

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { AgentsTracker } from '../../../src/extension/agentsTracker';
 import { notificationFor, verdictWord } from '../../../src/extension/notificationRules';
-import { parsePatchEntries } from '../../../src/extension/patchFiles';
+import { applyHunks, ELIDED, parsePatchEntries, PatchApplyError, sidesFromPatchText } from '../../../src/extension/patchFiles';
 import type { StoredEvent } from '../../../src/store';
 
 const ev = (event_type: string, entity_id: string, actor: string, payload: Record<string, unknown>): StoredEvent => ({
@@ -120,5 +120,48 @@ describe('extension: patch entries', () => {
         ['img.png', 'img.png', 'modified', 'a', 'b', true],
       ],
     );
+  });
+});
+
+describe('extension: patch sides in memory (no process, no object)', () => {
+  const patch = [
+    'diff --git a/src/x.js b/src/x.js',
+    'index aaaaaaa..bbbbbbb 100644',
+    '--- a/src/x.js',
+    '+++ b/src/x.js',
+    '@@ -2,2 +2,3 @@',
+    ' two',
+    '-three',
+    '+THREE',
+    '+three and a half',
+    '@@ -9 +10 @@',
+    '-nine',
+    '\\ No newline at end of file',
+    '+NINE',
+    '\\ No newline at end of file',
+    'diff --git a/new.txt b/new.txt',
+    'new file mode 100644',
+    'index 0000000..ccccccc',
+    '--- /dev/null',
+    '+++ b/new.txt',
+    '@@ -0,0 +1,2 @@',
+    '+n1',
+    '+n2',
+    '',
+  ].join('\n');
+  const base = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine';
+
+  it('given the base blob, then applyHunks gives exactly what git apply would (newline at end included)', () => {
+    const [x] = parsePatchEntries(patch);
+    assert.equal(applyHunks('src/x.js', base, x!.hunks), 'one\ntwo\nTHREE\nthree and a half\nfour\nfive\nsix\nseven\neight\nNINE');
+    assert.throws(() => applyHunks('src/x.js', base.replace('three', 'tree'), x!.hunks), PatchApplyError);
+  });
+
+  it('given only the patch text (Restricted Mode), then both sides show the hunks with markers for what is left out', () => {
+    const [x, n] = sidesFromPatchText(patch);
+    assert.equal(x?.before, `${ELIDED}\ntwo\nthree\n${ELIDED}\nnine\n${ELIDED}\n`);
+    assert.equal(x?.after, `${ELIDED}\ntwo\nTHREE\nthree and a half\n${ELIDED}\nNINE\n${ELIDED}\n`);
+    assert.equal(n?.before, '');
+    assert.equal(n?.after, 'n1\nn2\n');
   });
 });
