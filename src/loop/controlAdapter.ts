@@ -163,6 +163,15 @@ export class ControlAdapter implements LoopControl {
     return promotedSince(this.o.store, undefined);
   }
 
+  evolveFailures(): number {
+    const rows = this.o.store.all<{ event_type: string }>(
+      "SELECT event_type FROM events WHERE event_type IN ('spec.evolved', 'spec.evolve_failed') ORDER BY event_id",
+    );
+    let n = 0;
+    for (const r of rows) n = r.event_type === 'spec.evolved' ? 0 : n + 1;
+    return n;
+  }
+
   periodicMarks(): { evolve: number; dry: number; integ: number; ui: number } {
     const marks = { evolve: 0, dry: 0, integ: 0, ui: 0 };
     const key: Record<string, keyof typeof marks> = {

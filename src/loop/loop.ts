@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
 import { currentBranch } from '../git/repo';
 import { errorText } from './context';
+import { EvolveRetry } from './evolveRetry';
 import { LoopEmitter } from './events';
 import type { AgentName, LoopRunState, LoopSummary } from './events';
 import { Harness } from './harness';
@@ -96,7 +97,15 @@ export class Loop {
       ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}),
     });
     const inbox = new InboxConsumer(harness, lifecycle);
-    const run: LoopRun = { ctx: harness.ctx, harness, lifecycle, inbox, specs: options.specs ?? noSpecs, current: new Map() };
+    const run: LoopRun = {
+      ctx: harness.ctx,
+      harness,
+      lifecycle,
+      inbox,
+      specs: options.specs ?? noSpecs,
+      evolveRetry: new EvolveRetry(this.clock, options.settings.evolveRetry),
+      current: new Map(),
+    };
     this.active = run;
     lifecycle.watch({
       dayBudget: () => harness.invocation.dayBudget(),

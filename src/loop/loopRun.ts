@@ -4,6 +4,7 @@
 import type { HarnessContext } from './context';
 import type { AgentName } from './events';
 import type { Harness } from './harness';
+import type { EvolveRetry } from './evolveRetry';
 import type { InboxConsumer } from './inboxConsumer';
 import type { SpecWatch } from './ports';
 import type { RunLifecycle } from './runLifecycle';
@@ -14,6 +15,8 @@ export interface LoopRun {
   readonly lifecycle: RunLifecycle;
   readonly inbox: InboxConsumer;
   readonly specs: SpecWatch;
+  /** When evolve_goals may run again after a failure. */
+  readonly evolveRetry: EvolveRetry;
   /** Task each agent works on, so the primary and workers never pick the same one. */
   readonly current: Map<AgentName, string>;
 }

@@ -11,6 +11,8 @@ import type { LoopTask } from './ports';
 import type { PeriodicPhase, PhaseFact, PrimaryState } from './primaryMachine';
 import { periodicPrompt } from './prompts';
 import { writeProposals } from './proposalFiles';
+import { errorText } from './context';
+import type { PhaseOutput } from '../project/phaseOutputs';
 
 export async function runPeriodic(
   run: LoopRun,
@@ -18,7 +20,7 @@ export async function runPeriodic(
   s: PrimaryState,
   ensureWt: (reset: boolean) => Promise<RalphWorktree>,
 ): Promise<PhaseFact> {
-  const { ctx, harness, specs } = run;
+  const { ctx, harness } = run;
   const { control, settings, branch } = ctx;
   const signal = run.lifecycle.signal;
   if (phase === 'review_deferred') {
@@ -34,35 +36,7 @@ export async function runPeriodic(
   }
   const wt = await ensureWt(true);
   if (phase === 'evolve_goals') {
-    const changed = await specs.changed();
-    const backlog = control
-      .tasks()
-      .map((t) => `${t.task_id} ${t.status} ${t.title ?? ''}`)
-      .slice(0, 60)
-      .join('\n');
-    const prompt = periodicPrompt(
-      ctx.promptContext,
-      phase,
-      `Specs changed since the last evolve: ${changed.join(', ') || 'none'}\nBacklog:\n${backlog || '(empty)'}`,
-    );
-    const out = await harness.invocation.invoke(
-      { agent: 'primary', role: 'primary', phase, task: null, prompt, cwd: wt.path, iteration: s.iteration },
-      signal,
-    );
-    if (out.kind === 'ran' && out.result.status === 'success') {
-      const v = structuredOutput('evolve_goals', out.result);
-      if (v.ok) {
-        await writeProposals(ctx, v.value.proposals, 'evolve');
-        const counts = await control.processProposals();
-        ctx.log('primary', 'info', `evolve_goals: ${counts.accepted} accepted, ${counts.deferred} deferred, ${counts.rejected} rejected`);
-        await specs.markEvolved([...new Set([...changed, ...v.value.specs_read])]);
-      } else {
-        ctx.log('primary', 'warn', `evolve_goals output rejected: ${v.message}`);
-        await specs.markEvolved(changed);
-      }
-    } else {
-      await specs.markEvolved(changed);
-    }
+    await evolveGoals(run, s, wt);
   } else {
     let extra = `Recent work is on ${branch}.`;
     let runAgent = true;
@@ -127,4 +101,89 @@ async function maintenance(run: LoopRun, phase: PeriodicPhase, wt: RalphWorktree
   }
   const task = control.task(id) ?? probe;
   await harness.promotion.promote({ agent: 'primary', task, worktree: wt.path, base: wt.base, patch: v.patch, gates: v.gates }, signal);
+}
+
+/** Why an evolve_goals run did not give a valid answer, or null when it did (with the answer). */
+type EvolveAnswer = { ok: true; value: PhaseOutput<'evolve_goals'> } | { ok: false; reason: string } | { ok: false; stopped: true };
+
+async function askEvolve(run: LoopRun, s: PrimaryState, wt: RalphWorktree, changed: readonly string[]): Promise<EvolveAnswer> {
+  const { ctx, harness } = run;
+  const backlog = ctx.control
+    .tasks()
+    .map((t) => `${t.task_id} ${t.status} ${t.title ?? ''}`)
+    .slice(0, 60)
+    .join('\n');
+  const prompt = periodicPrompt(
+    ctx.promptContext,
+    'evolve_goals',
+    `Specs changed since the last evolve: ${changed.join(', ') || 'none'}\nBacklog:\n${backlog || '(empty)'}`,
+  );
+  const out = await harness.invocation.invoke(
+    { agent: 'primary', role: 'primary', phase: 'evolve_goals', task: null, prompt, cwd: wt.path, iteration: s.iteration },
+    run.lifecycle.signal,
+  );
+  if (out.kind === 'stopped' || run.lifecycle.signal.aborted) return { ok: false, stopped: true };
+  if (out.kind === 'budget') return { ok: false, reason: `budget: ${out.message}` };
+  const r = out.result;
+  if (r.status !== 'success') {
+    const detail = r.errors[0] ?? r.stderrTail.trim().split('\n').pop() ?? '';
+    return {
+      ok: false,
+      reason: `the agent ${r.status}${r.exitCode !== null ? ` (exit ${r.exitCode})` : ''}${detail ? `: ${detail}` : ''}`,
+    };
+  }
+  const v = structuredOutput('evolve_goals', r);
+  return v.ok ? v : { ok: false, reason: `its answer is not valid: ${v.message}` };
+}
+
+/**
+ * evolve_goals: the agent reads the changed specs and answers with proposals, which the
+ * control plane processes. Only a valid answer marks the specs read (`spec.evolved`); a
+ * failed run leaves them unread, is recorded with its reason (`spec.evolve_failed`, a
+ * warning in the log) and is tried again after a back-off.
+ */
+async function evolveGoals(run: LoopRun, s: PrimaryState, wt: RalphWorktree): Promise<void> {
+  const { ctx, specs, evolveRetry } = run;
+  const { control } = ctx;
+  const changed = await specs.changed();
+  let answer: EvolveAnswer;
+  try {
+    answer = await askEvolve(run, s, wt, changed);
+  } catch (e) {
+    answer = { ok: false, reason: `harness error: ${errorText(e)}` };
+  }
+  if ('stopped' in answer) return;
+  if (answer.ok) {
+    try {
+      await writeProposals(ctx, answer.value.proposals, 'evolve');
+      const counts = await control.processProposals();
+      const read = [...new Set([...changed, ...answer.value.specs_read])];
+      await specs.markEvolved(read);
+      await control.note('spec', 'evolve', 'spec.evolved', 'primary', { specs: read, ...counts });
+      evolveRetry.succeeded();
+      ctx.log('primary', 'info', `evolve_goals: ${counts.accepted} accepted, ${counts.deferred} deferred, ${counts.rejected} rejected`);
+      return;
+    } catch (e) {
+      answer = { ok: false, reason: `its proposals could not be processed: ${errorText(e)}` };
+    }
+  }
+  // One bounded line: validation messages come one issue per line, and an answer can be huge.
+  const oneLine = answer.reason.replace(/\s*\n\s*/g, '; ');
+  const reason = oneLine.length > 1000 ? `${oneLine.slice(0, 1000)}…` : oneLine;
+  const failures = (control.evolveFailures?.() ?? 0) + 1;
+  const delayMs = evolveRetry.failed(failures);
+  const retryAt = new Date(ctx.clock.now() + delayMs).toISOString();
+  await control
+    .note('spec', 'evolve', 'spec.evolve_failed', 'primary', {
+      reason,
+      attempt: failures,
+      specs: [...changed],
+      retry_at: retryAt,
+    })
+    .catch((e: unknown) => ctx.log('primary', 'warn', `spec.evolve_failed not recorded: ${errorText(e)}`));
+  ctx.log(
+    'primary',
+    'warn',
+    `evolve_goals failed (attempt ${failures}): ${reason}; ${changed.length ? `${changed.join(', ')} stay unread` : 'nothing is marked read'}; next attempt in ${delayMs < 1000 ? `${delayMs} ms` : `${Math.round(delayMs / 1000)} s`}`,
+  );
 }

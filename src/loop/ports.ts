@@ -122,6 +122,11 @@ export interface LoopControl {
   commitsTotal(): number;
   /** Commit counts at which each periodic phase last ran (from `loop.periodic_done` events). */
   periodicMarks(): { evolve: number; dry: number; integ: number; ui: number };
+  /**
+   * evolve_goals failures in a row: `spec.evolve_failed` events since the last
+   * `spec.evolved`. Optional: without it each failure counts as the first (the shortest back-off).
+   */
+  evolveFailures?(): number;
   /** Gate results recorded for a queued patch (`patch.gates` events), for the judge after a restart. */
   gateResults(patchId: string): { gate: string; status: string }[];
   /**

@@ -85,6 +85,8 @@ export interface AssessFacts {
   readonly backlogEmpty: boolean;
   /** Specs changed since the last evolve (by content hash): defect 8, once per change. */
   readonly specsChanged: boolean;
+  /** evolve_goals failed a short while ago and waits out its back-off (its specs stay unread). */
+  readonly evolveHeld?: boolean;
   /** Whether the project has a UI test command at all; without one test_ui is skipped. */
   readonly hasUiTests: boolean;
   readonly hasIntegrationTests: boolean;
@@ -120,7 +122,8 @@ export interface PeriodicDecision {
  */
 export function periodicOverride(c: PeriodicCounters, f: AssessFacts, iv: PeriodicIntervals = DEFAULT_INTERVALS): PeriodicDecision | null {
   const since = (last: number): number => c.commitsTotal - last;
-  if (f.backlogEmpty && f.specsChanged) {
+  const evolveHeld = f.evolveHeld === true;
+  if (f.backlogEmpty && f.specsChanged && !evolveHeld) {
     return { phase: 'evolve_goals', reason: 'backlog empty and specs changed' };
   }
   if (f.hasIntegrationTests && since(c.lastIntegAt) > iv.overdueAt) {
@@ -135,7 +138,7 @@ export function periodicOverride(c: PeriodicCounters, f: AssessFacts, iv: Period
   if (f.deferredCount > 0 && f.deferredWaitedLong) {
     return { phase: 'review_deferred', reason: 'a deferred item waited too long' };
   }
-  if (since(c.lastEvolveAt) >= iv.evolveEvery && (f.specsChanged || !f.backlogEmpty)) {
+  if (!evolveHeld && since(c.lastEvolveAt) >= iv.evolveEvery && (f.specsChanged || !f.backlogEmpty)) {
     return { phase: 'evolve_goals', reason: `${since(c.lastEvolveAt)} commits since last evolve` };
   }
   if (since(c.lastDryAt) >= iv.dryEvery) {

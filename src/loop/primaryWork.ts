@@ -88,6 +88,7 @@ export class PrimaryWork {
       deferredWaitedLong: oldest !== null && clock.now() - oldest > settings.deferredMaxWaitMs,
       backlogEmpty,
       specsChanged,
+      evolveHeld: this.run.evolveRetry.held,
       hasUiTests: settings.hasUiTests,
       hasIntegrationTests: settings.integrationGate.command.trim().length > 0,
     };

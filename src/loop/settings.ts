@@ -7,6 +7,7 @@ import type { GateSpec } from './gates';
 import type { BudgetLimits } from './guards';
 import type { PeriodicIntervals } from './primaryMachine';
 import type { IdlePolicy } from './sleep';
+import { DEFAULT_EVOLVE_RETRY, type EvolveRetryPolicy } from './evolveRetry';
 
 export interface LoopSettings {
   readonly name: string;
@@ -33,6 +34,8 @@ export interface LoopSettings {
   /** A deferred item older than this is reviewed even below the count threshold. */
   readonly deferredMaxWaitMs: number;
   readonly idle: IdlePolicy;
+  /** Back-off of evolve_goals after a failure (its specs stay unread and it runs again). */
+  readonly evolveRetry: EvolveRetryPolicy;
   /** null = the branch checked out in the project when the loop starts. */
   readonly targetBranch: string | null;
 }
@@ -80,6 +83,7 @@ export function settingsFromConfig(c: RalphConfig): LoopSettings {
     hasUiTests: c.periodic.ui,
     deferredMaxWaitMs: 30 * 60_000,
     idle: { baseMs: s(c.intervals.primary), maxMs: s(Math.max(c.intervals.primary, c.intervals.primary * 6)), factor: 1.5 },
+    evolveRetry: DEFAULT_EVOLVE_RETRY,
     targetBranch: c.target_branch ?? null,
   };
 }

@@ -35,8 +35,26 @@ const turn = z
       .optional(),
     hang: z.boolean().default(false),
     delayMs: z.number().int().nonnegative().default(0),
+    /**
+     * Misbehaviour of the CLI process itself (scriptedClaude.mjs only; the model server
+     * ignores it): after this turn's lines, `garbage` lines on stdout (not JSON, or binary),
+     * then the process ends without a result line: `crash` by a signal or an exit code,
+     * `noResult` with exit 0.
+     */
+    garbage: z
+      .strictObject({
+        lines: z.number().int().min(1),
+        bytesPerLine: z.number().int().min(1).default(80),
+        binary: z.boolean().default(false),
+      })
+      .optional(),
+    crash: z
+      .strictObject({ signal: z.enum(['SIGKILL', 'SIGSEGV', 'SIGABRT']).optional(), code: z.number().int().min(1).max(255).default(1) })
+      .optional(),
+    noResult: z.boolean().optional(),
   })
-  .refine((t) => !(t.hang && t.error !== undefined), { message: 'a turn cannot both hang and fail' });
+  .refine((t) => !(t.hang && t.error !== undefined), { message: 'a turn cannot both hang and fail' })
+  .refine((t) => !(t.crash !== undefined && t.noResult === true), { message: 'a turn cannot both crash and end without a result' });
 
 const script = z.strictObject({
   name: z.string().default('script'),

@@ -21,6 +21,9 @@ export interface Turn {
   error?: { status: number; message: string; times?: number };
   hang: boolean;
   delayMs: number;
+  garbage?: { lines: number; bytesPerLine: number; binary: boolean };
+  crash?: { signal?: 'SIGKILL' | 'SIGSEGV' | 'SIGABRT'; code: number };
+  noResult?: boolean;
 }
 
 export interface Script {

@@ -87,6 +87,30 @@ function toolUse(call, id, cwd) {
   return { type: 'tool_use', id, name: 'Bash', input: { command: call.command, description: 'scripted command' } };
 }
 
+/** Garbage on stdout, then an end without a result line, as the turn says; true when the process is ending. */
+async function misbehave(turn) {
+  if (turn.garbage !== undefined) {
+    const { lines, bytesPerLine, binary } = turn.garbage;
+    for (let i = 0; i < lines; i++) {
+      const line = binary
+        ? Buffer.from(Array.from({ length: bytesPerLine }, (_, j) => (i * 31 + j * 7) % 256).map((b) => (b === 10 ? 11 : b)))
+        : Buffer.from(`garbage ${i} `.padEnd(bytesPerLine, '~{'));
+      process.stdout.write(Buffer.concat([line, Buffer.from('\n')]));
+    }
+  }
+  if (turn.crash !== undefined) {
+    // Mid-stream: what was written is out (flushed first), no result follows.
+    await new Promise((r) => process.stdout.write('', r));
+    if (turn.crash.signal !== undefined) process.kill(process.pid, turn.crash.signal);
+    process.exit(turn.crash.code);
+  }
+  if (turn.noResult === true) {
+    process.exitCode = 0;
+    return true;
+  }
+  return false;
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (!opts.print) fail('the scripted claude only supports -p');
@@ -246,6 +270,8 @@ async function main() {
         uuid: randomUUID(),
       });
     }
+
+    if (await misbehave(turn)) return;
 
     if (opts.budget !== undefined && totals.cost >= opts.budget) {
       finish(
