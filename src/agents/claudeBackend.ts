@@ -2,6 +2,7 @@
 // through the process wrapper with the prompt on stdin, folds stream-json into events and
 // the final result. The scripted backend is this same backend with another executable.
 import { claudeResult, foldClaudeLine, INITIAL_CLAUDE_STATE } from './claudeStream';
+import { CLAUDE_NO_MCP_ARGS } from './noMcpServers';
 import { runProcess } from './process';
 import { redactSecrets, secretValuesOf } from './secrets';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, PermissionMode } from './types';
@@ -44,6 +45,8 @@ export function claudeArgs(request: AgentRequest, permissionMode: PermissionMode
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', request.model, '--max-turns', String(request.maxTurns)];
   if (request.budgetUsd !== undefined) args.push('--max-budget-usd', String(request.budgetUsd));
   args.push('--permission-mode', permissionMode);
+  // No MCP server reaches an agent (noMcpServers.ts): Ralph's own would let it decide on patches.
+  args.push(...CLAUDE_NO_MCP_ARGS);
   if (request.jsonSchema !== undefined) args.push('--json-schema', JSON.stringify(schemaForClaude(request.jsonSchema)));
   if (request.appendSystemPrompt !== undefined && request.appendSystemPrompt.length > 0) {
     args.push('--append-system-prompt', request.appendSystemPrompt);

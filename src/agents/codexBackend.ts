@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { codexResult, foldCodexLine, INITIAL_CODEX_STATE } from './codexStream';
 import { DEFAULT_PRICES } from './pricing';
 import type { PriceTable } from './pricing';
+import { codexMcpOff, codexMcpOffArgs, type CodexMcpOff } from './noMcpServers';
 import { runProcess } from './process';
 import { redactSecrets, secretValuesOf } from './secrets';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult } from './types';
@@ -29,13 +30,20 @@ export interface CodexBackendOptions {
 }
 
 /** The CLI arguments (prompt excluded: `-` reads it from stdin). Pure. */
-export function codexArgs(request: AgentRequest, options: CodexBackendOptions, schemaFile?: string): string[] {
+export function codexArgs(
+  request: AgentRequest,
+  options: CodexBackendOptions,
+  schemaFile?: string,
+  mcpOff: CodexMcpOff = { disable: [] },
+): string[] {
   const sandbox = options.sandbox ?? 'workspace-write';
   const args = ['exec', '--json', '--skip-git-repo-check', '-C', request.cwd, '-m', request.model, '--sandbox', sandbox, '--ephemeral'];
   // workspace-write also lets commands write all of /tmp by default: another project's
   // files, other agents' scratch. The agent keeps its own TMPDIR (its scratch folder).
   if (sandbox === 'workspace-write') args.push('-c', 'sandbox_workspace_write.exclude_slash_tmp=true');
   for (const c of options.configOverrides ?? []) args.push('-c', c);
+  // No MCP server reaches an agent (noMcpServers.ts); after the caller's overrides, so none re-enables one.
+  args.push(...codexMcpOffArgs(mcpOff));
   if (schemaFile !== undefined) args.push('--output-schema', schemaFile);
   args.push(...(options.extraArgs ?? []), '-');
   return args;
@@ -67,9 +75,16 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
       const signal = request.signal !== undefined ? AbortSignal.any([request.signal, turnLimit.signal]) : turnLimit.signal;
       let state = INITIAL_CODEX_STATE;
       try {
+        const mcpOff = await codexMcpOff({
+          command: options.command ?? 'codex',
+          ...(options.commandArgs ? { commandArgs: options.commandArgs } : {}),
+          env,
+          cwd: request.cwd,
+          signal,
+        });
         const outcome = await runProcess({
           file: options.command ?? 'codex',
-          args: [...(options.commandArgs ?? []), ...codexArgs(request, options, schemaFile)],
+          args: [...(options.commandArgs ?? []), ...codexArgs(request, options, schemaFile, mcpOff)],
           cwd: request.cwd,
           env,
           input: prompt,

@@ -20,6 +20,9 @@ describe('agents/backend command lines', () => {
       '7',
       '--permission-mode',
       'acceptEdits',
+      '--strict-mcp-config',
+      '--mcp-config',
+      '{"mcpServers":{}}',
     ]);
   });
 
@@ -39,6 +42,9 @@ describe('agents/backend command lines', () => {
       '2.5',
       '--permission-mode',
       'dontAsk',
+      '--strict-mcp-config',
+      '--mcp-config',
+      '{"mcpServers":{}}',
       '--json-schema',
       '{"type":"object"}',
       '--append-system-prompt',
