@@ -43,7 +43,9 @@ function parseArgs(argv) {
     else if (a === '--permission-mode') opts.permissionMode = next();
     else if (a === '--json-schema') opts.jsonSchema = next();
     else if (['--append-system-prompt', '--allowedTools', '--disallowedTools', '--session-id', '--resume', '--add-dir'].includes(a)) next();
-    else if (a === '--no-session-persistence') continue;
+    else if (a === '--no-session-persistence' || a === '--strict-mcp-config') continue;
+    // It starts no MCP server, so their configuration is only read past (as the CLI takes it).
+    else if (a === '--mcp-config' || a === '--settings') next();
     else fail(`unknown option '${a}'`);
   }
   return opts;
