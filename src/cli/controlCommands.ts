@@ -37,6 +37,7 @@ import {
 } from '../control/index';
 import type { InboxCommand } from '../control/inbox';
 import { parseEfforts } from '../control/tasks';
+import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
 
 export interface CliIo {
@@ -56,6 +57,11 @@ export interface CommandSpec {
   readonly arity: readonly [number, number];
   readonly values?: readonly string[];
   readonly switches?: readonly string[];
+  /**
+   * The ids among the arguments (kind, value, how the usage names it): checked against the
+   * id grammar before the store opens, for the command and its inbox file alike.
+   */
+  ids?(a: ParsedArgs): readonly (readonly [IdKind, string | undefined, string])[];
   /** When the writer lock is held elsewhere, the command can go to the inbox instead. */
   toInbox?(a: ParsedArgs): InboxCommand;
   run(ctx: ControlContext, a: ParsedArgs, io: CliIo): Promise<number>;
@@ -120,6 +126,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'emit-event <entity_type> <entity_id> <event_type> <actor> [payload_json]',
     summary: 'append a free-form event; prints its id',
     store: 'writer',
+    ids: (a) => (['task', 'patch'].includes(a.positionals[0] ?? '') ? [[a.positionals[0] as IdKind, a.positionals[1], '<entity_id>']] : []),
     toInbox(a) {
       const [entity_type, entity_id, event_type, actor, p] = need(a, 4, this.usage) as [string, string, string, string, string | undefined];
       const payload = parsePayload(p);
@@ -139,6 +146,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'transition-task <id> <status> <actor> [payload_json]',
     summary: 'change a task status (done needs a promoted patch)',
     store: 'writer',
+    ids: (a) => [['task', a.positionals[0], '<id>']],
     switches: J,
     toInbox(a) {
       const [task_id, status, actor, p] = need(a, 3, this.usage) as [string, string, string, string | undefined];
@@ -160,6 +168,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'pick-ready-task <worker|primary> [--exclude id] [--efforts S,M]',
     summary: 'print the next ready task id (or NONE) without claiming it',
     store: 'observer',
+    ids: (a) => (a.options.get('exclude') ?? []).map((v) => ['task', v, '--exclude'] as const),
     values: ['exclude', 'efforts'],
     switches: J,
     async run(ctx, a, io) {
@@ -176,6 +185,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'claim-ready-task <worker|primary> [--owner name] [--exclude id] [--efforts S,M]',
     summary: 'pick and claim the next ready task atomically; prints its id or NONE',
     store: 'writer',
+    ids: (a) => (a.options.get('exclude') ?? []).map((v) => ['task', v, '--exclude'] as const),
     values: ['exclude', 'owner', 'efforts'],
     switches: J,
     async run(ctx, a, io) {
@@ -193,6 +203,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'queue-patch <task> <path> <created_by>',
     summary: 'queue a patch file for a task (task -> proposed); prints the patch id',
     store: 'writer',
+    ids: (a) => [['task', a.positionals[0], '<task>']],
     async run(ctx, a, io) {
       const [taskId, p, createdBy] = need(a, 3, this.usage) as [string, string, string];
       noMore(a, 3, this.usage);
@@ -206,6 +217,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'promote-patch <patch_id> <commit_hash>',
     summary: 'patch -> promoted, task -> done (the commit must be on the target branch)',
     store: 'writer',
+    ids: (a) => [['patch', a.positionals[0], '<patch_id>']],
     switches: J,
     async run(ctx, a, io) {
       const [patchId, commitHash] = need(a, 2, this.usage) as [string, string];
@@ -221,6 +233,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'discard-patch <patch_id> <reason...>',
     summary: 'patch -> discarded, task -> pending',
     store: 'writer',
+    ids: (a) => [['patch', a.positionals[0], '<patch_id>']],
     toInbox(a) {
       const [patch_id, ...reason] = need(a, 2, this.usage) as [string, ...string[]];
       return { command: 'discard-patch', patch_id, reason: reason.join(' ') };
@@ -238,6 +251,10 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'classify-risk <task> [--patch patch_id]',
     summary: "print the task's risk tier 0..3, from the files its patch touches",
     store: 'prefer-writer',
+    ids: (a) => [
+      ['task', a.positionals[0], '<task>'],
+      ['patch', opt(a, 'patch'), '--patch'],
+    ],
     values: ['patch'],
     switches: J,
     async run(ctx, a, io) {
@@ -257,6 +274,10 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'policy-check <task> [patch_id] [--apply]',
     summary: 'print {"decision","reason","risk_tier"}; --apply defers / blocks the task as decided',
     store: 'prefer-writer',
+    ids: (a) => [
+      ['task', a.positionals[0], '<task>'],
+      ['patch', a.positionals[1], '[patch_id]'],
+    ],
     switches: ['apply', 'json'],
     async run(ctx, a, io) {
       const [taskId, patchId] = need(a, 1, this.usage) as [string, string | undefined];
@@ -301,6 +322,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'resolve-deferred <task> <approve|reject|modify> <actor> <rationale...> [--commit hash]',
     summary: "the judge's verdict on a deferred task (approve promotes its patch, never a bare done)",
     store: 'writer',
+    ids: (a) => [['task', a.positionals[0], '<task>']],
     values: ['commit'],
     switches: J,
     toInbox(a) {
@@ -373,6 +395,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'resolve-proposal <file> <approve|reject> <actor> <rationale...>',
     summary: "the judge's verdict on a deferred proposal",
     store: 'writer',
+    ids: (a) => [['proposal', a.positionals[0], '<file>']],
     switches: J,
     async run(ctx, a, io) {
       const [file, decision, actor, ...rationale] = a.positionals as [string, string, string, ...string[]];
@@ -459,6 +482,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     usage: 'release-claims [--owner name] [--except id] [--reason text] [--actor name]',
     summary: 'return claimed tasks to pending, with an event each (repair)',
     store: 'writer',
+    ids: (a) => (a.options.get('except') ?? []).map((v) => ['task', v, '--except'] as const),
     values: ['owner', 'except', 'reason', 'actor'],
     switches: J,
     async run(ctx, a, io) {

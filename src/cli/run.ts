@@ -8,6 +8,7 @@ import type { ControlContext } from '../control/context';
 import { openControl } from '../control/open';
 import { submitToInbox } from '../control/inbox';
 import { cliGitPort } from './gitPort';
+import { idProblem } from '../domain/ids';
 import { parseArgs, UsageError } from './args';
 import { CONTROL_COMMANDS, relativeToCwd, type CliIo, type CommandSpec } from './controlCommands';
 import { HOST_COMMANDS } from './hostCommands';
@@ -99,6 +100,10 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
   const [min, max] = spec.arity;
   const n = parsed.positionals.length;
   if (n < min || n > max) throw new UsageError(`${n < min ? 'missing' : 'too many'} arguments; usage: ralph ${spec.usage}`);
+  for (const [kind, value, label] of spec.ids?.(parsed) ?? []) {
+    const problem = value === undefined ? null : idProblem(value, kind);
+    if (problem !== null) throw new UsageError(`${label}: invalid ${kind} id ${JSON.stringify(value)}: ${problem}`);
+  }
   const ralphDir = path.join(dir, '.ralph');
   if (spec.name !== 'init' && !fs.existsSync(path.join(ralphDir, 'ralph.db')) && !hasJournal(ralphDir)) {
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
@@ -152,6 +157,7 @@ const DOMAIN_ERRORS = new Set([
   'StoreVersionError',
   'StoreFailedError',
   'ReadOnlyStoreError',
+  'InvalidIdError',
 ]);
 
 function reportError(e: unknown, io: CliIo): number {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { domainEvent, formatZodIssues } from '../domain/events';
 import { proposalSchemas } from '../domain/proposals';
+import { idProblem, idSchema } from '../domain/ids';
 import { writeFileAtomicSync } from '../shared/fs';
 import { ralphPaths, withClient, type ControlContext } from './context';
 import { decideAndAppend, emitEvent, transitionTask } from './tasks';
@@ -23,27 +24,34 @@ function buildSchema() {
   const payload = z.record(z.string(), z.unknown()).optional();
 
   const commands = z.discriminatedUnion('command', [
-    z.object({ command: z.literal('transition-task'), task_id: z.string().min(1), status: z.string().min(1), actor, payload }),
+    z.object({ command: z.literal('transition-task'), task_id: idSchema('task'), status: z.string().min(1), actor, payload }),
     z.object({
       command: z.literal('resolve-deferred'),
-      task_id: z.string().min(1),
+      task_id: idSchema('task'),
       decision: z.enum(['approve', 'reject', 'modify']),
       actor,
       rationale: z.string().min(1),
     }),
-    z.object({
-      command: z.literal('emit-event'),
-      entity_type: z.string().min(1),
-      entity_id: z.string().min(1),
-      event_type: z.string().min(1),
-      actor,
-      payload,
-    }),
-    z.object({ command: z.literal('discard-patch'), patch_id: z.string().min(1), reason: z.string().min(1), actor: actor.optional() }),
+    z
+      .object({
+        command: z.literal('emit-event'),
+        entity_type: z.string().min(1),
+        entity_id: z.string().min(1),
+        event_type: z.string().min(1),
+        actor,
+        payload,
+      })
+      .superRefine((c, ctx) => {
+        const kind = c.entity_type === 'task' || c.entity_type === 'patch' ? c.entity_type : null;
+        const problem = kind === null ? null : idProblem(c.entity_id, kind);
+        if (problem !== null)
+          ctx.addIssue({ code: 'custom', path: ['entity_id'], message: `invalid ${kind} id ${JSON.stringify(c.entity_id)}: ${problem}` });
+      }),
+    z.object({ command: z.literal('discard-patch'), patch_id: idSchema('patch'), reason: z.string().min(1), actor: actor.optional() }),
     z.object({ command: z.literal('add-task'), task: proposalSchemas().proposedTask, actor }),
     z.object({
       command: z.literal('reprioritize-task'),
-      task_id: z.string().min(1),
+      task_id: idSchema('task'),
       new_wave: z.number().int().min(0),
       actor,
       rationale: z.string().optional(),

@@ -3,6 +3,7 @@
 import type { NewEvent, SqlReader, StoredEvent } from '../store/types';
 import { isDomainEventType, toNewEvent, type DomainEvent } from '../domain/events';
 import { InvalidArgumentError, ReservedEventTypeError } from '../domain/errors';
+import { checkId, hasControlCharacter } from '../domain/ids';
 import { decideClaim, decideTransition, DEFAULT_WORKER_EFFORTS, pickReady, type PickRole } from '../domain/task';
 import { EFFORTS, isEffort, type Effort, type Task, type TaskStatus } from '../domain/model';
 import type { ControlContext } from './context';
@@ -43,6 +44,10 @@ export async function emitEvent(
     if (v.trim() === '') throw new InvalidArgumentError(`${k} must not be empty`);
   }
   if (isDomainEventType(e.eventType)) throw new ReservedEventTypeError(e.eventType);
+  // A free-form event about a task or patch names it by its id; no entity id is a line break.
+  if (e.entityType === 'task' || e.entityType === 'patch') checkId(e.entityType, e.entityId, 'entity_id');
+  else if (hasControlCharacter(e.entityId))
+    throw new InvalidArgumentError(`entity_id ${JSON.stringify(e.entityId)} contains a control character`);
   const ev: NewEvent = {
     entity_type: e.entityType,
     entity_id: e.entityId,

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { NewEvent, StoredEvent } from '../store/types';
 import { EFFORTS, TASK_STATUSES } from './model';
+import { checkId } from './ids';
 
 // Schemas are built on first use: constructing them costs CLI start-up time that
 // commands which never validate an event should not pay.
@@ -168,10 +169,20 @@ export function formatZodIssues(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
 }
 
-/** Builds a domain event, validating its data (a bug in a decider fails loudly here). */
+/**
+ * Builds a domain event, validating its data (a bug in a decider fails loudly here) and the
+ * ids it names: whatever path a task or patch id came in by, no event stores one that
+ * breaks the id grammar (src/domain/ids.ts).
+ */
 export function domainEvent<K extends DomainEventType>(type: K, entityId: string, actor: string, data: EventData<K>): DomainEvent {
   const parsed = eventSchemas()[type].safeParse(data);
   if (!parsed.success) throw new InvalidEventError('(new)', type, formatZodIssues(parsed.error));
+  const named = parsed.data as { task_id?: unknown; patch_id?: unknown; parent_task?: unknown };
+  if (type.startsWith('task.')) checkId('task', entityId);
+  if (type.startsWith('patch.')) checkId('patch', entityId);
+  if (typeof named.task_id === 'string') checkId('task', named.task_id);
+  if (typeof named.patch_id === 'string') checkId('patch', named.patch_id);
+  if (typeof named.parent_task === 'string' && named.parent_task !== '') checkId('task', named.parent_task);
   return { type, entity_id: entityId, actor, data: parsed.data } as DomainEvent;
 }
 

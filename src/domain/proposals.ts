@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { EFFORTS, formatDeps, type Task } from './model';
 import { domainEvent, formatZodIssues, type DomainEvent } from './events';
 import { MAX_CELL_LENGTH, textProblem, titleProblem } from './text';
+import { idSchema } from './ids';
 
 export const MAX_BACKLOG = 300;
 export const MAX_PENDING_PER_WAVE = 50;
@@ -14,7 +15,6 @@ export const MAX_PROPOSAL_BYTES = 256 * 1024;
 /** The longest rationale kept in an event. */
 export const MAX_RATIONALE_LENGTH = 4000;
 
-const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** Waves are small numbers (the reference names 0..8); a huge one is a mistake, not a plan. */
 const MAX_WAVE = 999;
 
@@ -33,7 +33,7 @@ function buildSchemas() {
   const deps = z.union([line, z.array(line).max(100)]).transform((d) => formatDeps(d));
 
   const proposedTaskSchema = z.object({
-    id: z.string().regex(TASK_ID, 'task id: letters, digits, ".", "_" or "-", e.g. W3-035'),
+    id: idSchema('task'),
     title: z
       .string()
       .trim()
@@ -51,14 +51,20 @@ function buildSchemas() {
 
   const confidence = z.number().min(0).max(1);
   const rationale = z.string().max(MAX_RATIONALE_LENGTH).default('');
-  const taskRef = z.object({ task_id: z.string().optional(), task: z.object({ id: z.string() }).passthrough().optional() });
+  const taskRef = z.object({
+    task_id: idSchema('task').optional(),
+    task: z
+      .object({ id: idSchema('task') })
+      .passthrough()
+      .optional(),
+  });
 
   const proposalSchema = z.discriminatedUnion('proposal_type', [
     z.object({ proposal_type: z.literal('new_task'), confidence, task: proposedTaskSchema, rationale }),
     z.object({
       proposal_type: z.literal('decompose'),
       confidence: confidence.default(1),
-      parent_task: z.string().min(1),
+      parent_task: idSchema('task'),
       sub_tasks: z
         .array(proposedTaskSchema.extend({ wave: z.number().int().min(0).max(MAX_WAVE).optional() }))
         .min(1)

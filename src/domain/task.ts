@@ -2,6 +2,7 @@
 // the decide* functions turn a command and the current state into events or a typed error;
 // and the rules around attempts: which task is ready for whom, how a failed attempt is
 // classed, and the follow-up a reviewer's modify opens.
+import { isId } from './ids';
 import { formatDeps, isEffort, isTaskStatus, newTask, type Effort, type Patch, type Task, type TaskStatus } from './model';
 import { domainEvent, type DomainEvent, type RecordedEvent, type TransitionData } from './events';
 import {
@@ -283,6 +284,8 @@ export function pickReady(
   const candidates = tasks.filter(
     (t) =>
       t.status === 'pending' &&
+      // A task whose id breaks the grammar (forged into an old store) can take no event: never offered.
+      isId(t.task_id, 'task') &&
       !exclude.includes(t.task_id) &&
       (role === 'primary' || workerMayTake(t)) &&
       depsMet(t, (id) => status.get(id)),

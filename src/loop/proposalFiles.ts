@@ -4,6 +4,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HarnessContext } from './context';
+import { idFilePath } from '../shared/idFiles';
 
 /** Writes the proposals; returns how many files were written. */
 export async function writeProposals(
@@ -16,7 +17,7 @@ export async function writeProposals(
   const stamp = new Date(ctx.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
   let i = 0;
   for (const p of proposals) {
-    const file = join(dir, `prop_${stamp}_${stem}_${++i}.json`);
+    const file = idFilePath(dir, [['part', 'prop'], ['part', stamp], ['part', stem], ++i], '.json');
     await writeFile(`${file}.tmp`, JSON.stringify(p, null, 2));
     await rename(`${file}.tmp`, file);
   }

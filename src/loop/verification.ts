@@ -2,6 +2,7 @@
 // agent's worktree with gate.* notifications and their time in the totals, then the change
 // captured as a patch file under .ralph/commits/pending/ and the forbidden patterns checked
 // on the lines it adds. What passes here is what promotion may land (never the model's word).
+import { idFilePath } from '../shared/idFiles';
 import { join } from 'node:path';
 import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
@@ -78,6 +79,10 @@ export class Verification {
 
   private pendingPatchPath(taskId: string, agent: string): string {
     const stamp = new Date(this.ctx.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
-    return join(this.ctx.ralphDir, 'commits', 'pending', `${taskId}_${agent}_${stamp}_${++this.patchSeq}.patch`);
+    return idFilePath(
+      join(this.ctx.ralphDir, 'commits', 'pending'),
+      [['task', taskId], ['agent', agent], ['part', stamp], ++this.patchSeq],
+      '.patch',
+    );
   }
 }

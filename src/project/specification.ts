@@ -6,22 +6,23 @@ import type { Node as YamlNode } from 'yaml';
 import { z } from 'zod';
 import { err, ok } from './result';
 import type { Result } from './result';
+import { idSchema } from '../domain/ids';
 
 export const REQ_STATUSES = ['pending', 'in_progress', 'done', 'blocked', 'skipped'] as const;
 export type ReqStatus = (typeof REQ_STATUSES)[number];
 
 const acceptanceSchema = z.strictObject({
-  id: z.string().min(1),
+  id: idSchema('requirement'),
   criteria: z.string().min(1),
 });
 
 const requirementSchema = z.strictObject({
-  id: z.string().min(1),
+  id: idSchema('requirement'),
   description: z.string().min(1),
   acceptance_criteria: z.array(acceptanceSchema).default([]),
   priority: z.number().int().default(100),
   status: z.enum(REQ_STATUSES).default('pending'),
-  depends_on: z.array(z.string().min(1)).default([]),
+  depends_on: z.array(idSchema('requirement')).default([]),
 });
 
 const specificationSchema = z.strictObject({

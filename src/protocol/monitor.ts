@@ -7,6 +7,7 @@
 // `update`s carrying only the top-level snapshot keys that changed. Requests from the
 // webview carry an `id`; the host answers each with a `reply` bearing the same id.
 import * as z from 'zod';
+import { idSchema } from '../domain/ids';
 
 // ---------------------------------------------------------------------------------------
 // The snapshot: everything the monitor shows, computed by src/monitor/snapshot.ts.
@@ -223,9 +224,10 @@ function descriptor<M extends string, S extends z.ZodType>(
   };
 }
 
-/** Ids the page sends back are ids the host sent it: short. */
-const pageId = z.string().min(1).max(200);
-const taskRef = z.object({ taskId: pageId });
+/** Ids the page sends back are ids the host sent it: they follow the id grammar (src/domain/ids.ts). */
+const pageTaskId = idSchema('task');
+const pagePatchId = idSchema('patch');
+const taskRef = z.object({ taskId: pageTaskId });
 
 // host → webview
 export const SnapshotMessage = descriptor('snapshot', 'host-to-webview', z.object({ snapshot: monitorSnapshotSchema }));
@@ -239,11 +241,16 @@ export const ReplyMessage = descriptor(
 // webview → host
 export const ReadyMessage = descriptor('ready', 'webview-to-host', z.object({}));
 export const OpenTaskRequest = descriptor('openTask', 'webview-to-host', taskRef, true);
-export const ShowDiffRequest = descriptor('showDiff', 'webview-to-host', z.object({ taskId: pageId, patchId: pageId.nullable() }), true);
+export const ShowDiffRequest = descriptor(
+  'showDiff',
+  'webview-to-host',
+  z.object({ taskId: pageTaskId, patchId: pagePatchId.nullable() }),
+  true,
+);
 export const ResolveDeferredRequest = descriptor(
   'resolveDeferred',
   'webview-to-host',
-  z.object({ taskId: pageId, decision: z.enum(['approve', 'reject']) }),
+  z.object({ taskId: pageTaskId, decision: z.enum(['approve', 'reject']) }),
   true,
 );
 export const OpenSettingsRequest = descriptor('openSettings', 'webview-to-host', z.object({}), true);
