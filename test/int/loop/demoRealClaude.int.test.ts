@@ -88,7 +88,7 @@ describe('loop/demo through the real claude CLI', function () {
     assert.deepEqual(created, ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4']);
     const accepted = events.filter((e) => e.event_type === 'proposal.accepted').map((e) => e.entity_id);
     assert.equal(accepted.length, 4);
-    for (const id of accepted) assert.match(id, /_evolve_\d+\.json$/);
+    for (const id of accepted) assert.match(id, /_evolve_\d+\.\d{17}-[0-9a-f]{6}\.json$/);
     assert.deepEqual(
       tasks,
       ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4'].map((task_id) => ({ task_id, status: 'done' })),

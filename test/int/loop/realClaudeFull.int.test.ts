@@ -10,9 +10,9 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rebuildViews } from '../../../src/control/derived';
+import { judgeRoot } from '../../../src/git/repoCache';
 import { testsPassOnTip } from '../../../src/loop/demo';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopHost } from '../../../src/loop/host';
@@ -199,7 +199,7 @@ describe('loop: the whole story through the real claude CLI', function () {
       const created = r.filter((e) => e.event_type === 'task.created').map((e) => e.entity_id);
       assert.deepEqual(created.slice(0, 6).sort(), ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4', 'CALC-5', 'CALC-6']);
       const accepted = r.filter((e) => e.event_type === 'proposal.accepted').map((e) => e.entity_id);
-      assert.equal(accepted.filter((id) => /_evolve_\d+\.json$/.test(id)).length, 6, JSON.stringify(accepted));
+      assert.equal(accepted.filter((id) => /_evolve_\d+\.\d{17}-[0-9a-f]{6}\.json$/.test(id)).length, 6, JSON.stringify(accepted));
       const evolve = server.requests.filter((q) => q.prompt.includes('RALPH-KEY: evolve_goals/'));
       assert.ok(evolve.length >= 1);
       assert.match(evolve[0]?.prompt ?? '', /specs\/calculator\.md/);
@@ -259,7 +259,8 @@ describe('loop: the whole story through the real claude CLI', function () {
       assert.equal(git(dir, 'show', 'main:src/sub.js'), 'module.exports = (a, b) => a - b;');
     });
 
-    it('CALC-4 (tier 2) was deferred, judged in a separate invocation that saw only the task and its diff, and promoted', () => {
+    it('CALC-4 (tier 2) was deferred, judged in a separate invocation that saw only the task and its diff, and promoted', async () => {
+      const judges = join(await judgeRoot(dir), 'review-');
       const queued = events.find((e) => e.type === 'patch.queued' && e.taskId === 'CALC-4');
       assert.ok(queued?.type === 'patch.queued' && queued.tier === 2);
       const deferred = events.find((e) => e.type === 'patch.deferred' && e.taskId === 'CALC-4');
@@ -301,7 +302,7 @@ describe('loop: the whole story through the real claude CLI', function () {
         }
         assert.equal((q.body as { messages: unknown[] }).messages.length, 1, 'a fresh conversation: the prompt is all it was told');
         assert.ok(!JSON.stringify(q.body).includes(dir), 'the judge ran outside the repository');
-        assert.match(JSON.stringify(q.body), /ralph-judge-/, 'in its own empty folder');
+        assert.ok(JSON.stringify(q.body).includes(judges), 'in its own empty folder');
       }
       assert.match(git(dir, 'show', 'main:src/auth/token.js'), /t\.length >= 16/);
     });
@@ -367,8 +368,8 @@ describe('loop: the whole story through the real claude CLI', function () {
       writeFileSync(join(dir, 'NOTES.md'), NOTES_USER_TEXT);
       appendFileSync(join(dir, 'README.md'), `${README_USER_LINE}\n`);
 
-      const judgeProcess = (): number | undefined =>
-        processesWithEnv(sandbox.dir).find((p) => cwdOf(p).startsWith(join(tmpdir(), 'ralph-judge-')));
+      const judges = join(await judgeRoot(dir), 'review-');
+      const judgeProcess = (): number | undefined => processesWithEnv(sandbox.dir).find((p) => cwdOf(p).startsWith(judges));
       const t0 = Date.now();
       const { seen, pid } = await runLoopChildUntil(
         dir,
@@ -391,7 +392,7 @@ describe('loop: the whole story through the real claude CLI', function () {
       // What the killed run left behind: its agents run in process groups of their own.
       const survivors = [...new Set([...processesWithEnv(sandbox.dir), ...processesIn(dir)])].filter((p) => p !== pid);
       const survivorLines = survivors.map((p) => `${p} ${commandOf(p).slice(0, 60)} (cwd ${cwdOf(p)})`);
-      judgeDir = survivors.map(cwdOf).find((d) => d.startsWith(join(tmpdir(), 'ralph-judge-'))) ?? '';
+      judgeDir = survivors.map(cwdOf).find((d) => d.startsWith(judges)) ?? '';
       assert.notEqual(judgeDir, '', `the judge's claude outlived the loop: ${survivorLines.join('; ')}`);
 
       // The user commits their README edit; the judge answers at once from now on.
