@@ -4,7 +4,7 @@
 import { claudeResult, foldClaudeLine, INITIAL_CLAUDE_STATE } from './claudeStream';
 import { CLAUDE_NO_MCP_ARGS } from './noMcpServers';
 import { runProcess } from './process';
-import { redactSecrets, secretValuesOf } from './secrets';
+import { redactText, secretValuesOf } from '../shared/redaction';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, PermissionMode } from './types';
 import { validateAgentRequest } from './types';
 
@@ -97,11 +97,11 @@ export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBa
         exitCode: outcome.exitCode,
         ...(outcome.stopReason !== undefined ? { stopReason: outcome.stopReason } : {}),
         durationMs: outcome.durationMs,
-        stderrTail: redactSecrets(outcome.stderrTail, secrets),
+        stderrTail: redactText(outcome.stderrTail, secrets),
         requestedModel: request.model,
         maxTurns: request.maxTurns,
       });
-      return { ...result, errors: result.errors.map((e) => redactSecrets(e, secrets)) };
+      return { ...result, errors: result.errors.map((e) => redactText(e, secrets)) };
     },
   };
 }

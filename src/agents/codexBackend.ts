@@ -10,7 +10,7 @@ import { DEFAULT_PRICES } from './pricing';
 import type { PriceTable } from './pricing';
 import { codexMcpOff, codexMcpOffArgs, type CodexMcpOff } from './noMcpServers';
 import { runProcess } from './process';
-import { redactSecrets, secretValuesOf } from './secrets';
+import { redactText, secretValuesOf } from '../shared/redaction';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult } from './types';
 import { validateAgentRequest } from './types';
 
@@ -104,14 +104,14 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
           exitCode: outcome.exitCode,
           ...(stopReason !== undefined ? { stopReason } : {}),
           durationMs: outcome.durationMs,
-          stderrTail: redactSecrets(outcome.stderrTail, secrets),
+          stderrTail: redactText(outcome.stderrTail, secrets),
           model: request.model,
           prices,
         });
         return {
           ...result,
           turns: Math.min(result.turns, stopReason === 'max_turns' ? request.maxTurns : Infinity),
-          errors: result.errors.map((e) => redactSecrets(e, secrets)),
+          errors: result.errors.map((e) => redactText(e, secrets)),
         };
       } finally {
         if (schemaDir !== undefined) rmSync(schemaDir, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import { executeLocalTool, LOCAL_TOOLS } from './localTools';
 import type { ToolSpec } from './localTools';
 import { DEFAULT_PRICES, priceTokens } from './pricing';
 import type { PriceTable } from './pricing';
-import { redactSecrets, secretValuesOf } from './secrets';
+import { redactText, secretValuesOf } from '../shared/redaction';
 import { extractJsonAnswer } from './structured';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, AgentStatus } from './types';
 import { validateAgentRequest } from './types';
@@ -121,7 +121,7 @@ export function createInProcessBackend(options: InProcessBackendOptions): AgentB
         exitCode: null,
         stderrTail: '',
         subtype,
-        errors: errors.map((e) => redactSecrets(e, secrets)),
+        errors: errors.map((e) => redactText(e, secrets)),
         ...(status === 'cancelled' && stopReason !== undefined ? { stopReason } : {}),
       });
       const guard = (): void => {

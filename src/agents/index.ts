@@ -38,7 +38,7 @@ export { invokeAgent } from './invoke';
 export type { Invocation, InvokeContext } from './invoke';
 export { DEFAULT_PRICES, mergePrices, priceRowFor, priceTableSchema, priceTokens } from './pricing';
 export type { PriceRow, PriceTable } from './pricing';
-export { REDACTED, redactArgs, redactSecrets, secretValuesOf } from './secrets';
+export { REDACTED, redactArgs, redactText, redactValue, secretValuesOf } from '../shared/redaction';
 export { extractJsonAnswer } from './structured';
 export * from './prompts';
 

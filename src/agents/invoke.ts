@@ -2,7 +2,7 @@
 // line (always, whatever the status), with the request's secrets scrubbed.
 import { appendMetrics, metricsLineFor } from './metrics';
 import type { MetricsContext, MetricsLine } from './metrics';
-import { secretValuesOf } from './secrets';
+import { secretValuesOf } from '../shared/redaction';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult } from './types';
 
 export interface InvokeContext extends Omit<MetricsContext, 'backend' | 'promptBytes' | 'secrets'> {

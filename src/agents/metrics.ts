@@ -12,7 +12,7 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { redactSecrets } from './secrets';
+import { redactText } from '../shared/redaction';
 import type { AgentResult } from './types';
 
 export const metricsLineSchema = z.looseObject({
@@ -74,7 +74,7 @@ export function metricsDir(projectRoot: string): string {
 /** The metrics line for a run. Pure. */
 export function metricsLineFor(result: AgentResult, ctx: MetricsContext): MetricsLine {
   const ts = (ctx.ts ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const scrub = (s: string): string => redactSecrets(s, ctx.secrets ?? []);
+  const scrub = (s: string): string => redactText(s, ctx.secrets ?? []);
   return {
     ts,
     agent: scrub(ctx.agent),

@@ -1,6 +1,7 @@
 // The loop's typed events and the small emitter hosts subscribe to (the CLI prints them,
 // the VS Code extension feeds its views and the monitor). Truth stays in the event store;
 // these are live notifications of what the harness is doing right now.
+import { redactValue } from '../shared/redaction';
 import type { AgentStatus } from '../agents/types';
 import type { GateStatus } from './gates';
 import type { Phase } from './primaryMachine';
@@ -118,7 +119,9 @@ export class LoopEmitter {
     });
   }
 
-  emit(e: LoopEvent): void {
+  emit(event: LoopEvent): void {
+    // Every host sink (console, Output, monitor, notifications) sees redacted text only.
+    const e = redactValue(event);
     for (const l of [...this.all]) {
       try {
         l(e);

@@ -5,7 +5,7 @@
 // anything that must wrap every agent run belongs in `runBackend`.
 import type { AgentResult } from '../agents/types';
 import { metricsLineFor } from '../agents/metrics';
-import { secretValuesOf } from '../agents/secrets';
+import { registerSecretEnv, secretValuesOf } from '../shared/redaction';
 import { extractJsonAnswer } from '../agents/structured';
 import { validatePhaseOutput } from '../project/phaseOutputs';
 import type { Phase as OutputPhase, PhaseOutput } from '../project/phaseOutputs';
@@ -46,7 +46,10 @@ export class Invocation {
   /** Today's spend: loaded from the metrics log at start, then one line per invocation. */
   private readonly costLines: CostLine[] = [];
 
-  constructor(private readonly ctx: HarnessContext) {}
+  constructor(private readonly ctx: HarnessContext) {
+    // Whatever the agents are given, every sink (events, logs, lesson files) redacts too.
+    registerSecretEnv(ctx.agentEnv ?? {});
+  }
 
   /** Loads today's spend from the metrics log (budgets survive restarts). */
   async loadSpend(): Promise<void> {

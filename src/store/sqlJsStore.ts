@@ -2,6 +2,7 @@
 // events are made durable by the journal (one fsync, group commit), and a throttled
 // checkpoint writes .ralph/ralph.db atomically and trims the journal. One writer holds
 // .ralph/locks/writer.lock; observers read ralph.db plus the journal's tail.
+import { redactValue } from '../shared/redaction';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
@@ -376,7 +377,8 @@ class SqlJsEventStore implements EventStore {
           entity_id: e.entity_id,
           event_type: e.event_type,
           actor: e.actor,
-          payload: e.payload,
+          // The one redaction step for event payloads: an agent's quoted secret never lands.
+          payload: redactValue(e.payload),
         };
         this.insertAndApply(s);
         stored.push(s);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appendMetrics, costToday, metricsFileName, metricsLineFor, readMetrics, summarizeCost } from '../../../src/agents/metrics';
 import type { MetricsLine } from '../../../src/agents/metrics';
-import { REDACTED, redactArgs, redactSecrets, secretValuesOf } from '../../../src/agents/secrets';
+import { REDACTED, secretValuesOf } from '../../../src/shared/redaction';
 import type { AgentResult } from '../../../src/agents/types';
 import { JsonlMetrics, MetricsUnreadableError } from '../../../src/loop/metricsFile';
 import { readMetrics as readMonitorMetrics } from '../../../src/monitor/metrics';
@@ -199,51 +199,5 @@ describe('agents/metrics', () => {
     assert.ok(!text.includes('plain-looking-value-42'));
     assert.ok(!text.includes('abcdefghijklmnop'));
     assert.ok(text.includes(REDACTED));
-  });
-});
-
-describe('agents/secrets', () => {
-  it('redacts values of secret-named env variables, whatever their shape', () => {
-    const secrets = secretValuesOf({
-      GITHUB_TOKEN: 'abc123def456',
-      PATH: '/usr/bin:/bin',
-      SHORT_KEY: 'abc',
-      DB_PASSWORD: 'hunter2hunter2',
-    });
-    assert.deepEqual(secrets.sort(), ['abc123def456', 'hunter2hunter2']);
-    assert.equal(redactSecrets('pw=hunter2hunter2 gh=abc123def456 path=/usr/bin', secrets), `pw=${REDACTED} gh=${REDACTED} path=/usr/bin`);
-  });
-
-  it('redacts well-known key shapes in stderr tails', () => {
-    const tail = [
-      'Invalid API key: sk-ant-api03-AbCdEfGhIjKlMnOp',
-      'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig',
-      'token ghp_abcdefghijklmnopqrstuvwxyz0123',
-      'aws AKIAABCDEFGHIJKLMNOP',
-      'x-api-key: zzzzzzzzzz',
-      'OPENAI_API_KEY=sk-proj-abcdefghijkl',
-      '-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----',
-    ].join('\n');
-    const out = redactSecrets(tail);
-    for (const s of ['AbCdEfGh', 'eyJhbGci', 'ghp_abc', 'AKIAABCD', 'zzzzzzzzzz', 'sk-proj', 'MIIE'])
-      assert.ok(!out.includes(s), `${s} leaked: ${out}`);
-    assert.match(out, /Authorization: Bearer \[REDACTED\]/);
-    assert.match(out, /x-api-key: \[REDACTED\]/);
-  });
-
-  it('leaves ordinary text alone', () => {
-    const text = 'Created hello.txt in /tmp/repo; 3 tests passed; task W1-001 done';
-    assert.equal(redactSecrets(text), text);
-  });
-
-  it('redacts arguments after secret-named flags', () => {
-    assert.deepEqual(redactArgs(['--model', 'opus', '--api-key', 'abc', '-c', 'api_key=verysecret']), [
-      '--model',
-      'opus',
-      '--api-key',
-      REDACTED,
-      '-c',
-      `api_key=${REDACTED}`,
-    ]);
   });
 });
