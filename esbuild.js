@@ -1,5 +1,12 @@
-// Builds the three bundles: the extension host (CJS, node), the `ralph` CLI (CJS, node)
-// and the monitor webview (IIFE, browser); copies sql.js's wasm beside the node bundles.
+// Builds the bundles: the extension host's and the `ralph` CLI's (node, CommonJS), which
+// share their chunks, and the monitor webview (IIFE, browser); copies sql.js's wasm beside
+// the node bundles.
+//
+// The node bundles are split at every dynamic import() (a lazy-loading seam: the CLI's
+// commands, the extension's composition), so a process loads only the chunks it needs.
+// esbuild splits only ESM output, and VS Code 1.100 loads extensions as CommonJS, so the
+// build runs in two passes: ESM with splitting into dist/.esm/, then each file converted to
+// CommonJS into dist/ (import() becomes require(); source maps chain to the sources).
 const esbuild = require('esbuild');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -7,6 +14,7 @@ const path = require('node:path');
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
 const dist = path.join(__dirname, 'dist');
+const staging = path.join(dist, '.esm');
 
 /** Copies the static assets the bundles load at run time. */
 function copyAssets() {
@@ -31,73 +39,92 @@ const problemMatcher = {
   },
 };
 
+/**
+ * One zod, English only. zod's namespace object re-exports every locale (about 265 KB
+ * minified, more than the rest of zod) although only English messages are ever shown, and a
+ * require('zod') (the CommonJS test kit the demo uses) would add zod's CommonJS build beside
+ * the ESM one. So `locales` keeps only `en`, and every import of zod resolves to its ESM build.
+ * @type {import('esbuild').Plugin}
+ */
+const oneEnglishZod = {
+  name: 'one-english-zod',
+  setup(build) {
+    build.onResolve({ filter: /^zod(\/.*)?$/ }, (args) => {
+      if (args.kind !== 'require-call' || args.pluginData === oneEnglishZod) return undefined;
+      return build.resolve(args.path, { kind: 'import-statement', resolveDir: args.resolveDir, pluginData: oneEnglishZod });
+    });
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
+/**
+ * After each ESM build: the chunks become CommonJS files in dist/ (stale chunks of an
+ * earlier build removed first), and the CLI becomes executable.
+ * @type {import('esbuild').Plugin}
+ */
+const toCommonJs = {
+  name: 'to-commonjs',
+  setup(build) {
+    build.onEnd(async (result) => {
+      if (result.errors.length > 0) return;
+      const files = fs.readdirSync(staging).filter((f) => f.endsWith('.js'));
+      for (const f of fs.readdirSync(dist)) {
+        if (/\.js(\.map)?$/.test(f) && !files.includes(f.replace(/\.map$/, ''))) fs.rmSync(path.join(dist, f));
+      }
+      await esbuild.build({
+        entryPoints: files.map((f) => path.join(staging, f)),
+        outdir: dist,
+        format: 'cjs',
+        platform: 'node',
+        target: 'node20',
+        // import() of a chunk becomes require(): VS Code compiles extension code without a
+        // dynamic-import callback, and the CLI's code cache (src/cli/codeCache.ts) too.
+        supported: { 'dynamic-import': false },
+        minify: production,
+        sourcemap: !production,
+        sourcesContent: false,
+        logLevel: 'warning',
+      });
+      fs.chmodSync(path.join(dist, 'cli.js'), 0o755);
+    });
+  },
+};
+
 const common = {
   bundle: true,
   minify: production,
   sourcemap: !production,
   sourcesContent: false,
   logLevel: 'warning',
-  plugins: [problemMatcher],
-};
-
-/**
- * Modules the CLI loads only for one command, each in a bundle of its own beside cli.js: a
- * `require` of the source module from the CLI bundle becomes `require('./<file>')`, so its
- * code (and its dependencies, e.g. the MCP SDK) is not parsed by every other command.
- */
-const LAZY_CLI_MODULES = { 'src/mcp/cli.ts': 'mcp.js' };
-
-/** @type {import('esbuild').Plugin} */
-const lazyCliModules = {
-  name: 'lazy-cli-modules',
-  setup(build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) => {
-      if (args.kind !== 'require-call') return undefined;
-      for (const [source, file] of Object.entries(LAZY_CLI_MODULES)) {
-        const target = path.join(__dirname, source);
-        const resolved = path.resolve(args.resolveDir, args.path);
-        if (resolved === target || `${resolved}.ts` === target) return { path: `./${file}`, external: true };
-      }
-      return undefined;
-    });
-  },
-};
-
-const nodeCommon = {
-  ...common,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  // sql.js's `browser` export loads a build that cannot read files under Node.
-  mainFields: ['module', 'main'],
-  conditions: ['node'],
 };
 
 async function main() {
+  fs.rmSync(staging, { recursive: true, force: true });
   const contexts = await Promise.all([
     esbuild.context({
-      ...nodeCommon,
-      entryPoints: ['src/extension/extension.ts'],
-      outfile: 'dist/extension.js',
+      ...common,
+      plugins: [problemMatcher, oneEnglishZod, toCommonJs],
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      splitting: true,
+      entryPoints: { extension: 'src/extension/extension.ts', cli: 'src/cli/main.ts' },
+      outdir: staging,
+      chunkNames: '[name]-[hash]',
       external: ['vscode'],
+      // sql.js's `browser` export loads a build that cannot read files under Node.
+      mainFields: ['module', 'main'],
+      conditions: ['node'],
+      // The lazy-loading seams take their import() branch (src/shared/bundle.d.ts); the MCP
+      // server names the package version in its handshake.
+      define: { RALPH_BUNDLE: 'true', RALPH_VERSION: JSON.stringify(require('./package.json').version) },
     }),
-    esbuild.context({
-      ...nodeCommon,
-      entryPoints: ['src/cli/main.ts'],
-      outfile: 'dist/cli.js',
-      banner: { js: '#!/usr/bin/env node' },
-      plugins: [...common.plugins, lazyCliModules],
-    }),
-    ...Object.entries(LAZY_CLI_MODULES).map(([source, file]) =>
-      esbuild.context({
-        ...nodeCommon,
-        entryPoints: [source],
-        outfile: `dist/${file}`,
-        define: { RALPH_VERSION: JSON.stringify(require('./package.json').version) },
-      }),
-    ),
     esbuild.context({
       ...common,
+      plugins: [problemMatcher],
       platform: 'browser',
       target: 'es2022',
       format: 'iife',
@@ -112,7 +139,6 @@ async function main() {
   }
   await Promise.all(contexts.map((c) => c.rebuild()));
   await Promise.all(contexts.map((c) => c.dispose()));
-  fs.chmodSync(path.join(dist, 'cli.js'), 0o755);
 }
 
 main().catch((e) => {

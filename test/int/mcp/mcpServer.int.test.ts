@@ -54,7 +54,8 @@ describe('ralph mcp over stdio (SDK client, built CLI)', function () {
   let p: SampleProject;
 
   before(async () => {
-    assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'mcp.js')), 'npm run build first (dist/mcp.js)');
+    // The MCP server is a chunk of the CLI's bundle (esbuild.js), loaded by `ralph mcp` only.
+    assert.ok(fs.existsSync(CLI), 'npm run build first (dist/cli.js)');
     p = await projectWithDeferredPatches();
   });
   after(() => {
