@@ -2,43 +2,11 @@
 // prints them (REFERENCE.md), plus `--json` where a program reads the answer.
 import * as path from 'node:path';
 import type { ControlContext } from '../control/context';
-import {
-  applyPolicy,
-  claimReadyTask,
-  classifyTaskRisk,
-  discardPatch,
-  drainInbox,
-  emitEvent,
-  expireStaleDeferrals,
-  formatMigrated,
-  formatPromoted,
-  formatSync,
-  getDeferredQueue,
-  importBacklog,
-  parseDecision,
-  parseRole,
-  pickReadyTask,
-  policyCheck,
-  processProposals,
-  deferredProposals,
-  resolveProposal,
-  promotePatch,
-  queuePatch,
-  rebuildViews,
-  renderBacklogFile,
-  renderState,
-  resolveDeferred,
-  shouldReviewDeferred,
-  statusFacts,
-  statusText,
-  releaseClaims,
-  syncBacklog,
-  transitionTask,
-} from '../control/index';
+import type * as ControlModule from '../control/index';
 import type { InboxCommand } from '../control/inbox';
-import { parseEfforts } from '../control/tasks';
 import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
+import { loadControl } from './lazy';
 
 export interface CliIo {
   out(text: string): void;
@@ -63,7 +31,7 @@ export interface CommandSpec {
    */
   ids?(a: ParsedArgs): readonly (readonly [IdKind, string | undefined, string])[];
   /** When the writer lock is held elsewhere, the command can go to the inbox instead. */
-  toInbox?(a: ParsedArgs): InboxCommand;
+  toInbox?(a: ParsedArgs): Promise<InboxCommand>;
   run(ctx: ControlContext, a: ParsedArgs, io: CliIo): Promise<number>;
 }
 
@@ -98,7 +66,7 @@ function parsePayload(s: string | undefined): Record<string, unknown> | undefine
 const json = (a: ParsedArgs): boolean => a.switches.has('json');
 
 /** `--efforts S,M` (repeatable) for a worker's pick; absent = the default (S). */
-function effortsOf(a: ParsedArgs): string[] | undefined {
+function effortsOf(a: ParsedArgs, parseEfforts: (typeof ControlModule)['parseEfforts']): string[] | undefined {
   const given = a.options.get('efforts');
   return given === undefined ? undefined : parseEfforts(given.join(','));
 }
@@ -113,6 +81,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     switches: J,
     async run(ctx, a, io) {
+      const { formatMigrated, importBacklog } = await loadControl();
       noMore(a, 0, this.usage);
       const r = await importBacklog(ctx);
       for (const n of r.notes) io.err(`${n}\n`);
@@ -127,12 +96,13 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     summary: 'append a free-form event; prints its id',
     store: 'writer',
     ids: (a) => (['task', 'patch'].includes(a.positionals[0] ?? '') ? [[a.positionals[0] as IdKind, a.positionals[1], '<entity_id>']] : []),
-    toInbox(a) {
+    async toInbox(a) {
       const [entity_type, entity_id, event_type, actor, p] = need(a, 4, this.usage) as [string, string, string, string, string | undefined];
       const payload = parsePayload(p);
       return { command: 'emit-event', entity_type, entity_id, event_type, actor, ...(payload ? { payload } : {}) };
     },
     async run(ctx, a, io) {
+      const { emitEvent } = await loadControl();
       const [entityType, entityId, eventType, actor, p] = need(a, 4, this.usage) as [string, string, string, string, string | undefined];
       noMore(a, 5, this.usage);
       const payload = parsePayload(p);
@@ -148,12 +118,13 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     ids: (a) => [['task', a.positionals[0], '<id>']],
     switches: J,
-    toInbox(a) {
+    async toInbox(a) {
       const [task_id, status, actor, p] = need(a, 3, this.usage) as [string, string, string, string | undefined];
       const payload = parsePayload(p);
       return { command: 'transition-task', task_id, status, actor, ...(payload ? { payload } : {}) };
     },
     async run(ctx, a, io) {
+      const { transitionTask } = await loadControl();
       const [taskId, status, actor, p] = need(a, 3, this.usage) as [string, string, string, string | undefined];
       noMore(a, 4, this.usage);
       const payload = parsePayload(p);
@@ -172,9 +143,10 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     values: ['exclude', 'efforts'],
     switches: J,
     async run(ctx, a, io) {
+      const { parseRole, pickReadyTask, parseEfforts } = await loadControl();
       const [role] = need(a, 1, this.usage) as [string];
       noMore(a, 1, this.usage);
-      const t = pickReadyTask(ctx, parseRole(role), a.options.get('exclude') ?? [], effortsOf(a));
+      const t = pickReadyTask(ctx, parseRole(role), a.options.get('exclude') ?? [], effortsOf(a, parseEfforts));
       io.out(json(a) ? `${JSON.stringify(t ?? null)}\n` : `${t?.task_id ?? 'NONE'}\n`);
       return 0;
     },
@@ -189,10 +161,11 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     values: ['exclude', 'owner', 'efforts'],
     switches: J,
     async run(ctx, a, io) {
+      const { claimReadyTask, parseRole, parseEfforts } = await loadControl();
       const [roleArg] = need(a, 1, this.usage) as [string];
       noMore(a, 1, this.usage);
       const role = parseRole(roleArg);
-      const t = await claimReadyTask(ctx, role, opt(a, 'owner') ?? role, a.options.get('exclude') ?? [], effortsOf(a));
+      const t = await claimReadyTask(ctx, role, opt(a, 'owner') ?? role, a.options.get('exclude') ?? [], effortsOf(a, parseEfforts));
       io.out(json(a) ? `${JSON.stringify(t ?? null)}\n` : `${t?.task_id ?? 'NONE'}\n`);
       return 0;
     },
@@ -205,6 +178,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     ids: (a) => [['task', a.positionals[0], '<task>']],
     async run(ctx, a, io) {
+      const { queuePatch } = await loadControl();
       const [taskId, p, createdBy] = need(a, 3, this.usage) as [string, string, string];
       noMore(a, 3, this.usage);
       io.out(`${await queuePatch(ctx, { taskId, patchPath: p, createdBy })}\n`);
@@ -220,6 +194,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     ids: (a) => [['patch', a.positionals[0], '<patch_id>']],
     switches: J,
     async run(ctx, a, io) {
+      const { formatPromoted, promotePatch } = await loadControl();
       const [patchId, commitHash] = need(a, 2, this.usage) as [string, string];
       noMore(a, 2, this.usage);
       const r = await promotePatch(ctx, { patchId, commitHash });
@@ -234,11 +209,12 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     summary: 'patch -> discarded, task -> pending',
     store: 'writer',
     ids: (a) => [['patch', a.positionals[0], '<patch_id>']],
-    toInbox(a) {
+    async toInbox(a) {
       const [patch_id, ...reason] = need(a, 2, this.usage) as [string, ...string[]];
       return { command: 'discard-patch', patch_id, reason: reason.join(' ') };
     },
     async run(ctx, a, io) {
+      const { discardPatch } = await loadControl();
       const [patchId, ...reason] = need(a, 2, this.usage) as [string, ...string[]];
       const r = await discardPatch(ctx, { patchId, reason: reason.join(' ') });
       io.out(`DISCARDED ${r.patchId} → ${r.taskId} pending\n`);
@@ -258,6 +234,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     values: ['patch'],
     switches: J,
     async run(ctx, a, io) {
+      const { classifyTaskRisk } = await loadControl();
       const [taskId] = need(a, 1, this.usage) as [string];
       noMore(a, 1, this.usage);
       const patchId = opt(a, 'patch');
@@ -280,6 +257,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     ],
     switches: ['apply', 'json'],
     async run(ctx, a, io) {
+      const { applyPolicy, policyCheck } = await loadControl();
       const [taskId, patchId] = need(a, 1, this.usage) as [string, string | undefined];
       noMore(a, 2, this.usage);
       const v = a.switches.has('apply') ? await applyPolicy(ctx, taskId, patchId) : await policyCheck(ctx, taskId, patchId);
@@ -295,6 +273,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'observer',
     values: ['format'],
     async run(ctx, a, io) {
+      const { getDeferredQueue } = await loadControl();
       noMore(a, 0, this.usage);
       const f = opt(a, 'format') ?? 'prompt';
       if (f !== 'prompt' && f !== 'json') throw new UsageError(`--format must be prompt or json, not '${f}'`);
@@ -310,6 +289,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'observer',
     switches: J,
     async run(ctx, a, io) {
+      const { shouldReviewDeferred } = await loadControl();
       noMore(a, 0, this.usage);
       const r = shouldReviewDeferred(ctx);
       io.out(json(a) ? `${JSON.stringify(r)}\n` : `${r.review ? 'true' : 'false'}\n`);
@@ -325,11 +305,13 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     ids: (a) => [['task', a.positionals[0], '<task>']],
     values: ['commit'],
     switches: J,
-    toInbox(a) {
+    async toInbox(a) {
+      const { parseDecision } = await loadControl();
       const [task_id, decision, actor, ...rationale] = need(a, 4, this.usage) as [string, string, string, ...string[]];
       return { command: 'resolve-deferred', task_id, decision: parseDecision(decision), actor, rationale: rationale.join(' ') };
     },
     async run(ctx, a, io) {
+      const { parseDecision, resolveDeferred } = await loadControl();
       const [taskId, decision, actor, ...rationale] = need(a, 4, this.usage) as [string, string, string, ...string[]];
       const commitHash = opt(a, 'commit');
       const r = await resolveDeferred(ctx, {
@@ -353,6 +335,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     switches: J,
     async run(ctx, a, io) {
+      const { expireStaleDeferrals } = await loadControl();
       noMore(a, 0, this.usage);
       const ids = await expireStaleDeferrals(ctx);
       io.out(json(a) ? `${JSON.stringify({ expired: ids })}\n` : `Expired ${ids.length} stale deferrals\n`);
@@ -367,6 +350,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     switches: J,
     async run(ctx, a, io) {
+      const { processProposals } = await loadControl();
       noMore(a, 0, this.usage);
       const r = await processProposals(ctx);
       for (const x of r.reports) if (x.outcome !== 'accepted') io.err(`${x.file}: ${x.outcome}: ${x.detail}\n`);
@@ -382,6 +366,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'observer',
     switches: J,
     async run(ctx, a, io) {
+      const { deferredProposals } = await loadControl();
       const list = deferredProposals(ctx);
       if (json(a)) io.out(`${JSON.stringify(list, null, 2)}\n`);
       else if (list.length === 0) io.out('No deferred proposals.\n');
@@ -398,6 +383,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     ids: (a) => [['proposal', a.positionals[0], '<file>']],
     switches: J,
     async run(ctx, a, io) {
+      const { resolveProposal } = await loadControl();
       const [file, decision, actor, ...rationale] = a.positionals as [string, string, string, ...string[]];
       if (decision !== 'approve' && decision !== 'reject') throw new UsageError(`decision must be approve or reject, not '${decision}'`);
       const r = await resolveProposal(ctx, { file, decision, actor, rationale: rationale.join(' ') });
@@ -412,6 +398,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     summary: 'regenerate STATE.json from the event log',
     store: 'observer',
     async run(ctx, a) {
+      const { renderState } = await loadControl();
       noMore(a, 0, this.usage);
       renderState(ctx);
       return 0;
@@ -424,6 +411,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     summary: 'regenerate BACKLOG.md from the event log',
     store: 'observer',
     async run(ctx, a) {
+      const { renderBacklogFile } = await loadControl();
       noMore(a, 0, this.usage);
       renderBacklogFile(ctx);
       return 0;
@@ -437,6 +425,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     switches: J,
     async run(ctx, a, io) {
+      const { formatSync, syncBacklog } = await loadControl();
       noMore(a, 0, this.usage);
       const r = await syncBacklog(ctx);
       const f = formatSync(r);
@@ -453,6 +442,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'observer',
     switches: J,
     async run(ctx, a, io) {
+      const { statusFacts, statusText } = await loadControl();
       noMore(a, 0, this.usage);
       if (json(a)) {
         const f = statusFacts(ctx);
@@ -470,6 +460,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     summary: 'replay every event into fresh task_view and patch_view',
     store: 'writer',
     async run(ctx, a, io) {
+      const { rebuildViews } = await loadControl();
       noMore(a, 0, this.usage);
       const n = await rebuildViews(ctx);
       io.out(`Rebuilt task_view and patch_view from ${n} events\n`);
@@ -486,6 +477,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     values: ['owner', 'except', 'reason', 'actor'],
     switches: J,
     async run(ctx, a, io) {
+      const { releaseClaims } = await loadControl();
       const owner = opt(a, 'owner');
       const ids = await releaseClaims(ctx, {
         ...(owner ? { owner } : {}),
@@ -509,6 +501,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     store: 'writer',
     switches: J,
     async run(ctx, a, io) {
+      const { drainInbox } = await loadControl();
       noMore(a, 0, this.usage);
       const r = await drainInbox(ctx);
       for (const x of r) if (!x.ok) io.err(`${x.file}: ${x.error ?? 'failed'}\n`);

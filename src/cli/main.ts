@@ -1,15 +1,27 @@
-// Entry point of the `ralph` command line. Asks V8 for Liftoff-only wasm compilation
-// before sql.js loads (a short-lived process gains nothing from the optimizing tier; it
-// about halves sql.js start-up), then parses argv and dispatches to the commands.
-import { enableFastWasmStartup } from '../store/sqlDb';
-import type * as Run from './run';
+#!/usr/bin/env node
+// Entry point of the `ralph` command line, the only module every call loads. It keeps
+// start-up to what the command needs: V8 flags first (Liftoff-only wasm: a short-lived
+// process gains nothing from the optimizing tier, and it about halves sql.js start-up),
+// then, in the bundle, the code cache for the chunks; the dispatcher's tables are plain
+// data and each command loads its own part of the engine (lazy.ts).
+import * as path from 'node:path';
+import * as v8 from 'node:v8';
+import { defaultCacheDir, installCodeCache } from './codeCache';
+import { runCli } from './run';
 
-// RALPH_NO_LIFTOFF=1 keeps V8's defaults (the CLI benchmark measures both).
-if (!process.env['RALPH_NO_LIFTOFF']) enableFastWasmStartup();
+// RALPH_NO_LIFTOFF=1 keeps V8's defaults (the CLI benchmark measures both). Set before
+// anything compiles wasm (nothing has: the store loads with the first command that opens it).
+const liftoff = !process.env['RALPH_NO_LIFTOFF'];
+if (liftoff) v8.setFlagsFromString('--liftoff-only');
 
-// Required after the flag is set, so nothing compiles wasm before it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { runCli } = require('./run') as typeof Run;
+// RALPH_NO_CODE_CACHE=1 compiles every chunk from source; RALPH_CODE_CACHE_DIR moves the cache.
+if (typeof RALPH_BUNDLE !== 'undefined' && !process.env['RALPH_NO_CODE_CACHE']) {
+  installCodeCache({
+    root: path.dirname(__filename),
+    cacheDir: process.env['RALPH_CODE_CACHE_DIR'] || defaultCacheDir(),
+    salt: liftoff ? 'liftoff-only' : '',
+  });
+}
 
 runCli(process.argv.slice(2)).then(
   (code) => {

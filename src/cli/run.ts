@@ -1,14 +1,13 @@
 // Dispatches `ralph <command>`: global options (`--dir D`, default the current
 // directory; the ralph dir is D/.ralph), opening the event store the way the command
-// needs it, and turning errors into clear messages and exit codes.
+// needs it, and turning errors into clear messages and exit codes. Nothing here loads the
+// store or the engine: the command tables are plain data and each command loads what it
+// runs (lazy.ts), so `ralph help` and usage errors stay cheap.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoreMode } from '../store/types';
 import type { ControlContext } from '../control/context';
-import { openControl } from '../control/open';
-import { submitToInbox } from '../control/inbox';
-import { cliGitPort } from './gitPort';
-import { idProblem } from '../domain/ids';
+import { lazyGitPort, loadControl, loadIds } from './lazy';
 import { parseArgs, UsageError } from './args';
 import { CONTROL_COMMANDS, relativeToCwd, type CliIo, type CommandSpec } from './controlCommands';
 import { HOST_COMMANDS } from './hostCommands';
@@ -100,17 +99,22 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
   const [min, max] = spec.arity;
   const n = parsed.positionals.length;
   if (n < min || n > max) throw new UsageError(`${n < min ? 'missing' : 'too many'} arguments; usage: ralph ${spec.usage}`);
-  for (const [kind, value, label] of spec.ids?.(parsed) ?? []) {
-    const problem = value === undefined ? null : idProblem(value, kind);
-    if (problem !== null) throw new UsageError(`${label}: invalid ${kind} id ${JSON.stringify(value)}: ${problem}`);
+  const ids = spec.ids?.(parsed) ?? [];
+  if (ids.length > 0) {
+    const { idProblem } = await loadIds();
+    for (const [kind, value, label] of ids) {
+      const problem = value === undefined ? null : idProblem(value, kind);
+      if (problem !== null) throw new UsageError(`${label}: invalid ${kind} id ${JSON.stringify(value)}: ${problem}`);
+    }
   }
   const ralphDir = path.join(dir, '.ralph');
   if (spec.name !== 'init' && !fs.existsSync(path.join(ralphDir, 'ralph.db')) && !hasJournal(ralphDir)) {
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
     return EXIT.notInitialized;
   }
+  const { openControl, submitToInbox } = await loadControl();
   const open = (mode: StoreMode): Promise<ControlContext> =>
-    openControl({ projectDir: dir, mode, git: cliGitPort(dir), ...(options.now ? { now: options.now } : {}) });
+    openControl({ projectDir: dir, mode, git: lazyGitPort(dir), ...(options.now ? { now: options.now } : {}) });
   let ctx: ControlContext;
   try {
     ctx = await open(spec.store === 'observer' ? 'observer' : 'writer');
@@ -118,7 +122,7 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     if (!(e instanceof Error && e.name === 'StoreLockedError')) throw e;
     if (spec.store === 'prefer-writer') ctx = await open('observer');
     else if (spec.toInbox) {
-      const file = submitToInbox(ralphDir, spec.toInbox(parsed));
+      const file = submitToInbox(ralphDir, await spec.toInbox(parsed));
       io.err(`ralph: ${e.message}\n`);
       io.out(`QUEUED ${relativeToCwd(file)} (the running writer will apply it)\n`);
       return EXIT.ok;

@@ -9,6 +9,7 @@ export {
   claimReadyTask,
   releaseClaims,
   parseRole,
+  parseEfforts,
   decideAndAppend,
   type TransitionResult,
 } from './tasks';

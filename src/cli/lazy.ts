@@ -1,0 +1,59 @@
+// The CLI's lazy-loading seams: each loads a part of the engine on first use. In the bundle
+// every seam is a split point (esbuild puts the module and what only it needs in chunks of
+// their own), so `ralph help` loads none of them and `ralph status` only the store and the
+// control plane; under the sources a seam is a plain require().
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type { GitPort } from '../control/context';
+import type * as ControlModule from '../control/index';
+import type * as IdsModule from '../domain/ids';
+import type * as LoopCommandsModule from '../loop/cliCommands';
+import type * as McpCommandModule from '../mcp/cli';
+import type * as GitPortModule from './gitPort';
+import type * as ProjectCommandsModule from './projectCommands';
+
+/** The control plane (store, views, every ralphctl command). */
+export const loadControl = (): Promise<typeof ControlModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../control/index.js')
+    : Promise.resolve().then(() => require('../control/index') as typeof ControlModule);
+
+/** The id grammar (it carries zod for its schemas: not for `help`). */
+export const loadIds = (): Promise<typeof IdsModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../domain/ids.js')
+    : Promise.resolve().then(() => require('../domain/ids') as typeof IdsModule);
+
+/** `init` and `repair` (the project layer). */
+export const loadProjectCommands = (): Promise<typeof ProjectCommandsModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./projectCommands.js')
+    : Promise.resolve().then(() => require('./projectCommands') as typeof ProjectCommandsModule);
+
+/** `start`, `stop`, `pause`, `resume` and `demo` (the loop, agents, git). */
+export const loadLoopCommands = (): Promise<typeof LoopCommandsModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../loop/cliCommands.js')
+    : Promise.resolve().then(() => require('../loop/cliCommands') as typeof LoopCommandsModule);
+
+/** `mcp` (the MCP server and its SDK, loaded by no other command). */
+export const loadMcpCommand = (): Promise<typeof McpCommandModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../mcp/cli.js')
+    : Promise.resolve().then(() => require('../mcp/cli') as typeof McpCommandModule);
+
+const loadGitPort = (): Promise<typeof GitPortModule> =>
+  typeof RALPH_BUNDLE !== 'undefined' ? import('./gitPort.js') : Promise.resolve().then(() => require('./gitPort') as typeof GitPortModule);
+
+/**
+ * The CLI's git port (gitPort.ts), loaded when a command first asks git something: most
+ * commands never do, and node:child_process alone costs a read-only command a fair share of
+ * its start-up.
+ */
+export function lazyGitPort(projectDir: string): Required<GitPort> {
+  let port: Promise<Required<GitPort>> | undefined;
+  const get = (): Promise<Required<GitPort>> => (port ??= loadGitPort().then((m) => m.cliGitPort(projectDir) as Required<GitPort>));
+  return {
+    commitExists: async (hash) => (await get()).commitExists(hash),
+    notOnTargetBranch: async (hash) => (await get()).notOnTargetBranch(hash),
+  };
+}

@@ -1,0 +1,186 @@
+// What a `ralph` call loads and writes, on the built CLI (dist/): `help` and usage errors
+// load the entry point alone (and esbuild's runtime helpers the entry points share); `status` the store and the control plane but none of the
+// loop, agents, project layer, git or extension chunks, and no git port; a command that asks
+// git loads the git port; the loop loads only for the loop's verbs. Read-only commands take
+// no writer lock and write nothing in .ralph. And the chunks are compiled from the V8 code
+// cache on the second run.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const DIST = path.join(ROOT, 'dist');
+const CLI = path.join(DIST, 'cli.js');
+
+/** Chunks named for what they hold (esbuild names a split point's chunk after its module; `cli-` is src/mcp/cli.ts). */
+const LOOP_OR_PROJECT = /^(cliCommands|projectCommands|execa|host|lmBackend|composition|init|repair|cli)-/;
+
+describe('ralph start-up: what each command loads and writes (built CLI)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let repo: string;
+  let cacheDir: string;
+  let printer: string;
+
+  /** Runs the built CLI; returns its exit code, output and the dist/ files it loaded. */
+  function ralph(...args: string[]): { code: number; out: string; err: string; loaded: string[] } {
+    const list = path.join(dir, `loaded-${process.hrtime.bigint()}.json`);
+    const r = spawnSync(process.execPath, ['--require', printer, CLI, ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { ...process.env, RALPH_LOADED_LIST: list, RALPH_CODE_CACHE_DIR: cacheDir },
+    });
+    const loaded = (JSON.parse(fs.readFileSync(list, 'utf8')) as string[])
+      .filter((f) => path.dirname(f) === DIST)
+      .map((f) => path.basename(f))
+      .sort();
+    return { code: r.status ?? -1, out: r.stdout, err: r.stderr, loaded };
+  }
+
+  /** What loads before any command runs: the entry point and the small helper chunks it imports. */
+  let entryOnly: string[];
+
+  /** Every file under .ralph with its size and modification time. */
+  function snapshot(): Map<string, string> {
+    const out = new Map<string, string>();
+    const walk = (d: string): void => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else {
+          const st = fs.statSync(p);
+          out.set(path.relative(repo, p), `${st.size}@${st.mtimeMs}`);
+        }
+      }
+    };
+    walk(path.join(repo, '.ralph'));
+    return out;
+  }
+
+  before(() => {
+    assert.ok(fs.existsSync(CLI), `${CLI} missing: npm run build`);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-startup-'));
+    cacheDir = path.join(dir, 'code-cache');
+    printer = path.join(dir, 'printer.js');
+    fs.writeFileSync(
+      printer,
+      "process.on('exit', () => require('fs').writeFileSync(process.env.RALPH_LOADED_LIST, JSON.stringify(Object.keys(require.cache))));\n",
+    );
+    repo = path.join(dir, 'repo');
+    fs.mkdirSync(path.join(repo, '.ralph'), { recursive: true });
+    const git = (...a: string[]): void => {
+      const r = spawnSync('git', a, { cwd: repo, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+    };
+    git('init', '-q', '-b', 'main');
+    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
+    fs.writeFileSync(
+      path.join(repo, '.ralph', 'BACKLOG.md'),
+      '# BACKLOG\n\n## Wave 0\n\n| ID | Status | Title | Source | Effort | Deps |\n|----|--------|-------|--------|--------|------|\n| W0-001 | pending | One | ES:1 | S | - |\n',
+    );
+    const init = ralph('init');
+    assert.equal(init.code, 0, init.err);
+  });
+
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('given `ralph help` or an unknown command, then only the entry point loads', () => {
+    const help = ralph('help');
+    assert.equal(help.code, 0);
+    assert.match(help.out, /Usage: ralph/);
+    assert.match(help.out, /claim-ready-task/);
+    entryOnly = help.loaded;
+    assert.ok(entryOnly.includes('cli.js'));
+    // A static import of the store, zod or the control plane from the dispatcher would land here.
+    const entry = fs.statSync(CLI).size;
+    assert.ok(entry < 64 * 1024, `dist/cli.js is ${entry} bytes: the dispatcher imports something heavy statically`);
+    const helpers = entryOnly.filter((f) => f !== 'cli.js').reduce((n, f) => n + fs.statSync(path.join(DIST, f)).size, 0);
+    assert.ok(helpers < 4096, `help loaded ${helpers} bytes of chunks besides cli.js: ${entryOnly.join(' ')}`);
+    const unknown = ralph('no-such-command');
+    assert.equal(unknown.code, 2);
+    assert.deepEqual(unknown.loaded, entryOnly);
+    const usage = ralph('status', 'extra-argument');
+    assert.equal(usage.code, 2);
+    assert.deepEqual(usage.loaded, entryOnly);
+  });
+
+  it('given `ralph status`, then the store and control plane load but no loop, project, git or extension chunk', () => {
+    const r = ralph('status');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /=== Ralph Loop v3 Status ===/);
+    assert.ok(r.loaded.length > 1, `loaded: ${r.loaded.join(' ')}`);
+    assert.deepEqual(
+      r.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || f.startsWith('gitPort-')),
+      [],
+    );
+  });
+
+  it('given read-only commands, then no writer lock is taken and nothing under .ralph changes', () => {
+    const before = snapshot();
+    for (const args of [
+      ['status'],
+      ['status', '--json'],
+      ['pick-ready-task', 'worker'],
+      ['get-deferred-queue'],
+      ['should-review-deferred'],
+    ]) {
+      const r = ralph(...args);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.err}`);
+    }
+    assert.deepEqual(snapshot(), before);
+    assert.equal(fs.existsSync(path.join(repo, '.ralph', 'locks', 'writer.lock')), false);
+  });
+
+  it('given a command that asks git, then the git port loads; the loop loads only for its own verbs', () => {
+    const claim = ralph('claim-ready-task', 'worker');
+    assert.equal(claim.code, 0, claim.err);
+    assert.equal(claim.out.trim(), 'W0-001');
+    assert.deepEqual(
+      claim.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || f.startsWith('gitPort-')),
+      [],
+    );
+    fs.writeFileSync(path.join(repo, 'one.txt'), 'one\n');
+    const git = (...a: string[]): string => {
+      const r = spawnSync('git', a, { cwd: repo, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.trim();
+    };
+    git('add', 'one.txt');
+    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '-m', 'W0-001');
+    fs.writeFileSync(path.join(repo, '.ralph', 'W0-001.patch'), git('format-patch', '-1', '--stdout'));
+    const queued = ralph('queue-patch', 'W0-001', '.ralph/W0-001.patch', 'worker');
+    assert.equal(queued.code, 0, queued.err);
+    const promoted = ralph('promote-patch', queued.out.trim(), git('rev-parse', 'HEAD'));
+    assert.equal(promoted.code, 0, promoted.err);
+    assert.match(promoted.out, /^PROMOTED /);
+    assert.ok(
+      promoted.loaded.some((f) => f.startsWith('gitPort-')),
+      `promote-patch loaded: ${promoted.loaded.join(' ')}`,
+    );
+    assert.deepEqual(
+      promoted.loaded.filter((f) => LOOP_OR_PROJECT.test(f)),
+      [],
+    );
+    const stop = ralph('stop', 'bench');
+    assert.ok(
+      stop.loaded.some((f) => f.startsWith('cliCommands-')),
+      `stop loaded: ${stop.loaded.join(' ')}`,
+    );
+  });
+
+  it('given a second run, then its chunks compile from the code cache', () => {
+    ralph('status');
+    const entries = fs.readdirSync(cacheDir).filter((f) => f.endsWith('.v8'));
+    // The entry point and its helpers load before the cache is installed.
+    const loaded = ralph('status').loaded.filter((f) => !entryOnly.includes(f));
+    assert.ok(loaded.length > 0);
+    for (const chunk of loaded) {
+      assert.ok(
+        entries.some((e) => e.startsWith(`${chunk.slice(0, -'.js'.length)}-`)),
+        `no cache entry for ${chunk} in ${entries.join(' ')}`,
+      );
+    }
+  });
+});
