@@ -14,6 +14,7 @@ import { registerMonitor, commandActions } from './monitor/monitorPanel';
 import { Notifier } from './notifications';
 import { PatchContentProvider } from './patchContent';
 import { RalphStatusBar } from './statusBar';
+import { registerTerminalPath } from './terminalPath';
 import { AgentsTreeProvider } from './trees/agentsTree';
 import { BacklogTreeProvider } from './trees/backlogTree';
 import type { TaskItem, WaveItem } from './trees/backlogTree';
@@ -86,6 +87,9 @@ export function composeRalph(
   // Content providers, status bar, notifications.
   const patches = new PatchContentProvider(eng);
   subs.push(patches, new EventLogProvider(eng), new RalphStatusBar(eng), new Notifier(eng));
+
+  // The CLI that ships in the extension, on the integrated terminal's PATH.
+  subs.push(registerTerminalPath(context, output));
 
   // The loop's log lines go to the "Ralph" channel.
   const loopLog = eng.onDidLoopEvent((e) => {
