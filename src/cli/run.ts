@@ -101,10 +101,10 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
   if (n < min || n > max) throw new UsageError(`${n < min ? 'missing' : 'too many'} arguments; usage: ralph ${spec.usage}`);
   const ids = spec.ids?.(parsed) ?? [];
   if (ids.length > 0) {
-    const { idProblem } = await loadIds();
+    const { idProblem, quoteId } = await loadIds();
     for (const [kind, value, label] of ids) {
       const problem = value === undefined ? null : idProblem(value, kind);
-      if (problem !== null) throw new UsageError(`${label}: invalid ${kind} id ${JSON.stringify(value)}: ${problem}`);
+      if (problem !== null) throw new UsageError(`${label}: invalid ${kind} id ${quoteId(value ?? '')}: ${problem}`);
     }
   }
   const ralphDir = path.join(dir, '.ralph');

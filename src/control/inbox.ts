@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { domainEvent, formatZodIssues } from '../domain/events';
 import { proposalSchemas } from '../domain/proposals';
-import { idProblem, idSchema } from '../domain/ids';
+import { idProblem, idSchema, quoteId } from '../domain/ids';
 import { writeFileAtomicSync } from '../shared/fs';
 import { ralphPaths, withClient, type ControlContext } from './context';
 import { decideAndAppend, emitEvent, transitionTask } from './tasks';
@@ -45,7 +45,7 @@ function buildSchema() {
         const kind = c.entity_type === 'task' || c.entity_type === 'patch' ? c.entity_type : null;
         const problem = kind === null ? null : idProblem(c.entity_id, kind);
         if (problem !== null)
-          ctx.addIssue({ code: 'custom', path: ['entity_id'], message: `invalid ${kind} id ${JSON.stringify(c.entity_id)}: ${problem}` });
+          ctx.addIssue({ code: 'custom', path: ['entity_id'], message: `invalid ${kind} id ${quoteId(c.entity_id)}: ${problem}` });
       }),
     z.object({ command: z.literal('discard-patch'), patch_id: idSchema('patch'), reason: z.string().min(1), actor: actor.optional() }),
     z.object({ command: z.literal('add-task'), task: proposalSchemas().proposedTask, actor }),

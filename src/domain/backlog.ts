@@ -1,7 +1,7 @@
 // BACKLOG.md in the reference's table format: parse (with every malformed row reported by
 // file and line, never dropped) and render (waves in order, rows by wave then id, `-` for
 // empty cells). Pure: the caller reads and writes the file.
-import { idProblem } from './ids';
+import { idProblem, quoteId } from './ids';
 import { EFFORTS, isTaskStatus, type Task, type TaskStatus } from './model';
 import { MAX_CELL_LENGTH, textProblem, titleProblem } from './text';
 
@@ -125,7 +125,7 @@ export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
       return problem(`table row has ${cells.length} cells, expected 6 (ID | Status | Title | Source | Effort | Deps)`);
     const [id, status, title, source, effort, deps] = cells as [string, string, string, string, string, string];
     const badId = idProblem(id);
-    if (badId !== null) return problem(`invalid task id ${JSON.stringify(id)}: ${badId}`);
+    if (badId !== null) return problem(`invalid task id ${quoteId(id)}: ${badId}`);
     const dup = seen.get(id);
     if (dup !== undefined) return problem(`duplicate task id ${id} (first on line ${dup})`);
     const eff = effort.toUpperCase();

@@ -27,8 +27,14 @@ export class InvalidIdError extends Error {
     /** Where the id came from (an argument, a file and line), when the caller knows. */
     readonly where?: string,
   ) {
-    super(`${where === undefined ? '' : `${where}: `}invalid ${kind} id ${JSON.stringify(input)}: ${problem}`);
+    super(`${where === undefined ? '' : `${where}: `}invalid ${kind} id ${quoteId(input)}: ${problem}`);
   }
+}
+
+/** `s` quoted for a message, cut to a readable length so a hostile id cannot flood a log. */
+export function quoteId(s: string): string {
+  const shown = s.length > 80 ? `${s.slice(0, 80)}… (${s.length} characters)` : s;
+  return `'${JSON.stringify(shown).slice(1, -1)}'`;
 }
 
 /** Whether `s` holds a control character (NUL, newline, escape, DEL...). */
@@ -66,7 +72,7 @@ export function checkId(kind: IdKind, s: string, where?: string): string {
 export function idSchema(kind: IdKind): z.ZodString {
   return z.string().superRefine((s, ctx) => {
     const problem = idProblem(s, kind);
-    if (problem !== null) ctx.addIssue({ code: 'custom', message: `${kind} id ${JSON.stringify(s)}: ${problem}` });
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `${kind} id ${quoteId(s)}: ${problem}` });
   });
 }
 

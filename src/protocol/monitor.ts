@@ -7,7 +7,7 @@
 // `update`s carrying only the top-level snapshot keys that changed. Requests from the
 // webview carry an `id`; the host answers each with a `reply` bearing the same id.
 import * as z from 'zod';
-import { idSchema } from '../domain/ids';
+import { idSchema, quoteId } from '../domain/ids';
 
 // ---------------------------------------------------------------------------------------
 // The snapshot: everything the monitor shows, computed by src/monitor/snapshot.ts.
@@ -302,7 +302,7 @@ function parseWith<T>(descriptors: readonly MessageDescriptor<string, z.ZodType>
     return { ok: false, reason: `${side}: not a message envelope {method, params, id?}: ${z.prettifyError(env.error)}` };
   }
   const d = descriptors.find((x) => x.method === env.data.method);
-  if (!d) return { ok: false, reason: `${side}: unknown method '${env.data.method}'` };
+  if (!d) return { ok: false, reason: `${side}: unknown method ${quoteId(env.data.method)}` };
   if (d.request && env.data.id === undefined) {
     return { ok: false, reason: `${side}: request '${d.method}' has no id` };
   }

@@ -10,6 +10,7 @@ import { runCli } from '../../../src/cli/run';
 import { CONTROL_PROJECTIONS, controlContext, pickReadyTask } from '../../../src/control';
 import { submitToInbox } from '../../../src/control/inbox';
 import { parseSpecification } from '../../../src/project/specification';
+import { quoteId } from '../../../src/domain/ids';
 import { parseWebviewToHost } from '../../../src/protocol/monitor';
 import { openStore } from '../../../src/store';
 
@@ -70,7 +71,7 @@ describe('ids: a task id with ../ is refused at every entry (real CLI code, real
       const r = await ralph(...args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.code} ${r.err}`);
       assert.match(r.err, /invalid (task|patch) id/, args.join(' '));
-      assert.ok(r.err.includes(JSON.stringify(args.find((a) => /[/\n]/.test(a)) ?? '')), r.err);
+      assert.ok(r.err.includes(quoteId(args.find((a) => /[/\n]/.test(a)) ?? '')), r.err);
     }
     assert.equal((await ralph('status', '--json')).out, before.out);
   });
@@ -96,7 +97,7 @@ describe('ids: a task id with ../ is refused at every entry (real CLI code, real
     assert.equal(failed.length, 2, failed.join(', '));
     for (const f of failed) {
       const why = fs.readFileSync(path.join(inbox, 'failed', f), 'utf8');
-      assert.match(why, /task id "\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x": it contains a path separator/, f);
+      assert.match(why, /task id '\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x': it contains a path separator/, f);
     }
     assert.doesNotMatch((await ralph('status')).out, /elsewhere/);
   });
@@ -108,7 +109,7 @@ describe('ids: a task id with ../ is refused at every entry (real CLI code, real
       `\n## Wave 0: Critical Fixes & Foundation\n\n| ID | Status | Title | Source | Effort | Deps |\n|----|--------|-------|--------|--------|------|\n| ${HOSTILE} | pending | Hostile | - | S | - |\n`,
     );
     const r = await ralph('sync-backlog');
-    assert.match(`${r.out}${r.err}`, /BACKLOG\.md:\d+: invalid task id "\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x"/);
+    assert.match(`${r.out}${r.err}`, /BACKLOG\.md:\d+: invalid task id '\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x'/);
     assert.doesNotMatch((await ralph('status')).out, /elsewhere/);
   });
 
@@ -130,14 +131,14 @@ describe('ids: a task id with ../ is refused at every entry (real CLI code, real
     const rejected = fs.readdirSync(path.join(proposals, 'rejected')).filter((f) => f.endsWith('.error.txt'));
     assert.match(
       fs.readFileSync(path.join(proposals, 'rejected', rejected[0] as string), 'utf8'),
-      /task id "\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x"/,
+      /task id '\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x'/,
     );
   });
 
   it('specification.yaml and webview messages: refused, naming the place', () => {
     const spec = parseSpecification(`specification:\n  requirements:\n    - id: "${HOSTILE}"\n      description: d\n`);
     assert.equal(spec.ok, false);
-    if (!spec.ok) assert.match(spec.error.message, /requirements\[0\]\.id.*requirement id "\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x"/s);
+    if (!spec.ok) assert.match(spec.error.message, /requirements\[0\]\.id.*requirement id '\.\.\/\.\.\/\.\.\/\.\.\/elsewhere\/x'/s);
     const msg = parseWebviewToHost({ method: 'showDiff', id: 1, params: { taskId: HOSTILE, patchId: null } });
     assert.equal(msg.ok, false);
   });

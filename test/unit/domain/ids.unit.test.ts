@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { checkId, idFileName, idProblem, InvalidIdError, isId } from '../../../src/domain/ids';
+import { checkId, idFileName, idProblem, InvalidIdError, isId, quoteId } from '../../../src/domain/ids';
 import { domainEvent } from '../../../src/domain/events';
 import { idFilePath } from '../../../src/shared/idFiles';
 
@@ -51,7 +51,7 @@ describe('domain/ids: one id grammar', () => {
       })();
       assert.ok(e instanceof InvalidIdError);
       assert.match(e.message, why);
-      assert.ok(e.message.startsWith(`BACKLOG.md:7: invalid task id ${JSON.stringify(input)}`), e.message);
+      assert.ok(e.message.startsWith(`BACKLOG.md:7: invalid task id ${quoteId(input)}`), e.message);
     }
     assert.equal(idProblem('patch_' + 'x'.repeat(150), 'patch'), null, 'patch ids carry their task id and a stamp');
   });
