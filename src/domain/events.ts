@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { NewEvent, StoredEvent } from '../store/types';
 import { EFFORTS, TASK_STATUSES } from './model';
 import { checkId } from './ids';
+import { LOOP_EVENT_TYPES, loopSchemas } from './loopEvents';
 
 // Schemas are built on first use: constructing them costs CLI start-up time that
 // commands which never validate an event should not pay.
@@ -95,6 +96,7 @@ function buildSchemas() {
     'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
     'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
     'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
+    ...loopSchemas(tier, optStr),
   } as const;
 }
 
@@ -130,6 +132,7 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'proposal.deferred',
   'proposal.rejected',
   'inbox.failed',
+  ...LOOP_EVENT_TYPES,
 ] satisfies DomainEventType[]);
 export type DomainEventType = keyof EventSchemas;
 export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;

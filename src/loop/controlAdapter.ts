@@ -3,7 +3,7 @@
 import type { EventStore } from '../store/types';
 import { controlContext } from '../control/context';
 import type { ControlContext } from '../control/context';
-import { claimReadyTask, decideAndAppend, emitEvent, transitionTask } from '../control/tasks';
+import { claimReadyTask, decideAndAppend, transitionTask } from '../control/tasks';
 import { classifyTaskRisk, discardPatch, promotePatch, queuePatch } from '../control/patches';
 import { expireStaleDeferrals, resolveDeferred } from '../control/deferred';
 import { processProposals } from '../control/proposals';
@@ -11,6 +11,7 @@ import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
 import { drainInbox } from '../control/inbox';
 import { renderBacklogFile, renderState } from '../control/derived';
 import { domainEvent } from '../domain/events';
+import type { DomainEvent } from '../domain/events';
 import { reviewFollowUp } from '../domain/task';
 import type { ReviewFollowUp } from '../domain/task';
 import { rowToEvent } from '../store/eventRows';
@@ -271,14 +272,9 @@ export class ControlAdapter implements LoopControl {
     return reviewFollowUp(rows.map(rowToEvent));
   }
 
-  async note(
-    entityType: string,
-    entityId: string,
-    eventType: string,
-    actor: string,
-    payload: Readonly<Record<string, unknown>>,
-  ): Promise<void> {
-    await emitEvent(this.ctx, { entityType, entityId, eventType, actor, payload: { ...payload } });
+  async record(events: readonly DomainEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await decideAndAppend(this.ctx, () => ({ events, result: undefined }));
   }
 
   async renderViews(state: LoopStateSnapshot): Promise<void> {

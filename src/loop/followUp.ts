@@ -1,6 +1,7 @@
 // A reviewer's modify (judge or human) is a follow-up: the task's next attempt starts from
 // the reviewed patch, applied onto the fresh worktree, with the requested change stated;
 // when the patch no longer applies, from scratch. A `task.follow_up` note records which.
+import { domainEvent } from '../domain/events';
 import type { RalphWorktree } from '../git/worktrees';
 import type { HarnessContext } from './context';
 import type { AgentName } from './events';
@@ -25,13 +26,13 @@ export async function startFollowUp(
   const payload = {
     reviewed_patch_id: f.patchId,
     patch_path: f.patchPath,
-    started_from: r.applied ? 'patch' : 'scratch',
+    started_from: r.applied ? ('patch' as const) : ('scratch' as const),
     base: wt.base,
     requested_by: f.actor,
     ...(r.applied ? {} : { reason: r.reason }),
   };
   await control
-    .note('task', task.task_id, 'task.follow_up', agent, payload)
+    .record([domainEvent('task.follow_up', task.task_id, agent, payload)])
     .catch((e: unknown) => ctx.log(agent, 'warn', `task.follow_up not recorded: ${String(e)}`));
   ctx.log(
     agent,

@@ -7,6 +7,8 @@ import type { AgentResult } from '../agents/types';
 import { metricsLineFor } from '../agents/metrics';
 import { registerSecretEnv, secretValuesOf } from '../shared/redaction';
 import { extractJsonAnswer } from '../agents/structured';
+import { domainEvent } from '../domain/events';
+import type { DomainEvent } from '../domain/events';
 import { validatePhaseOutput } from '../project/phaseOutputs';
 import type { Phase as OutputPhase, PhaseOutput } from '../project/phaseOutputs';
 import type { HarnessContext } from './context';
@@ -16,6 +18,10 @@ import type { CostLine } from './guards';
 import type { LoopTask, MetricsLine } from './ports';
 
 export type Role = 'primary' | 'worker' | 'judge';
+
+/** A failed run's reason in its agent.finished event: this many errors of at most this many characters. */
+const MAX_REASON_ERRORS = 5;
+const MAX_REASON_CHARS = 2000;
 
 export interface InvokeRequest {
   readonly agent: AgentName;
@@ -103,9 +109,15 @@ export class Invocation {
     const backend = this.ctx.backends[req.role];
     const promptBytes = Buffer.byteLength(req.prompt);
     emitter.emit({ type: 'agent.started', agent: req.agent, phase: req.phase, taskId, promptBytes, budgetUsd });
+    const run = { role: req.role, phase: req.phase, task_id: taskId, backend: backend.id };
+    // Recorded while the agent starts, not before: the journal's fsync stays off the critical path.
+    const recorded = this.record(req.agent, [
+      domainEvent('agent.started', req.agent, req.agent, { ...run, prompt_bytes: promptBytes, budget_usd: budgetUsd }),
+    ]);
     const started = this.ctx.clock.now();
     const result = await this.runBackend(req, taskId, budgetUsd, signal);
     const duration = this.ctx.clock.now() - started;
+    await recorded;
     const { totals } = this.ctx;
     totals.invocations++;
     totals.costUsd += result.costUsd;
@@ -130,6 +142,16 @@ export class Invocation {
     );
     const line: MetricsLine = { ...fields, task };
     await this.ctx.metrics.append(line).catch((e: unknown) => this.ctx.log(req.agent, 'warn', `metrics write failed: ${String(e)}`));
+    await this.record(req.agent, [
+      domainEvent('agent.finished', req.agent, req.agent, {
+        ...run,
+        status: result.status,
+        turns: result.turns,
+        cost_usd: result.costUsd,
+        duration_ms: duration,
+        ...(result.status === 'success' ? {} : this.failureReason(result)),
+      }),
+    ]);
     emitter.emit({
       type: 'agent.finished',
       agent: req.agent,
@@ -141,6 +163,22 @@ export class Invocation {
       turns: result.turns,
     });
     return { kind: 'ran', result };
+  }
+
+  private record(agent: AgentName, events: readonly DomainEvent[]): Promise<void> {
+    return this.ctx.control
+      .record(events)
+      .catch((e: unknown) => this.ctx.log(agent, 'warn', `${events[0]?.type ?? 'event'} not recorded: ${String(e)}`));
+  }
+
+  /** Why a run failed, as far as the process said, bounded (the store redacts what it appends). */
+  private failureReason(result: AgentResult): { exit_code: number | null; errors: string[]; stderr_tail: string } {
+    const clip = (s: string, n: number): string => (s.length > n ? `…${s.slice(-n)}` : s);
+    return {
+      exit_code: result.exitCode,
+      errors: result.errors.slice(0, MAX_REASON_ERRORS).map((e) => clip(e, MAX_REASON_CHARS)),
+      stderr_tail: clip(result.stderrTail, MAX_REASON_CHARS),
+    };
   }
 
   /** The backend's run of one request: the one place an agent process is started from. */

@@ -4,6 +4,7 @@
 // re-verified at the tip in the scratch worktree (lateVerify.ts), the re-based patch queued
 // and promoted onto exactly that tip, again if the tip moved, a bounded number of times.
 import { readFile, rm } from 'node:fs/promises';
+import { domainEvent } from '../domain/events';
 import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { findPromotedCommit } from '../git/promote';
 import { branchTip, currentBranch, dirtyPaths } from '../git/repo';
@@ -101,7 +102,9 @@ export class LatePromotion {
     if (n >= 3 && task) return this.giveUpLate(task, actor, `the harness failed ${n} times promoting the patch: ${msg}`);
     const reason = `the harness failed promoting the patch (try ${n} of 3, retried later): ${msg}`;
     this.records.waiting.set(at.id, { taskId, patchPath: at.path, reason });
-    await this.ctx.control.note('patch', at.id, 'patch.waiting', actor, { task_id: taskId, reason }).catch(() => undefined);
+    await this.ctx.control
+      .record([domainEvent('patch.waiting', at.id, actor, { task_id: taskId, reason, cause: 'harness_error' })])
+      .catch(() => undefined);
     this.ctx.emitter.emit({ type: 'patch.waiting', taskId, patchId: at.id, reason });
     return { kind: 'waiting', patchId: at.id, reason };
   }
@@ -216,12 +219,16 @@ export class LatePromotion {
       records.bases.set(newId, tip);
       records.gates.set(newId, v.gates);
       if (records.approved.has(cur.id)) records.approved.add(newId);
-      await control.note('patch', newId, 'patch.gates', actor, {
-        task_id: taskId,
-        gates: v.gates.map((g) => ({ gate: g.gate, status: g.status })),
-        base_commit: tip,
-        reverified_from: cur.id,
-      });
+      await control.record([
+        domainEvent('patch.gates', newId, actor, {
+          task_id: taskId,
+          gates: v.gates.map((g) => ({ gate: g.gate, status: g.status })),
+          base_commit: tip,
+          reverified_from: cur.id,
+          files: newFiles,
+          risk_tier: tier,
+        }),
+      ]);
       this.ctx.emitter.emit({ type: 'patch.queued', taskId, patchId: newId, files: newFiles, tier });
       this.ctx.log('harness', 'info', `${taskId}: patch ${cur.id} re-verified on ${tip.slice(0, 8)} in ${v.durationMs} ms as ${newId}`);
       records.waiting.delete(cur.id);

@@ -7,8 +7,10 @@
 // inboxConsumer.ts, recovery.ts, primaryDriver.ts + primaryWork.ts + periodicWork.ts,
 // workerCycle.ts, and the harness (harness.ts); this class composes one run of them.
 import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
+import { domainEvent } from '../domain/events';
 import { currentBranch } from '../git/repo';
 import { errorText } from './context';
 import { EvolveRetry } from './evolveRetry';
@@ -63,7 +65,18 @@ export class Loop {
   constructor(private readonly options: LoopOptions) {
     this.ralphDir = options.ralphDir ?? join(options.projectDir, '.ralph');
     this.clock = options.clock ?? systemClock;
-    this.lifecycle = new RunLifecycle({ emitter: this.events, clock: this.clock, settings: options.settings, once: options.once === true });
+    this.lifecycle = new RunLifecycle({
+      emitter: this.events,
+      clock: this.clock,
+      settings: options.settings,
+      once: options.once === true,
+      record: (e) =>
+        void options.control
+          .record([e])
+          .catch((err: unknown) =>
+            this.events.emit({ type: 'log', level: 'warn', agent: 'harness', message: `${e.type} not recorded: ${String(err)}` }),
+          ),
+    });
   }
 
   get state(): LoopRunState {
@@ -112,6 +125,16 @@ export class Loop {
       approvalsInFlight: () => inbox.approvalsInFlight,
       waitingPromotions: () => harness.records.waiting.size,
     });
+    await options.control.record([
+      domainEvent('loop.started', 'loop', 'harness', {
+        branch,
+        workers: options.settings.workers,
+        once: options.once === true,
+        pid: process.pid,
+        host: hostname(),
+        backends: { primary: options.backends.primary.id, worker: options.backends.worker.id, judge: options.backends.judge.id },
+      }),
+    ]);
     await mkdir(join(this.ralphDir, 'commits', 'pending'), { recursive: true });
     await harness.invocation.loadSpend();
     // The inbox is read from the start, recovery included (it may re-verify patches for a
@@ -207,7 +230,7 @@ export class Loop {
       gateMs: t.gateMs,
       stopReason: lifecycle.stopReason || 'stopped',
     };
-    await control.note('run', 'loop', 'loop.stopped', 'harness', { ...this.summary }).catch(() => undefined);
+    await control.record([domainEvent('loop.stopped', 'loop', 'harness', { ...this.summary })]).catch(() => undefined);
     lifecycle.setState('stopped', lifecycle.stopReason);
     this.events.emit({ type: 'summary', summary: this.summary });
     return this.summary;

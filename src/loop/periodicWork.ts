@@ -3,6 +3,7 @@
 // changed specs), test_integration (the harness runs the suite; an agent is paid only when
 // it fails), refactor_dry and test_ui. A phase that changed files gets a maintenance task of
 // its own, so the change passes the same gates and the same risk-tiered promotion.
+import { domainEvent } from '../domain/events';
 import { isClean } from '../git/repo';
 import type { RalphWorktree } from '../git/worktrees';
 import { structuredOutput } from './invocation';
@@ -56,7 +57,7 @@ export async function runPeriodic(
       if (out.kind === 'ran' && out.result.status === 'success' && !signal.aborted) await maintenance(run, phase, wt, out.result.text);
     }
   }
-  await control.note('run', 'loop', 'loop.periodic_done', 'primary', { phase, at: s.counters.commitsTotal });
+  await control.record([domainEvent('loop.periodic_done', 'loop', 'primary', { phase, at: s.counters.commitsTotal })]);
   return { kind: 'periodic_done', phase };
 }
 
@@ -159,7 +160,7 @@ async function evolveGoals(run: LoopRun, s: PrimaryState, wt: RalphWorktree): Pr
       const counts = await control.processProposals();
       const read = [...new Set([...changed, ...answer.value.specs_read])];
       await specs.markEvolved(read);
-      await control.note('spec', 'evolve', 'spec.evolved', 'primary', { specs: read, ...counts });
+      await control.record([domainEvent('spec.evolved', 'evolve', 'primary', { specs: read, ...counts })]);
       evolveRetry.succeeded();
       ctx.log('primary', 'info', `evolve_goals: ${counts.accepted} accepted, ${counts.deferred} deferred, ${counts.rejected} rejected`);
       return;
@@ -174,12 +175,7 @@ async function evolveGoals(run: LoopRun, s: PrimaryState, wt: RalphWorktree): Pr
   const delayMs = evolveRetry.failed(failures);
   const retryAt = new Date(ctx.clock.now() + delayMs).toISOString();
   await control
-    .note('spec', 'evolve', 'spec.evolve_failed', 'primary', {
-      reason,
-      attempt: failures,
-      specs: [...changed],
-      retry_at: retryAt,
-    })
+    .record([domainEvent('spec.evolve_failed', 'evolve', 'primary', { reason, attempt: failures, specs: [...changed], retry_at: retryAt })])
     .catch((e: unknown) => ctx.log('primary', 'warn', `spec.evolve_failed not recorded: ${errorText(e)}`));
   ctx.log(
     'primary',

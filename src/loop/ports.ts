@@ -2,6 +2,7 @@
 // implementations are adapters over src/control (commands on the event store), src/project
 // (spec discovery) and src/agents (prompts, metrics); keeping the seams here lets the
 // loop's orchestration be read in one place and lets each adapter follow its module.
+import type { DomainEvent } from '../domain/events';
 import type { RiskTier } from '../domain/risk';
 
 export interface LoopTask {
@@ -145,8 +146,8 @@ export interface LoopControl {
   retryNotes(taskId: string): string[];
   /** The open follow-up of a reviewer's modify for this task, or null. */
   followUp(taskId: string): LoopFollowUp | null;
-  /** Appends a harness event (run.*, loop.*) to the log. */
-  note(entityType: string, entityId: string, eventType: string, actor: string, payload: Readonly<Record<string, unknown>>): Promise<void>;
+  /** Appends the harness's own facts (task.reflected, patch.gates, loop.*, agent.*), validated, atomically. */
+  record(events: readonly DomainEvent[]): Promise<void>;
   /** Writes STATE.json and BACKLOG.md from the store (plus the loop's own counters). */
   renderViews(state: LoopStateSnapshot): Promise<void>;
 }

@@ -2,6 +2,7 @@
 // the pure state machine (primaryMachine.ts) decides the next phase and its effects, and
 // the driver applies them (block, release, lessons), says what changed (`phase.changed`),
 // renders STATE.json and BACKLOG.md, and paces itself (idle waits, back-off, run limits).
+import { domainEvent } from '../domain/events';
 import type { LoopControl } from './ports';
 import { recordLesson } from './lessonFiles';
 import type { LoopRun } from './loopRun';
@@ -117,7 +118,7 @@ async function noteReflection(run: LoopRun, s: PrimaryState, t: Transition, klas
     ...(work.lastLesson !== null ? { lesson: work.lastLesson } : {}),
   };
   await run.ctx.control
-    .note('task', taskId, 'task.reflected', 'primary', payload)
+    .record([domainEvent('task.reflected', taskId, 'primary', payload)])
     .catch((e: unknown) => run.ctx.log('primary', 'warn', `task.reflected not recorded: ${String(e)}`));
 }
 

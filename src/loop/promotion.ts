@@ -6,6 +6,7 @@
 // wants is never put on the branch. Late promotions (approved, waited) are latePromotion.ts.
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { domainEvent } from '../domain/events';
 import { classifyRisk } from '../domain/risk';
 import type { RiskTier } from '../domain/risk';
 import { decidePolicy } from '../domain/policy';
@@ -95,11 +96,15 @@ export class Promotion {
     this.records.gates.set(patchId, change.gates);
     this.records.bases.set(patchId, patch.baseCommit);
     // base_commit: the commit the gates ran on, durable for a promotion decided later.
-    await control.note('patch', patchId, 'patch.gates', agent, {
-      task_id: task.task_id,
-      gates: change.gates.map((g) => ({ gate: g.gate, status: g.status })),
-      base_commit: patch.baseCommit,
-    });
+    await control.record([
+      domainEvent('patch.gates', patchId, agent, {
+        task_id: task.task_id,
+        gates: change.gates.map((g) => ({ gate: g.gate, status: g.status })),
+        base_commit: patch.baseCommit,
+        files,
+        risk_tier: tier,
+      }),
+    ]);
     const policy = decidePolicy(tier);
     if (policy.decision === 'defer') {
       await control.deferTask(task.task_id, agent, policy.reason, tier, patchId);
@@ -146,7 +151,9 @@ export class Promotion {
         const prev = this.records.waiting.get(patchId);
         this.records.waiting.set(patchId, { taskId: task.task_id, patchPath, reason: result.reason });
         if (prev?.reason !== result.reason) {
-          await this.ctx.control.note('patch', patchId, 'patch.waiting', agent, { task_id: task.task_id, reason: result.reason });
+          await this.ctx.control.record([
+            domainEvent('patch.waiting', patchId, agent, { task_id: task.task_id, reason: result.reason, cause: 'checkout' }),
+          ]);
           this.ctx.emitter.emit({ type: 'patch.waiting', taskId: task.task_id, patchId, reason: result.reason });
         }
         return { kind: 'waiting', patchId, reason: result.reason };

@@ -3,6 +3,8 @@
 // gets, the pause gate the agents wait at, the wakers that cut idle waits short, the
 // --once rule (stop when every agent found nothing to do since the last progress), and the
 // run limits (max iterations, consecutive failures).
+import { domainEvent } from '../domain/events';
+import type { DomainEvent } from '../domain/events';
 import type { AgentName, LoopEmitter, LoopRunState } from './events';
 import { checkRunLimits, countIteration, ZERO_COUNTERS } from './guards';
 import type { RunCounters } from './guards';
@@ -26,6 +28,8 @@ export interface RunLifecycleDeps {
   readonly settings: LoopSettings;
   /** Run until the backlog is empty or blocked, then stop. */
   readonly once: boolean;
+  /** Records a pause or a resume in the store (observers show it); never throws. */
+  readonly record: (event: DomainEvent) => void;
 }
 
 const NO_PROBES: RunProbes = { dayBudget: () => ({ ok: true }), approvalsInFlight: () => 0, waitingPromotions: () => 0 };
@@ -88,6 +92,7 @@ export class RunLifecycle {
     const promise = new Promise<void>((r) => (resolve = r));
     this.pausedFor = { promise, resolve };
     this.setState('paused', reason);
+    this.deps.record(domainEvent('loop.paused', 'loop', 'harness', { reason }));
   }
 
   resume(): void {
@@ -95,6 +100,7 @@ export class RunLifecycle {
     const p = this.pausedFor;
     this.pausedFor = null;
     this.setState('running', 'resumed');
+    this.deps.record(domainEvent('loop.resumed', 'loop', 'harness', {}));
     p.resolve();
     this.wakeAll();
   }

@@ -5,6 +5,7 @@
 // gates need is missing (no model call can fix that; the worker backs off before claiming).
 import { attemptDecision, classifyAttemptFailure, lessonLine } from '../domain/task';
 import type { AttemptFailure } from '../domain/task';
+import { domainEvent } from '../domain/events';
 import { ensureWorktree } from '../git/worktrees';
 import { errorText } from './context';
 import type { AgentName } from './events';
@@ -114,14 +115,16 @@ export class WorkerCycle {
       const decision = attemptDecision(attempt, settings.maxRetries, identical, klass);
       const lesson = lessonLine(failure.gate, failure.output);
       await control
-        .note('task', task.task_id, 'task.reflected', name, {
-          attempt,
-          gate: failure.gate,
-          origin: 'worker',
-          class: klass,
-          decision,
-          lesson,
-        })
+        .record([
+          domainEvent('task.reflected', task.task_id, name, {
+            attempt,
+            gate: failure.gate,
+            origin: 'worker',
+            class: klass,
+            decision,
+            lesson,
+          }),
+        ])
         .catch((e: unknown) => ctx.log(name, 'warn', `task.reflected not recorded: ${String(e)}`));
       if (decision === 'release' && (this.envReleases.get(task.task_id) ?? 0) + 1 >= ENV_RELEASES_BEFORE_BLOCK) {
         // Every agent that took it hit the same missing tool: stop paying for attempts.

@@ -10,6 +10,7 @@ import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { submitToInbox } from '../../../src/control/inbox';
+import { domainEvent } from '../../../src/domain/events';
 import { LoopEmitter } from '../../../src/loop/events';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { Loop } from '../../../src/loop/loop';
@@ -413,11 +414,13 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     writeFileSync(join(wt.path, 'NOTES.md'), '# Notes\n');
     const patch = await capturePatch(wt.path, wt.base, join(p.ralphDir, 'commits', 'pending', 'T-9_worker-1_earlier.patch'));
     const patchId = await control.queuePatch('T-9', patch.path, 'worker-1');
-    await control.note('patch', patchId, 'patch.gates', 'worker-1', {
-      task_id: 'T-9',
-      gates: [{ gate: 'test', status: 'passed' }],
-      base_commit: wt.base,
-    });
+    await control.record([
+      domainEvent('patch.gates', patchId, 'worker-1', {
+        task_id: 'T-9',
+        gates: [{ gate: 'test', status: 'passed' }],
+        base_commit: wt.base,
+      }),
+    ]);
     return { harness, events, patchId, patchPath: patch.path, base: wt.base };
   }
 
