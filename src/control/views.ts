@@ -6,6 +6,7 @@ import { readEvent } from '../domain/events';
 import { evolveTask } from '../domain/task';
 import { evolvePatch } from '../domain/patch';
 import type { Patch, Task } from '../domain/model';
+import { promotionViewProjection } from './promotionView';
 
 const TASK_COLUMNS = [
   'task_id',
@@ -99,7 +100,7 @@ export const patchViewProjection: Projection = {
 };
 
 /** The projections the control plane needs; pass them to openStore. */
-export const CONTROL_PROJECTIONS: readonly Projection[] = [taskViewProjection, patchViewProjection];
+export const CONTROL_PROJECTIONS: readonly Projection[] = [taskViewProjection, patchViewProjection, promotionViewProjection];
 
 export function getTask(db: SqlReader, taskId: string): Task | undefined {
   return db.get<Task>('SELECT * FROM task_view WHERE task_id = ?', [taskId]);

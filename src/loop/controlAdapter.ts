@@ -11,6 +11,8 @@ import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
 import { drainInbox } from '../control/inbox';
 import { renderBacklogFile, renderState } from '../control/derived';
 import { domainEvent } from '../domain/events';
+import { promotionOf, waitingPromotions } from '../control/promotionView';
+import type { PromotionRecord, WaitingPromotion } from '../control/promotionView';
 import type { DomainEvent } from '../domain/events';
 import { reviewFollowUp } from '../domain/task';
 import type { ReviewFollowUp } from '../domain/task';
@@ -28,6 +30,7 @@ import type {
   LoopStateSnapshot,
   LoopTask,
   ProposalCounts,
+  ReleaseCause,
 } from './ports';
 
 export interface ControlAdapterOptions {
@@ -76,8 +79,8 @@ export class ControlAdapter implements LoopControl {
     await transitionTask(this.ctx, { taskId, status: 'claimed', actor: owner, payload: { claimed_by: owner } });
   }
 
-  async releaseTask(taskId: string, actor: string, reason: string): Promise<void> {
-    await transitionTask(this.ctx, { taskId, status: 'pending', actor, payload: { reason } });
+  async releaseTask(taskId: string, actor: string, reason: string, cause?: ReleaseCause): Promise<void> {
+    await transitionTask(this.ctx, { taskId, status: 'pending', actor, payload: { reason, ...(cause ? { cause } : {}) } });
   }
 
   async blockTask(taskId: string, actor: string, reason: string): Promise<void> {
@@ -196,23 +199,8 @@ export class ControlAdapter implements LoopControl {
     return marks;
   }
 
-  /** The latest `patch.gates` note of a patch, parsed (null when there is none or it is not JSON). */
-  private gatesNote(patchId: string): { gates?: unknown; base_commit?: unknown } | null {
-    const row = this.o.store.get<{ payload: string }>(
-      "SELECT payload FROM events WHERE entity_type = 'patch' AND entity_id = ? AND event_type = 'patch.gates' ORDER BY event_id DESC LIMIT 1",
-      [patchId],
-    );
-    if (!row) return null;
-    try {
-      return JSON.parse(row.payload) as { gates?: unknown; base_commit?: unknown };
-    } catch {
-      return null;
-    }
-  }
-
   gateResults(patchId: string): { gate: string; status: string }[] {
-    const gates = this.gatesNote(patchId)?.gates;
-    return Array.isArray(gates) ? (gates as { gate: string; status: string }[]) : [];
+    return [...(promotionOf(this.o.store, patchId)?.gates ?? [])];
   }
 
   approvedSinceDeferral(taskId: string): boolean {
@@ -229,8 +217,34 @@ export class ControlAdapter implements LoopControl {
   }
 
   patchBase(patchId: string): string | null {
-    const base = this.gatesNote(patchId)?.base_commit;
-    return typeof base === 'string' && /^[0-9a-f]{40,64}$/.test(base) ? base : null;
+    const base = promotionOf(this.o.store, patchId)?.base_commit ?? null;
+    return base !== null && /^[0-9a-f]{40,64}$/.test(base) ? base : null;
+  }
+
+  promotion(patchId: string): PromotionRecord | undefined {
+    return promotionOf(this.o.store, patchId);
+  }
+
+  waitingPromotions(): WaitingPromotion[] {
+    return waitingPromotions(this.o.store);
+  }
+
+  noChangeRuns(taskId: string): number {
+    // Newest first: releases for no change, until the task's last patch.
+    const rows = this.o.store.all<{ event_type: string; payload: string }>(
+      "SELECT event_type, payload FROM events WHERE entity_type = 'task' AND entity_id = ? AND event_type IN ('task.pending', 'task.proposed') ORDER BY event_id DESC",
+      [taskId],
+    );
+    let n = 0;
+    for (const r of rows) {
+      if (r.event_type === 'task.proposed') break;
+      try {
+        if ((JSON.parse(r.payload) as { cause?: unknown }).cause === 'no_change') n++;
+      } catch {
+        // a hand-written event: not ours
+      }
+    }
+    return n;
   }
 
   retryNotes(taskId: string): string[] {

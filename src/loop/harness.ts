@@ -1,19 +1,18 @@
 // The harness: the machinery the primary and the workers share, built once per run from
-// one context. Each part is a module named for what it owns:
+// one context. It keeps no record of its own that the store could answer: what it knows
+// about queued patches is in promotion_view. Each part is a module named for what it owns:
 //   invocation.ts     agent runs under the budget guards, metrics, agent.* notifications
 //   verification.ts   the harness's gates and the captured patch
 //   promotion.ts      capture -> patch.queued -> risk -> policy -> promote | defer | decompose, rebase
 //   latePromotion.ts  approved or waiting patches, re-verified on a moved branch (lateVerify.ts)
 //   judge.ts          the independent review of deferred patches
 //   decomposition.ts  tier 3: smaller tasks proposed instead of the patch
-//   patchRecords.ts   what this run remembers about the patches it queued
 import { harnessContext } from './context';
 import type { HarnessContext, HarnessDeps } from './context';
 import { Decomposition } from './decomposition';
 import { Invocation } from './invocation';
 import { Judge } from './judge';
 import { LatePromotion } from './latePromotion';
-import { PatchRecords } from './patchRecords';
 import { Promotion } from './promotion';
 import { Verification } from './verification';
 
@@ -23,7 +22,6 @@ export class Harness {
   readonly ctx: HarnessContext;
   readonly invocation: Invocation;
   readonly verification: Verification;
-  readonly records = new PatchRecords();
   readonly decomposition: Decomposition;
   readonly promotion: Promotion;
   readonly late: LatePromotion;
@@ -34,8 +32,8 @@ export class Harness {
     this.invocation = new Invocation(this.ctx);
     this.verification = new Verification(this.ctx);
     this.decomposition = new Decomposition(this.ctx, this.invocation);
-    this.promotion = new Promotion(this.ctx, this.verification, this.records, this.decomposition);
-    this.late = new LatePromotion(this.ctx, this.promotion, this.verification, this.records);
-    this.judge = new Judge(this.ctx, this.invocation, this.late, this.records);
+    this.promotion = new Promotion(this.ctx, this.verification, this.decomposition);
+    this.late = new LatePromotion(this.ctx, this.promotion, this.verification);
+    this.judge = new Judge(this.ctx, this.invocation, this.late);
   }
 }

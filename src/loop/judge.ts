@@ -10,7 +10,6 @@ import type { HarnessContext } from './context';
 import { structuredOutput } from './invocation';
 import type { Invocation } from './invocation';
 import type { LatePromotion } from './latePromotion';
-import type { PatchRecords } from './patchRecords';
 import type { LoopTask } from './ports';
 import { judgePrompt } from './prompts';
 
@@ -24,7 +23,6 @@ export class Judge {
     private readonly ctx: HarnessContext,
     private readonly invocation: Invocation,
     private readonly late: LatePromotion,
-    private readonly records: PatchRecords,
   ) {}
 
   /**
@@ -59,7 +57,7 @@ export class Judge {
       await control.resolveDeferred(task.task_id, 'reject', 'judge', `the patch file ${patch.patch_path} is missing; redo the task`);
       return 'reject';
     }
-    const gates = this.records.gates.get(patch.patch_id) ?? control.gateResults(patch.patch_id);
+    const gates = control.gateResults(patch.patch_id);
     const rules = [...this.ctx.settings.domainConstraints, 'Sensitive paths (auth, migrations, data) need tests and no weakened checks.'];
     // The judge works in an empty folder: it reviews the diff it is given, nothing else.
     const root = await judgeRoot(this.ctx.projectDir);

@@ -13,7 +13,6 @@ import { errorText } from './context';
 import { lateFailureReason, MAX_LATE_REVERIFICATIONS, reverifyOnTip } from './lateVerify';
 import type { LateOrigin } from './lateVerify';
 import { Mutex } from './mutex';
-import type { PatchRecords } from './patchRecords';
 import type { LoopTask } from './ports';
 import { isLive } from './promotion';
 import type { Promotion, PromotionOutcome } from './promotion';
@@ -28,14 +27,11 @@ interface LatePatch {
 export class LatePromotion {
   /** One late promotion at a time: they share the scratch worktree (gates run outside the promotion lock). */
   private readonly lock = new Mutex();
-  /** Harness errors per late patch (see lateError). */
-  private readonly lateErrors = new Map<string, number>();
 
   constructor(
     private readonly ctx: HarnessContext,
     private readonly promotion: Promotion,
     private readonly verification: Verification,
-    private readonly records: PatchRecords,
   ) {}
 
   /**
@@ -48,20 +44,13 @@ export class LatePromotion {
     if (!task || task.status !== 'proposed' || !task.patch_id) return null;
     const patch = control.patches(taskId).find((p) => p.patch_id === task.patch_id);
     if (!patch?.patch_path || patch.status === 'promoted' || patch.status === 'discarded') return null;
-    this.records.approved.add(patch.patch_id);
     return this.promoteLate(taskId, patch.patch_id, patch.patch_path, actor, 'approved', signal);
   }
 
   /** Retries promotions that waited on the user's checkout (re-verified if the branch moved meanwhile). */
   async retryWaiting(signal?: AbortSignal): Promise<void> {
-    const { waiting, approved } = this.records;
-    for (const [patchId, w] of [...waiting]) {
-      const task = this.ctx.control.task(w.taskId);
-      if (!task || task.status !== 'proposed') {
-        waiting.delete(patchId);
-        continue;
-      }
-      await this.promoteLate(w.taskId, patchId, w.patchPath, 'harness', approved.has(patchId) ? 'approved' : 'waiting', signal);
+    for (const w of this.ctx.control.waitingPromotions()) {
+      await this.promoteLate(w.taskId, w.patchId, w.patchPath, 'harness', w.approved ? 'approved' : 'waiting', signal);
     }
   }
 
@@ -96,12 +85,10 @@ export class LatePromotion {
    */
   private async lateError(taskId: string, at: LatePatch, actor: string, e: unknown): Promise<PromotionOutcome> {
     const msg = errorText(e);
-    const n = (this.lateErrors.get(at.id) ?? 0) + 1;
-    this.lateErrors.set(at.id, n);
+    const n = (this.ctx.control.promotion(at.id)?.harness_errors ?? 0) + 1;
     const task = this.ctx.control.task(taskId);
     if (n >= 3 && task) return this.giveUpLate(task, actor, `the harness failed ${n} times promoting the patch: ${msg}`);
     const reason = `the harness failed promoting the patch (try ${n} of 3, retried later): ${msg}`;
-    this.records.waiting.set(at.id, { taskId, patchPath: at.path, reason });
     await this.ctx.control
       .record([domainEvent('patch.waiting', at.id, actor, { task_id: taskId, reason, cause: 'harness_error' })])
       .catch(() => undefined);
@@ -118,7 +105,7 @@ export class LatePromotion {
     signal: AbortSignal,
   ): Promise<PromotionOutcome | null> {
     const { control, branch, projectDir } = this.ctx;
-    const { promotion, records } = this;
+    const { promotion } = this;
     const first = { ...cur };
     const live = control.patches(taskId).find((p) => p.patch_id === first.id);
     const start = control.task(taskId);
@@ -128,7 +115,6 @@ export class LatePromotion {
       !live ||
       (live.status !== 'queued' && live.status !== 'applied' && live.status !== 'verified')
     ) {
-      records.waiting.delete(first.id);
       return null;
     }
     let reverified = 0;
@@ -183,9 +169,8 @@ export class LatePromotion {
       // Waiting on the user's uncommitted edits to the patch's files: while they are still
       // there the promotion would only wait again, so the gates are not run for nothing on
       // every commit that moves the branch meanwhile.
-      const waitingFor = records.waiting.get(cur.id);
-      if (waitingFor !== undefined && (await this.checkoutHolds(files)))
-        return { kind: 'waiting', patchId: cur.id, reason: waitingFor.reason };
+      const waitingFor = control.promotion(cur.id)?.waiting_reason ?? null;
+      if (waitingFor !== null && (await this.checkoutHolds(files))) return { kind: 'waiting', patchId: cur.id, reason: waitingFor };
       reverified++;
       const why = base === null ? 'the commit its gates ran on is not known' : `its gates ran on ${base.slice(0, 8)}`;
       this.ctx.log(
@@ -216,9 +201,6 @@ export class LatePromotion {
       const newId = await control.queuePatch(taskId, v.patch.path, actor);
       const tier = promotion.classifyFiles(task, newFiles);
       await control.recordRisk(taskId, tier, newFiles, newId, actor);
-      records.bases.set(newId, tip);
-      records.gates.set(newId, v.gates);
-      if (records.approved.has(cur.id)) records.approved.add(newId);
       await control.record([
         domainEvent('patch.gates', newId, actor, {
           task_id: taskId,
@@ -231,7 +213,6 @@ export class LatePromotion {
       ]);
       this.ctx.emitter.emit({ type: 'patch.queued', taskId, patchId: newId, files: newFiles, tier });
       this.ctx.log('harness', 'info', `${taskId}: patch ${cur.id} re-verified on ${tip.slice(0, 8)} in ${v.durationMs} ms as ${newId}`);
-      records.waiting.delete(cur.id);
       cur.id = newId;
       cur.path = v.patch.path;
     }
@@ -243,12 +224,9 @@ export class LatePromotion {
     return (await dirtyPaths(this.ctx.projectDir, files)).length > 0;
   }
 
-  /** The commit a queued patch's gates ran on: this run's record, else the store's (if it can tell). */
+  /** The commit a queued patch's gates ran on, as the store knows it (null: re-verify). */
   private baseOf(patchId: string): string | null {
-    const known = this.records.bases.get(patchId);
-    if (known !== undefined) return known;
-    // Optional on the port: without it a patch from an earlier run is simply re-verified.
-    return this.ctx.control.patchBase?.(patchId) ?? null;
+    return this.ctx.control.patchBase(patchId);
   }
 
   /** The task is done: its other live patches (predecessors of the promoted one) are closed with the reason. */
@@ -258,7 +236,6 @@ export class LatePromotion {
       if (p.patch_id === promotedId || !isLive(p.status)) continue;
       const why = `superseded by ${promotedId}, re-verified on the moved branch and promoted as ${commit.slice(0, 8)}`;
       await control.discardPatch(p.patch_id, why, actor);
-      this.records.waiting.delete(p.patch_id);
       this.ctx.emitter.emit({ type: 'patch.discarded', taskId, patchId: p.patch_id, reason: why });
     }
   }
@@ -269,7 +246,6 @@ export class LatePromotion {
     for (const p of control.patches(task.task_id)) {
       if (!isLive(p.status)) continue;
       await control.discardPatch(p.patch_id, why, actor);
-      this.records.waiting.delete(p.patch_id);
       emitter.emit({ type: 'patch.discarded', taskId: task.task_id, patchId: p.patch_id, reason: why });
     }
     const now = control.task(task.task_id);

@@ -123,7 +123,7 @@ export class Loop {
     lifecycle.watch({
       dayBudget: () => harness.invocation.dayBudget(),
       approvalsInFlight: () => inbox.approvalsInFlight,
-      waitingPromotions: () => harness.records.waiting.size,
+      waitingPromotions: () => options.control.waitingPromotions().length,
     });
     await options.control.record([
       domainEvent('loop.started', 'loop', 'harness', {

@@ -4,6 +4,12 @@
 // loop's orchestration be read in one place and lets each adapter follow its module.
 import type { DomainEvent } from '../domain/events';
 import type { RiskTier } from '../domain/risk';
+import type { PromotionRecord, WaitingPromotion } from '../control/promotionView';
+
+export type { PromotionRecord, WaitingPromotion };
+
+/** Releases the harness counts by their cause. */
+export type ReleaseCause = 'no_change';
 
 export interface LoopTask {
   readonly task_id: string;
@@ -101,8 +107,11 @@ export interface LoopControl {
   ): Promise<LoopTask | null>;
   /** Claims one named pending task (the harness's own maintenance tasks). */
   claimTask(taskId: string, owner: string): Promise<void>;
-  /** Back to pending with the reason in the event (defect 5: never left claimed). */
-  releaseTask(taskId: string, actor: string, reason: string): Promise<void>;
+  /**
+   * Back to pending with the reason in the event (a task is never left claimed); `cause`
+   * names a release the harness counts (`no_change`: the run changed no files).
+   */
+  releaseTask(taskId: string, actor: string, reason: string, cause?: ReleaseCause): Promise<void>;
   blockTask(taskId: string, actor: string, reason: string): Promise<void>;
   /** Creates a task the harness itself needs (maintenance work from refactor_dry / test_*). */
   createTask(
@@ -128,14 +137,20 @@ export interface LoopControl {
    * `spec.evolved`. Optional: without it each failure counts as the first (the shortest back-off).
    */
   evolveFailures?(): number;
-  /** Gate results recorded for a queued patch (`patch.gates` events), for the judge after a restart. */
+  /** Gate results recorded for a queued patch (`patch.gates` events), for the judge. */
   gateResults(patchId: string): { gate: string; status: string }[];
   /**
-   * The commit a queued patch's gates ran on (`base_commit` of its `patch.gates` note), so
-   * a patch approved after a restart is promoted without re-verification when the branch
-   * did not move. Optional: without it such a patch is re-verified (safe, only slower).
+   * The commit a queued patch's gates ran on (`base_commit` of its `patch.gates` event), so
+   * a patch approved later is promoted without re-verification when the branch did not
+   * move; null when unknown (the patch is then re-verified: safe, only slower).
    */
-  patchBase?(patchId: string): string | null;
+  patchBase(patchId: string): string | null;
+  /** What promotion knows about a queued patch (promotion_view). */
+  promotion(patchId: string): PromotionRecord | undefined;
+  /** Promotions waiting on the user's checkout (or retried after a harness error), oldest first. */
+  waitingPromotions(): WaitingPromotion[];
+  /** Releases of the task for a run that changed nothing, since its last patch. */
+  noChangeRuns(taskId: string): number;
   /** Whether the task's latest deferral was resolved by an approval (a judge's or a human's). */
   approvedSinceDeferral(taskId: string): boolean;
   /**

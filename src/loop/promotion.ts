@@ -20,7 +20,6 @@ import type { Decomposition } from './decomposition';
 import type { AgentName } from './events';
 import type { GateResult } from './gates';
 import { Mutex } from './mutex';
-import type { PatchRecords } from './patchRecords';
 import type { LoopTask } from './ports';
 import type { Verification } from './verification';
 
@@ -52,13 +51,10 @@ export function isLive(status: string): boolean {
 export class Promotion {
   /** Serializes promotions: one branch update at a time within this process. */
   readonly lock = new Mutex();
-  /** Consecutive successful runs without a change, per task. */
-  private readonly noChange = new Map<string, number>();
 
   constructor(
     private readonly ctx: HarnessContext,
     private readonly verification: Verification,
-    private readonly records: PatchRecords,
     private readonly decomposition: Decomposition,
   ) {}
 
@@ -73,28 +69,24 @@ export class Promotion {
     const { task, patch, agent } = change;
     if (patch.isEmpty) {
       // A run that changed nothing never leaves its task claimed; twice in a row is not bad luck.
-      const n = (this.noChange.get(task.task_id) ?? 0) + 1;
-      this.noChange.set(task.task_id, n);
+      const n = control.noChangeRuns(task.task_id) + 1;
       if (n >= 2) {
         const why = `the agent reported success but changed no files (${n} runs in a row); check its permissions and the task`;
         await control.blockTask(task.task_id, agent, why);
         totals.blocked++;
         emitter.emit({ type: 'task.blocked', taskId: task.task_id, reason: why });
       } else {
-        await control.releaseTask(task.task_id, agent, 'the run succeeded but changed no files');
+        await control.releaseTask(task.task_id, agent, 'the run succeeded but changed no files', 'no_change');
         totals.released++;
         emitter.emit({ type: 'task.released', taskId: task.task_id, reason: 'the run changed no files' });
       }
       return { kind: 'no_change' };
     }
-    this.noChange.delete(task.task_id);
     const files = touchedPaths(patch.files);
     const patchId = await control.queuePatch(task.task_id, patch.path, agent);
     const tier = this.classifyFiles(task, files);
     await control.recordRisk(task.task_id, tier, files, patchId, agent);
     emitter.emit({ type: 'patch.queued', taskId: task.task_id, patchId, files, tier });
-    this.records.gates.set(patchId, change.gates);
-    this.records.bases.set(patchId, patch.baseCommit);
     // base_commit: the commit the gates ran on, durable for a promotion decided later.
     await control.record([
       domainEvent('patch.gates', patchId, agent, {
@@ -148,9 +140,8 @@ export class Promotion {
       });
       if (result.status === 'promoted') return this.recordPromoted(task.task_id, patchId, patchPath, result.commit, agent);
       if (result.status === 'waiting') {
-        const prev = this.records.waiting.get(patchId);
-        this.records.waiting.set(patchId, { taskId: task.task_id, patchPath, reason: result.reason });
-        if (prev?.reason !== result.reason) {
+        // Said once per reason: a retry that waits for the same files again adds nothing.
+        if (this.ctx.control.promotion(patchId)?.waiting_reason !== result.reason) {
           await this.ctx.control.record([
             domainEvent('patch.waiting', patchId, agent, { task_id: task.task_id, reason: result.reason, cause: 'checkout' }),
           ]);
@@ -181,7 +172,6 @@ export class Promotion {
    */
   async abandon(taskId: string, patchId: string, why: string, actor: string): Promise<PromotionOutcome> {
     const { control } = this.ctx;
-    this.records.waiting.delete(patchId);
     const t = control.task(taskId);
     const p = control.patches(taskId).find((x) => x.patch_id === patchId);
     const closes = t === undefined || t.status === 'done' || t.status === 'dropped' || (t.patch_id !== null && t.patch_id !== patchId);
@@ -196,7 +186,6 @@ export class Promotion {
   /** The branch has the patch's commit: promote-patch in the store, then tell the hosts. */
   async recordPromoted(taskId: string, patchId: string, patchPath: string, commit: string, agent: string): Promise<PromotionOutcome> {
     await this.ctx.control.promotePatch(patchId, commit, agent);
-    this.records.waiting.delete(patchId);
     this.ctx.totals.promoted++;
     await this.archive(patchPath);
     this.ctx.emitter.emit({ type: 'patch.promoted', taskId, patchId, commit });

@@ -389,7 +389,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
   /** A fresh harness (as after a restart) and T-9 proposed with a queued patch verified on main's tip by a run before. */
   async function queuedByAnEarlierRun(
     withBases: boolean,
-  ): Promise<{ harness: Harness; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
+  ): Promise<{ harness: Harness; control: ControlAdapter; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
     const settings = sampleSettings();
     const options = { store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns };
     const control = withBases ? new ControlAdapter(options) : new ControlWithoutBases(options);
@@ -421,7 +421,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
         base_commit: wt.base,
       }),
     ]);
-    return { harness, events, patchId, patchPath: patch.path, base: wt.base };
+    return { harness, control, events, patchId, patchPath: patch.path, base: wt.base };
   }
 
   it('given a stop while recovery re-verifies a leftover patch, then the loop stops cleanly with a summary and the patch is kept for the next run', async () => {
@@ -502,14 +502,14 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     await q.harness.late.retryWaiting();
     assert.ok(!q.events.some((e) => e.type === 'gate.started'), 'no gates while the edit still blocks the promotion');
     assert.equal(q.events.filter((e) => e.type === 'patch.waiting').length, waitingEvents, 'said once, not again per retry');
-    assert.equal(q.harness.records.waiting.size, 1);
+    assert.equal(q.control.waitingPromotions().length, 1);
     rmSync(join(p.dir, 'NOTES.md'));
     await q.harness.late.retryWaiting();
     assert.ok(q.events.some((e) => e.type === 'gate.started' && e.taskId === 'T-9' && e.agent === 'harness'));
     const promoted = q.events.find((e) => e.type === 'patch.promoted');
     assert.ok(promoted?.type === 'patch.promoted');
     assert.equal(git(p.dir, 'log', '-1', '--format=%s', `${promoted.commit}^`), 'user: unrelated');
-    assert.equal(q.harness.records.waiting.size, 0);
+    assert.equal(q.control.waitingPromotions().length, 0);
   });
 
   it('given the control port reads base_commit from the patch.gates note and the branch did not move, then the patch is promoted onto it without running the gates again', async () => {
