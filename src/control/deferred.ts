@@ -73,7 +73,7 @@ export interface ResolveResult {
  */
 export async function resolveDeferred(
   ctx: ControlContext,
-  cmd: { taskId: string; decision: ResolveDecision; actor: string; rationale: string; commitHash?: string },
+  cmd: { taskId: string; decision: ResolveDecision; actor: string; rationale: string; commitHash?: string; confidence?: number },
 ): Promise<ResolveResult> {
   if (cmd.commitHash !== undefined) {
     if (cmd.decision !== 'approve') throw new InvalidArgumentError('a commit can only accompany approve');

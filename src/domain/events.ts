@@ -71,6 +71,7 @@ function buildSchemas() {
       new_status: taskStatus,
       modification: optStr,
       patch_id: optStr,
+      confidence: z.number().nullish(),
     }),
     'task.deferral_expired': z.looseObject({
       old_status: taskStatus,

@@ -151,6 +151,8 @@ export interface ResolveDeferredCommand {
   readonly decision: ResolveDecision;
   readonly actor: string;
   readonly rationale: string;
+  /** The judge's confidence in its verdict, kept with the resolution. */
+  readonly confidence?: number;
 }
 
 /** The patch a deferred task is waiting on: its recorded patch, else its newest live one. */
@@ -185,6 +187,7 @@ export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredComm
         new_status: newStatus,
         patch_id: patch.patch_id,
         approved: true,
+        ...(cmd.confidence !== undefined ? { confidence: cmd.confidence } : {}),
       }),
     ];
   }
@@ -196,6 +199,7 @@ export function decideResolveDeferred(ctx: TaskContext, cmd: ResolveDeferredComm
       old_status: 'deferred',
       new_status: 'pending',
       ...(cmd.decision === 'modify' ? { modification: cmd.rationale } : {}),
+      ...(cmd.confidence !== undefined ? { confidence: cmd.confidence } : {}),
       // The reviewed patch, so a modify's follow-up can start from it (reviewFollowUp).
       ...(discards ? { discarded_patch_id: patch.patch_id } : {}),
     }),

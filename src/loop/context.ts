@@ -36,16 +36,12 @@ export interface HarnessDeps {
   readonly signal?: AbortSignal;
 }
 
-/** Totals for the summary and the overhead benchmark. */
+/**
+ * What the harness measures itself (the rest of the summary is counted from the store's
+ * events, storeFeed.ts): the time its gates ran, summed over agents.
+ */
 export interface HarnessTotals {
-  invocations: number;
-  costUsd: number;
-  modelMs: number;
   gateMs: number;
-  promoted: number;
-  deferred: number;
-  blocked: number;
-  released: number;
 }
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -88,7 +84,7 @@ export function harnessContext(deps: HarnessDeps): HarnessContext {
     agentEnv: deps.agentEnv,
     signal: deps.signal ?? NEVER_ABORTED,
     ledger: new ProcessLedger(join(deps.ralphDir, 'locks', 'processes')),
-    totals: { invocations: 0, costUsd: 0, modelMs: 0, gateMs: 0, promoted: 0, deferred: 0, blocked: 0, released: 0 },
+    totals: { gateMs: 0 },
     promptContext: { ralphDir: deps.ralphDir, domainConstraints: deps.settings.domainConstraints },
     log: (agent, level, message) => emitter.emit({ type: 'log', level, agent, message }),
   };

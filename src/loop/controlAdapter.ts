@@ -1,6 +1,6 @@
 // LoopControl over the control plane (src/control) and the event store: every write is a
 // control-plane command (events through the store), reads come from the projections.
-import type { EventStore } from '../store/types';
+import type { EventStore, StoredEvent } from '../store/types';
 import { controlContext } from '../control/context';
 import type { ControlContext } from '../control/context';
 import { claimReadyTask, decideAndAppend, transitionTask } from '../control/tasks';
@@ -127,8 +127,14 @@ export class ControlAdapter implements LoopControl {
     await discardPatch(this.ctx, { patchId, reason, actor });
   }
 
-  async resolveDeferred(taskId: string, decision: 'approve' | 'reject' | 'modify', actor: string, rationale: string): Promise<void> {
-    await resolveDeferred(this.ctx, { taskId, decision, actor, rationale });
+  async resolveDeferred(
+    taskId: string,
+    decision: 'approve' | 'reject' | 'modify',
+    actor: string,
+    rationale: string,
+    confidence?: number,
+  ): Promise<void> {
+    await resolveDeferred(this.ctx, { taskId, decision, actor, rationale, ...(confidence !== undefined ? { confidence } : {}) });
   }
 
   async expireStaleDeferrals(): Promise<number> {
@@ -289,6 +295,10 @@ export class ControlAdapter implements LoopControl {
   async record(events: readonly DomainEvent[]): Promise<void> {
     if (events.length === 0) return;
     await decideAndAppend(this.ctx, () => ({ events, result: undefined }));
+  }
+
+  onDidAppend(listener: (events: readonly StoredEvent[]) => void): { dispose(): void } {
+    return this.o.store.onDidAppend(listener);
   }
 
   async renderViews(state: LoopStateSnapshot): Promise<void> {

@@ -16,7 +16,7 @@ export class Decomposition {
 
   /** Returns how many sub-tasks the control plane accepted. */
   async decompose(task: LoopTask, files: readonly string[], cwd: string, signal: AbortSignal): Promise<number> {
-    const { control, emitter } = this.ctx;
+    const { control } = this.ctx;
     const out = await this.invocation.invoke(
       {
         agent: 'primary',
@@ -44,13 +44,9 @@ export class Decomposition {
       }
     }
     const now = control.task(task.task_id);
-    if (now?.status === 'dropped') {
-      emitter.emit({ type: 'task.decomposed', taskId: task.task_id, accepted });
-    } else if (now && now.status !== 'done') {
+    if (now && now.status !== 'done' && now.status !== 'dropped') {
       const why = `risk tier 3 (${files.join(', ')}): decomposition not accepted yet`;
       await control.blockTask(task.task_id, 'primary', why);
-      this.ctx.totals.blocked++;
-      emitter.emit({ type: 'task.blocked', taskId: task.task_id, reason: why });
     }
     return accepted;
   }

@@ -64,6 +64,7 @@ export type LoopEvent =
   | { readonly type: 'patch.discarded'; readonly taskId: string; readonly patchId: string; readonly reason: string }
   | { readonly type: 'task.released'; readonly taskId: string; readonly reason: string }
   | { readonly type: 'task.blocked'; readonly taskId: string; readonly reason: string }
+  /** `accepted`: the sub-tasks created for it. */
   | { readonly type: 'task.decomposed'; readonly taskId: string; readonly accepted: number }
   | {
       readonly type: 'verdict';

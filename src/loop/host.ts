@@ -175,7 +175,7 @@ export function formatLoopEvent(e: LoopEvent): string | null {
     case 'task.blocked':
       return `${e.taskId} BLOCKED: ${short(e.reason)}`;
     case 'task.decomposed':
-      return `${e.taskId} decomposed (${e.accepted} proposal(s) accepted)`;
+      return `${e.taskId} decomposed into ${e.accepted} sub-task(s)`;
     case 'verdict':
       return `${e.by} ${e.verdict}s ${e.taskId}: ${short(e.rationale)}`;
     case 'budget':

@@ -52,7 +52,6 @@ export class InboxConsumer {
     for (const d of decisions) {
       // The human overrides the judge: one still reviewing this task is ended now.
       judge.cancel(d.taskId, `${d.actor} decided ${d.decision}`);
-      ctx.emitter.emit({ type: 'verdict', taskId: d.taskId, verdict: d.decision, rationale: d.rationale, confidence: null, by: 'human' });
       if (d.decision === 'approve') {
         this.inFlight++;
         this.approvals = this.approvals

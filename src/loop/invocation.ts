@@ -108,7 +108,6 @@ export class Invocation {
     }
     const backend = this.ctx.backends[req.role];
     const promptBytes = Buffer.byteLength(req.prompt);
-    emitter.emit({ type: 'agent.started', agent: req.agent, phase: req.phase, taskId, promptBytes, budgetUsd });
     const run = { role: req.role, phase: req.phase, task_id: taskId, backend: backend.id };
     // Recorded while the agent starts, not before: the journal's fsync stays off the critical path.
     const recorded = this.record(req.agent, [
@@ -118,10 +117,6 @@ export class Invocation {
     const result = await this.runBackend(req, taskId, budgetUsd, signal);
     const duration = this.ctx.clock.now() - started;
     await recorded;
-    const { totals } = this.ctx;
-    totals.invocations++;
-    totals.costUsd += result.costUsd;
-    totals.modelMs += duration;
     const ts = new Date(this.ctx.clock.now()).toISOString();
     this.costLines.push({ ts, cost: result.costUsd, task: taskId });
     // The seed's line, rounded and with secret values redacted, as src/agents/metrics writes
@@ -152,16 +147,6 @@ export class Invocation {
         ...(result.status === 'success' ? {} : this.failureReason(result)),
       }),
     ]);
-    emitter.emit({
-      type: 'agent.finished',
-      agent: req.agent,
-      phase: req.phase,
-      taskId,
-      status: result.status,
-      costUsd: result.costUsd,
-      durationMs: duration,
-      turns: result.turns,
-    });
     return { kind: 'ran', result };
   }
 

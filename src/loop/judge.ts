@@ -103,8 +103,7 @@ export class Judge {
     if (control.task(task.task_id)?.status !== 'deferred') return 'skipped';
     const { verdict, rationale, confidence } = v.value;
     const text = verdict === 'modify' ? `${rationale}\nRequired change: ${v.value.modification ?? ''}` : rationale;
-    await control.resolveDeferred(task.task_id, verdict, 'judge', text);
-    this.ctx.emitter.emit({ type: 'verdict', taskId: task.task_id, verdict, rationale, confidence, by: 'judge' });
+    await control.resolveDeferred(task.task_id, verdict, 'judge', text, confidence);
     if (verdict === 'approve') await this.late.promoteApproved(task.task_id, 'judge', signal);
     return verdict;
   }

@@ -92,7 +92,6 @@ export class LatePromotion {
     await this.ctx.control
       .record([domainEvent('patch.waiting', at.id, actor, { task_id: taskId, reason, cause: 'harness_error' })])
       .catch(() => undefined);
-    this.ctx.emitter.emit({ type: 'patch.waiting', taskId, patchId: at.id, reason });
     return { kind: 'waiting', patchId: at.id, reason };
   }
 
@@ -211,7 +210,6 @@ export class LatePromotion {
           risk_tier: tier,
         }),
       ]);
-      this.ctx.emitter.emit({ type: 'patch.queued', taskId, patchId: newId, files: newFiles, tier });
       this.ctx.log('harness', 'info', `${taskId}: patch ${cur.id} re-verified on ${tip.slice(0, 8)} in ${v.durationMs} ms as ${newId}`);
       cur.id = newId;
       cur.path = v.patch.path;
@@ -236,17 +234,15 @@ export class LatePromotion {
       if (p.patch_id === promotedId || !isLive(p.status)) continue;
       const why = `superseded by ${promotedId}, re-verified on the moved branch and promoted as ${commit.slice(0, 8)}`;
       await control.discardPatch(p.patch_id, why, actor);
-      this.ctx.emitter.emit({ type: 'patch.discarded', taskId, patchId: p.patch_id, reason: why });
     }
   }
 
   /** A late patch that cannot land: every live patch of the task discarded, the task back to pending, said once. */
   private async giveUpLate(task: LoopTask, actor: string, why: string): Promise<PromotionOutcome> {
-    const { control, emitter } = this.ctx;
+    const { control } = this.ctx;
     for (const p of control.patches(task.task_id)) {
       if (!isLive(p.status)) continue;
       await control.discardPatch(p.patch_id, why, actor);
-      emitter.emit({ type: 'patch.discarded', taskId: task.task_id, patchId: p.patch_id, reason: why });
     }
     const now = control.task(task.task_id);
     if (now !== undefined && now.status !== 'pending' && now.status !== 'done' && now.status !== 'dropped') {
@@ -254,9 +250,7 @@ export class LatePromotion {
         .releaseTask(task.task_id, actor, why)
         .catch((e: unknown) => this.ctx.log('harness', 'warn', `${task.task_id}: release failed: ${String(e)}`));
     }
-    this.ctx.totals.released++;
     this.ctx.log('harness', 'warn', `${task.task_id}: ${why}`);
-    emitter.emit({ type: 'task.released', taskId: task.task_id, reason: why });
     return { kind: 'conflict', reason: why };
   }
 }

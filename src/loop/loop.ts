@@ -26,6 +26,7 @@ import { RunLifecycle } from './runLifecycle';
 import type { LoopSettings } from './settings';
 import { systemClock } from './sleep';
 import type { Clock } from './sleep';
+import { emptyTally, notificationsOf, tallyOf } from './storeFeed';
 import { WorkerCycle } from './workerCycle';
 
 export interface LoopOptions {
@@ -61,6 +62,8 @@ export class Loop {
   private starting: Promise<void> | null = null;
   private finished: Promise<LoopSummary> | null = null;
   private summary: LoopSummary | null = null;
+  private readonly tally = emptyTally();
+  private feed: { dispose(): void } | null = null;
 
   constructor(private readonly options: LoopOptions) {
     this.ralphDir = options.ralphDir ?? join(options.projectDir, '.ralph');
@@ -108,6 +111,11 @@ export class Loop {
       clock: this.clock,
       signal: lifecycle.signal,
       ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}),
+    });
+    // Notifications and the summary's counts come from what the store appended.
+    this.feed = options.control.onDidAppend((batch) => {
+      tallyOf(this.tally, batch);
+      for (const e of notificationsOf(batch)) this.events.emit(e);
     });
     const inbox = new InboxConsumer(harness, lifecycle);
     const run: LoopRun = {
@@ -209,6 +217,8 @@ export class Loop {
   private async finish(run: LoopRun): Promise<LoopSummary> {
     const { control } = this.options;
     const { lifecycle } = this;
+    // Counted before the stop releases the claims: those are the stop's, not the run's.
+    const t = { ...this.tally };
     // Consistent state on the way out: nothing stays claimed by this run's agents.
     for (const t of control.tasks()) {
       if (t.status === 'claimed' && t.claimed_by !== null && lifecycle.isAgent(t.claimed_by)) {
@@ -216,7 +226,6 @@ export class Loop {
       }
     }
     await renderRunViews(control, lifecycle.iterations, null).catch(() => undefined);
-    const t = run.ctx.totals;
     this.summary = {
       iterations: lifecycle.iterations,
       invocations: t.invocations,
@@ -227,10 +236,11 @@ export class Loop {
       costUsd: Math.round(t.costUsd * 1e6) / 1e6,
       wallMs: this.clock.now() - this.started,
       modelMs: t.modelMs,
-      gateMs: t.gateMs,
+      gateMs: run.ctx.totals.gateMs,
       stopReason: lifecycle.stopReason || 'stopped',
     };
     await control.record([domainEvent('loop.stopped', 'loop', 'harness', { ...this.summary })]).catch(() => undefined);
+    this.feed?.dispose();
     lifecycle.setState('stopped', lifecycle.stopReason);
     this.events.emit({ type: 'summary', summary: this.summary });
     return this.summary;

@@ -3,6 +3,7 @@
 // (spec discovery) and src/agents (prompts, metrics); keeping the seams here lets the
 // loop's orchestration be read in one place and lets each adapter follow its module.
 import type { DomainEvent } from '../domain/events';
+import type { StoredEvent } from '../store/types';
 import type { RiskTier } from '../domain/risk';
 import type { PromotionRecord, WaitingPromotion } from '../control/promotionView';
 
@@ -123,7 +124,13 @@ export interface LoopControl {
   deferTask(taskId: string, actor: string, reason: string, tier: RiskTier, patchId: string): Promise<void>;
   promotePatch(patchId: string, commit: string, actor: string): Promise<void>;
   discardPatch(patchId: string, reason: string, actor: string): Promise<void>;
-  resolveDeferred(taskId: string, decision: 'approve' | 'reject' | 'modify', actor: string, rationale: string): Promise<void>;
+  resolveDeferred(
+    taskId: string,
+    decision: 'approve' | 'reject' | 'modify',
+    actor: string,
+    rationale: string,
+    confidence?: number,
+  ): Promise<void>;
   expireStaleDeferrals(): Promise<number>;
   processProposals(): Promise<ProposalCounts>;
   /** Runs the commands waiting in the inbox (each once); reports human decisions and host commands. */
@@ -163,6 +170,8 @@ export interface LoopControl {
   followUp(taskId: string): LoopFollowUp | null;
   /** Appends the harness's own facts (task.reflected, patch.gates, loop.*, agent.*), validated, atomically. */
   record(events: readonly DomainEvent[]): Promise<void>;
+  /** Calls `listener` with each batch of events the store appends (notifications and totals). */
+  onDidAppend(listener: (events: readonly StoredEvent[]) => void): { dispose(): void };
   /** Writes STATE.json and BACKLOG.md from the store (plus the loop's own counters). */
   renderViews(state: LoopStateSnapshot): Promise<void>;
 }

@@ -124,14 +124,12 @@ async function noteReflection(run: LoopRun, s: PrimaryState, t: Transition, klas
 
 async function applyEffect(run: LoopRun, e: Effect, work: PrimaryWork): Promise<void> {
   const { ctx } = run;
-  const { control, emitter, totals } = ctx;
+  const { control } = ctx;
   switch (e.type) {
     case 'block_task': {
       const t = control.task(e.taskId);
       if (t && t.status !== 'done' && t.status !== 'dropped' && t.status !== 'blocked') {
         await control.blockTask(e.taskId, 'primary', e.reason);
-        totals.blocked++;
-        emitter.emit({ type: 'task.blocked', taskId: e.taskId, reason: e.reason });
         run.lifecycle.progress();
       }
       return;
@@ -141,8 +139,6 @@ async function applyEffect(run: LoopRun, e: Effect, work: PrimaryWork): Promise<
       // The harness may already have released or blocked it (no change, conflict).
       if (t && t.status === 'claimed') {
         await control.releaseTask(e.taskId, 'primary', e.reason);
-        totals.released++;
-        emitter.emit({ type: 'task.released', taskId: e.taskId, reason: e.reason });
       }
       return;
     }

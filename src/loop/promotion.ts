@@ -65,7 +65,7 @@ export class Promotion {
 
   /** Promotion by tier, for a verified change (see the module header). */
   async promote(change: VerifiedChange, signal: AbortSignal, rebasesLeft = 3): Promise<PromotionOutcome> {
-    const { control, emitter, totals } = this.ctx;
+    const { control } = this.ctx;
     const { task, patch, agent } = change;
     if (patch.isEmpty) {
       // A run that changed nothing never leaves its task claimed; twice in a row is not bad luck.
@@ -73,12 +73,8 @@ export class Promotion {
       if (n >= 2) {
         const why = `the agent reported success but changed no files (${n} runs in a row); check its permissions and the task`;
         await control.blockTask(task.task_id, agent, why);
-        totals.blocked++;
-        emitter.emit({ type: 'task.blocked', taskId: task.task_id, reason: why });
       } else {
         await control.releaseTask(task.task_id, agent, 'the run succeeded but changed no files', 'no_change');
-        totals.released++;
-        emitter.emit({ type: 'task.released', taskId: task.task_id, reason: 'the run changed no files' });
       }
       return { kind: 'no_change' };
     }
@@ -86,7 +82,6 @@ export class Promotion {
     const patchId = await control.queuePatch(task.task_id, patch.path, agent);
     const tier = this.classifyFiles(task, files);
     await control.recordRisk(task.task_id, tier, files, patchId, agent);
-    emitter.emit({ type: 'patch.queued', taskId: task.task_id, patchId, files, tier });
     // base_commit: the commit the gates ran on, durable for a promotion decided later.
     await control.record([
       domainEvent('patch.gates', patchId, agent, {
@@ -100,8 +95,6 @@ export class Promotion {
     const policy = decidePolicy(tier);
     if (policy.decision === 'defer') {
       await control.deferTask(task.task_id, agent, policy.reason, tier, patchId);
-      totals.deferred++;
-      emitter.emit({ type: 'patch.deferred', taskId: task.task_id, patchId, reason: policy.reason });
       return { kind: 'deferred', patchId };
     }
     if (policy.decision === 'decompose') {
@@ -145,7 +138,6 @@ export class Promotion {
           await this.ctx.control.record([
             domainEvent('patch.waiting', patchId, agent, { task_id: task.task_id, reason: result.reason, cause: 'checkout' }),
           ]);
-          this.ctx.emitter.emit({ type: 'patch.waiting', taskId: task.task_id, patchId, reason: result.reason });
         }
         return { kind: 'waiting', patchId, reason: result.reason };
       }
@@ -177,7 +169,6 @@ export class Promotion {
     const closes = t === undefined || t.status === 'done' || t.status === 'dropped' || (t.patch_id !== null && t.patch_id !== patchId);
     if (p && isLive(p.status) && closes) {
       await control.discardPatch(patchId, `not promoted: ${why}`, actor);
-      this.ctx.emitter.emit({ type: 'patch.discarded', taskId, patchId, reason: `not promoted: ${why}` });
     }
     this.ctx.log('harness', 'info', `${taskId}: patch ${patchId} not promoted: ${why}`);
     return { kind: 'abandoned', reason: why };
@@ -186,9 +177,7 @@ export class Promotion {
   /** The branch has the patch's commit: promote-patch in the store, then tell the hosts. */
   async recordPromoted(taskId: string, patchId: string, patchPath: string, commit: string, agent: string): Promise<PromotionOutcome> {
     await this.ctx.control.promotePatch(patchId, commit, agent);
-    this.ctx.totals.promoted++;
     await this.archive(patchPath);
-    this.ctx.emitter.emit({ type: 'patch.promoted', taskId, patchId, commit });
     return { kind: 'promoted', commit, patchId };
   }
 
@@ -212,13 +201,10 @@ export class Promotion {
     signal: AbortSignal,
     rebasesLeft: number,
   ): Promise<PromotionOutcome> {
-    const { control, emitter } = this.ctx;
+    const { control } = this.ctx;
     const tip = await branchTip(this.ctx.projectDir, this.ctx.branch);
     const give = async (why: string): Promise<PromotionOutcome> => {
       await control.discardPatch(patchId, why, change.agent);
-      this.ctx.totals.released++;
-      emitter.emit({ type: 'patch.discarded', taskId: change.task.task_id, patchId, reason: why });
-      emitter.emit({ type: 'task.released', taskId: change.task.task_id, reason: why });
       return { kind: 'conflict', reason: why };
     };
     if (tip === null) return give(`target branch ${this.ctx.branch} is gone`);
@@ -239,7 +225,6 @@ export class Promotion {
     if (control.patches(change.task.task_id).some((p) => p.patch_id === patchId && isLive(p.status))) {
       const why = `superseded by a rebase onto ${tip.slice(0, 8)}`;
       await control.discardPatch(patchId, why, change.agent);
-      emitter.emit({ type: 'patch.discarded', taskId: change.task.task_id, patchId, reason: why });
     }
     return outcome;
   }

@@ -14,7 +14,7 @@ import type { LoopRun } from './loopRun';
 
 export async function recover(run: LoopRun): Promise<void> {
   const { ctx, harness } = run;
-  const { control, emitter, projectDir } = ctx;
+  const { control, projectDir } = ctx;
   const signal = run.lifecycle.signal;
   // First the agents and gates a killed run left running: they would keep writing into
   // worktrees this run is about to reset and reuse.
@@ -39,7 +39,6 @@ export async function recover(run: LoopRun): Promise<void> {
   for (const t of control.tasks()) {
     if (t.status === 'claimed') {
       await control.releaseTask(t.task_id, 'harness', `stale claim by ${t.claimed_by ?? '?'} from a dead run`);
-      emitter.emit({ type: 'task.released', taskId: t.task_id, reason: 'stale claim from a dead run' });
     }
   }
   // The late-verification worktree is kept too: its installed dependencies are a cache.
@@ -63,11 +62,9 @@ export async function recover(run: LoopRun): Promise<void> {
       if (tier === 2) {
         const why = `risk tier 2, found unreviewed after a restart: deferred to the judge`;
         await control.deferTask(t.task_id, 'harness', why, tier, patch.patch_id);
-        emitter.emit({ type: 'patch.deferred', taskId: t.task_id, patchId: patch.patch_id, reason: why });
       } else {
         const why = `risk tier 3, found undecomposed after a restart: back to pending to be decomposed`;
         await control.discardPatch(patch.patch_id, why, 'harness');
-        emitter.emit({ type: 'task.released', taskId: t.task_id, reason: why });
       }
       continue;
     }

@@ -139,8 +139,6 @@ export class WorkerCycle {
         const reason = `${failure.gate} could not run in ${wt.path} (${lesson}); fix the environment — released, not retried`;
         await recordLesson(ctx, task, failure.gate, klass, reason, null);
         await control.releaseTask(task.task_id, name, reason);
-        ctx.totals.released++;
-        ctx.emitter.emit({ type: 'task.released', taskId: task.task_id, reason });
         this.envBackoff.set(name, (this.envBackoff.get(name) ?? 0) + 1);
         return false;
       }
@@ -157,8 +155,6 @@ export class WorkerCycle {
 
   private async blockTask(name: AgentName, taskId: string, reason: string): Promise<boolean> {
     await this.run.ctx.control.blockTask(taskId, name, reason);
-    this.run.ctx.totals.blocked++;
-    this.run.ctx.emitter.emit({ type: 'task.blocked', taskId, reason });
     return false;
   }
 }
