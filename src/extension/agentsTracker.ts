@@ -1,6 +1,8 @@
-// What each agent of the loop running in this window is doing, folded from the loop's live
-// events: phase, task, when it started the current invocation, cost so far this run. Pure
-// (no vscode), so the Agents tree, the status bar and the monitor share one reading.
+// What each agent of the loop is doing, folded from the loop's events: phase, task, when it
+// started the current invocation, cost so far this run. The loop this window runs feeds it
+// live; an observer window feeds it the writer's agent.* events read from the store (the
+// same notifications, storeFeed.ts). Pure (no vscode), so the Agents tree, the status bar
+// and the monitor share one reading.
 import type { LoopEvent } from '../loop/events';
 import type { RunningAgent } from '../protocol/monitor';
 
@@ -28,14 +30,14 @@ export class AgentsTracker {
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
-  /** Folds one event; returns true when a row changed. */
-  apply(e: LoopEvent): boolean {
+  /** Folds one event (`at`: when it happened, for events read back from the store); true when a row changed. */
+  apply(e: LoopEvent, at?: Date): boolean {
     switch (e.type) {
       case 'phase.changed':
         this.patch(e.agent, { phase: e.to, taskId: e.taskId });
         return true;
       case 'agent.started':
-        this.patch(e.agent, { phase: e.phase, taskId: e.taskId, startedAt: this.now().toISOString(), busy: true });
+        this.patch(e.agent, { phase: e.phase, taskId: e.taskId, startedAt: (at ?? this.now()).toISOString(), busy: true });
         return true;
       case 'agent.finished': {
         const r = this.get(e.agent);

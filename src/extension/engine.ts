@@ -9,6 +9,7 @@ import type { InboxCommand, InboxResult, ControlContext } from '../control';
 import { CONTROL_PROJECTIONS, controlContext, drainInbox, getPatch, patchesOf, submitToInbox } from '../control';
 import type { Patch, Task } from '../domain/model';
 import type { LoopEvent, LoopSummary } from '../loop/events';
+import { notificationsOf } from '../loop/storeFeed';
 import type { LoopHost, LoopHostOptions } from '../loop/host';
 import type * as HostModule from '../loop/host';
 import { createStoreDataSource } from '../monitor/dataSource';
@@ -114,7 +115,7 @@ export class Engine extends Disposable {
         onDidAppend: (l) => this.onDidChangeData(l),
       } as Pick<EventStore, 'all' | 'get' | 'onDidAppend'>,
       logsDir: path.join(this.ralphDir, 'logs'),
-      agents: () => this.tracker.running(),
+      agents: () => (this.host || this.role() === 'observer' ? this.tracker.running() : []),
       logLines: () => this.logLines,
     });
     this._register(this.dataSource);
@@ -158,6 +159,7 @@ export class Engine extends Disposable {
           return undefined;
         }
         this.observer = store;
+        this.catchUpWithWriter(store);
         this.subscribe(store);
         this.o.log.info(`opened ${path.join('.ralph', DB_FILE)} as an observer in ${(performance.now() - started).toFixed(0)} ms`);
         this.updatePolling();
@@ -206,7 +208,9 @@ export class Engine extends Disposable {
     return this.host;
   }
 
+  /** The agents of the loop this window runs, or of the writer it follows; none when no loop runs. */
   agents(): ReturnType<AgentsTracker['list']> {
+    if (!this.host && this.role() !== 'observer') return [];
     return this.tracker.list();
   }
 
@@ -327,7 +331,36 @@ export class Engine extends Disposable {
 
   private subscribe(store: EventStore): void {
     this.storeSub?.dispose();
-    this.storeSub = store.onDidAppend((events) => this._onDidChangeData.fire(events));
+    this.storeSub = store.onDidAppend((events) => {
+      this._onDidChangeData.fire(events);
+      // This window's own loop reports live (onLoopEvent); another writer's through its events.
+      if (!this.host) this.followWriter(events);
+    });
+  }
+
+  /** The agents of the run another process writes, from its events since its loop.started. */
+  private catchUpWithWriter(store: EventStore): void {
+    const start = store.get<{ event_id: string }>(
+      "SELECT event_id FROM events WHERE event_type = 'loop.started' ORDER BY event_id DESC LIMIT 1",
+    );
+    this.tracker.clear();
+    if (start === undefined) return;
+    const rows = store.all<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id > ? AND event_type IN ('agent.started', 'agent.finished', 'loop.stopped') ORDER BY event_id`,
+      [start.event_id],
+    );
+    for (const e of rows.map(rowToEvent)) this.foldWriterEvent(e);
+  }
+
+  private followWriter(events: readonly StoredEvent[]): void {
+    for (const e of events) this.foldWriterEvent(e);
+    for (const n of notificationsOf(events)) this._onDidLoopEvent.fire(n);
+  }
+
+  private foldWriterEvent(e: StoredEvent): void {
+    if (e.event_type === 'loop.started') this.tracker.clear();
+    else if (e.event_type === 'loop.stopped') this.tracker.apply({ type: 'loop.state', state: 'stopped' });
+    else for (const n of notificationsOf([e])) this.tracker.apply(n, new Date(e.ts));
   }
 
   // ---- commands ------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // A second process runs the loop (`ralph start`, the CLI) and VS Code attaches as an
 // observer, in a real VS Code 1.100.3 with the packaged .vsix: the Backlog says whose loop
-// it follows and moves as that process writes; a deferred patch approved inline goes to the
-// writer's inbox and is promoted by it; "Ralph: Stop Loop" stops the other process.
+// it follows and moves as that process writes; the Agents view shows the writer's running
+// agents (its judge reviewing CALC-5); a deferred patch approved inline goes to the writer's
+// inbox and is promoted by it; "Ralph: Stop Loop" stops the other process.
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -58,6 +59,12 @@ describe('e2e: VS Code follows a loop run by the CLI (observer)', function () {
   it("when the deferred patch is approved inline, then the command goes to the writer's inbox and the CLI loop promotes it", async () => {
     const row = wb().treeRows(deferred()).filter({ hasText: 'CALC-5' }).first();
     await row.waitFor({ timeout: 180_000 });
+    // The writer's running agents, read from its agent.* events in the store: its judge is
+    // still thinking about CALC-5 (an agent that claims no task, so only those events can say).
+    const agents = wb().viewPane('Agents');
+    const judge = wb().treeRows(agents).filter({ hasText: 'judge' }).filter({ hasText: 'review_deferred' }).filter({ hasText: 'CALC-5' });
+    await judge.first().waitFor({ timeout: 120_000 });
+    await wb().screenshot('observer-writer-agents');
     await approveInline(wb(), deferred(), 'CALC-5');
     await wb().treeRows(backlog()).filter({ hasText: 'CALC-5' }).filter({ hasText: 'done' }).first().waitFor({ timeout: 120_000 });
     await wb().screenshot('observer-approved-via-inbox');

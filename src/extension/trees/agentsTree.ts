@@ -1,6 +1,6 @@
 // The Agents view: the primary and each worker with phase, task, elapsed time and cost so
-// far. Live from the loop this window runs; when another process runs the loop, from the
-// tasks' owners in the event store (phase and cost are then unknown here).
+// far. Live from the loop this window runs; when another process runs the loop, from that
+// writer's agent.* events in the store.
 import * as vscode from 'vscode';
 import type { AgentRow } from '../agentsTracker';
 import type { Engine } from '../engine';
@@ -64,22 +64,7 @@ export class AgentsTreeProvider extends Disposable implements vscode.TreeDataPro
     if (element) return [];
     await this.engine.open();
     const now = Date.now();
-    let rows: AgentRow[] = this.engine.loopHost ? this.engine.agents() : [];
-    if (!this.engine.loopHost && this.engine.role() === 'observer') {
-      rows = this.engine
-        .tasks()
-        .filter((t) => t.status === 'claimed' && t.claimed_by)
-        .map((t) => ({
-          name: t.claimed_by ?? '?',
-          role: t.claimed_by === 'primary' ? 'primary' : 'worker',
-          phase: 'working',
-          taskId: t.task_id,
-          startedAt: null,
-          busy: true,
-          costUsd: 0,
-          invocations: 0,
-        }));
-    }
+    const rows: AgentRow[] = this.engine.agents();
     // Elapsed times tick while an agent is busy.
     const busy = rows.some((r) => r.busy && r.startedAt);
     if (busy && !this.ticker) this.ticker = setInterval(() => this.refresh(), 1000);

@@ -9,6 +9,7 @@ import { CONTROL_PROJECTIONS } from '../../../src/control';
 import { openStore } from '../../../src/store';
 import type { EventStore } from '../../../src/store';
 import { Engine } from '../../../src/extension/engine';
+import { domainEvent, toNewEvent } from '../../../src/domain/events';
 import { materializePatch, parsePatchEntries, sidesFromPatchText } from '../../../src/extension/patchFiles';
 import { plantRepoTraps } from '../../kit/repoTraps';
 import { git, makeDeferredProject } from './fixture';
@@ -83,6 +84,39 @@ describe('extension engine session (plain Node, real store)', () => {
     );
     engine.scheduleRefresh();
     await got;
+  });
+
+  it("given another process's loop running agents, then the observer lists them from the store: busy with phase and task, catching up at open, then idle with their cost, and none once it stops", async () => {
+    other = await openStore({ ralphDir: p.ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: 'other' });
+    const append = (e: ReturnType<typeof domainEvent>): Promise<unknown> => other!.append([toNewEvent(e)]);
+    const backends = { primary: 'claude', worker: 'claude', judge: 'claude' };
+    await append(domainEvent('loop.started', 'loop', 'harness', { branch: 'main', workers: 1, once: false, pid: 1, host: 'h', backends }));
+    const run = { role: 'worker' as const, phase: 'worker', task_id: 'W1-002', backend: 'claude' };
+    await append(domainEvent('agent.started', 'worker-1', 'worker-1', { ...run, prompt_bytes: 10, budget_usd: 1 }));
+    engine = new Engine({ projectDir: p.dir, log: quiet, observerPollMs: 0 });
+    await engine.open();
+    const rows = (): string[] =>
+      engine!.agents().map((a) => `${a.name} ${a.phase} ${a.taskId ?? '-'} ${a.busy ? 'busy' : 'idle'} ${a.costUsd}`);
+    assert.deepEqual(rows(), ['worker-1 worker W1-002 busy 0'], 'caught up with the run at open');
+    const primary = { role: 'primary' as const, phase: 'plan', task_id: 'W1-001', backend: 'claude' };
+    await append(domainEvent('agent.started', 'primary', 'primary', { ...primary, prompt_bytes: 10, budget_usd: 1 }));
+    await append(
+      domainEvent('agent.finished', 'worker-1', 'worker-1', { ...run, status: 'success', turns: 2, cost_usd: 0.25, duration_ms: 900 }),
+    );
+    engine.scheduleRefresh();
+    await engine.settled();
+    assert.deepEqual(rows(), ['primary plan W1-001 busy 0', 'worker-1 worker W1-002 idle 0.25']);
+    const summary = { stopReason: 'stopped', iterations: 1, invocations: 1, promoted: 0, deferred: 0, blocked: 0, released: 0 };
+    await append(domainEvent('loop.stopped', 'loop', 'harness', { ...summary, costUsd: 0.25, wallMs: 1, modelMs: 1, gateMs: 0 }));
+    engine.scheduleRefresh();
+    await engine.settled();
+    assert.ok(
+      engine.agents().every((a) => !a.busy && a.phase === 'stopped'),
+      rows().join('; '),
+    );
+    await other.close();
+    other = undefined;
+    assert.deepEqual(engine.agents(), [], 'no writer, no agents');
   });
 
   it('given a two-file patch, when it is materialized, then before/after come from its own blobs without touching the checkout', async () => {

@@ -12,6 +12,7 @@ import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { submitToInbox } from '../../../src/control/inbox';
 import { domainEvent } from '../../../src/domain/events';
 import { LoopEmitter } from '../../../src/loop/events';
+import { notificationsOf } from '../../../src/loop/storeFeed';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { Loop } from '../../../src/loop/loop';
 import { Harness } from '../../../src/loop/harness';
@@ -374,12 +375,6 @@ function seenOrNext(loop: Loop, events: readonly LoopEvent[], pred: (e: LoopEven
 }
 
 /** A port that cannot tell a patch's base (an older store, another implementation). */
-class ControlWithoutBases extends ControlAdapter {
-  override patchBase(): string | null {
-    return null;
-  }
-}
-
 describe('loop/Harness.promoteLate after a restart (no in-memory record of the base)', function () {
   this.timeout(60_000);
   let p: SampleProject;
@@ -392,10 +387,12 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
   ): Promise<{ harness: Harness; control: ControlAdapter; events: LoopEvent[]; patchId: string; patchPath: string; base: string }> {
     const settings = sampleSettings();
     const options = { store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns };
-    const control = withBases ? new ControlAdapter(options) : new ControlWithoutBases(options);
+    const control = new ControlAdapter(options);
     const emitter = new LoopEmitter();
     const events: LoopEvent[] = [];
     emitter.on((e) => events.push(e));
+    // As in a Loop: the notifications come from what the store appends.
+    control.onDidAppend((batch) => notificationsOf(batch).forEach((e) => emitter.emit(e)));
     const backend = createScriptedBackend({ scenario: p.scenarioFile });
     const harness = new Harness({
       projectDir: p.dir,
@@ -414,13 +411,15 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     writeFileSync(join(wt.path, 'NOTES.md'), '# Notes\n');
     const patch = await capturePatch(wt.path, wt.base, join(p.ralphDir, 'commits', 'pending', 'T-9_worker-1_earlier.patch'));
     const patchId = await control.queuePatch('T-9', patch.path, 'worker-1');
-    await control.record([
-      domainEvent('patch.gates', patchId, 'worker-1', {
-        task_id: 'T-9',
-        gates: [{ gate: 'test', status: 'passed' }],
-        base_commit: wt.base,
-      }),
-    ]);
+    // Without bases: a run from before the commit a patch's gates ran on was recorded.
+    if (withBases)
+      await control.record([
+        domainEvent('patch.gates', patchId, 'worker-1', {
+          task_id: 'T-9',
+          gates: [{ gate: 'test', status: 'passed' }],
+          base_commit: wt.base,
+        }),
+      ]);
     return { harness, control, events, patchId, patchPath: patch.path, base: wt.base };
   }
 
