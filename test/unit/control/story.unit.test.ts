@@ -61,6 +61,7 @@ function story(): StoredEvent[] {
     t(5, 'CALC-4', 'task.reflected', 'primary', {
       attempt: 1,
       gate: 'test',
+      origin: 'implement',
       class: 'recoverable',
       decision: 'retry',
       lesson: 'off by one',
@@ -68,7 +69,7 @@ function story(): StoredEvent[] {
     ev(8, 'patch', p1, 'patch.queued', 'primary', { task_id: 'CALC-4', patch_path: 'a.patch', created_by: 'primary' }),
     tr(8, 'CALC-4', 'claimed', 'proposed', 'primary', { patch_id: p1 }),
     t(8, 'CALC-4', 'task.risk_classified', 'control_plane', { old_tier: 1, risk_tier: 2, files: ['src/auth/token.js'], patch_id: p1 }),
-    ev(8, 'patch', p1, 'patch.gates', 'primary', { task_id: 'CALC-4', gates }),
+    ev(8, 'patch', p1, 'patch.gates', 'primary', { task_id: 'CALC-4', gates, base_commit: 'a'.repeat(40) }),
     tr(9, 'CALC-4', 'proposed', 'deferred', 'primary', { patch_id: p1, risk_tier: 2, reason: 'tier 2 (sensitive): defer to the judge' }),
     t(10, 'CALC-4', 'task.deferral_resolved', 'judge', {
       decision: 'reject',
@@ -82,7 +83,7 @@ function story(): StoredEvent[] {
     tr(12, 'CALC-4', 'pending', 'claimed', 'worker-1', { claimed_by: 'worker-1' }),
     ev(14, 'patch', p2, 'patch.queued', 'worker-1', { task_id: 'CALC-4', patch_path: 'b.patch', created_by: 'worker-1' }),
     tr(14, 'CALC-4', 'claimed', 'proposed', 'worker-1', { patch_id: p2 }),
-    ev(14, 'patch', p2, 'patch.gates', 'worker-1', { task_id: 'CALC-4', gates }),
+    ev(14, 'patch', p2, 'patch.gates', 'worker-1', { task_id: 'CALC-4', gates, base_commit: 'b'.repeat(40) }),
     tr(15, 'CALC-4', 'proposed', 'deferred', 'worker-1', { patch_id: p2, risk_tier: 2, reason: 'tier 2 (sensitive)' }),
     t(20, 'CALC-4', 'task.deferral_resolved', 'mcp', {
       decision: 'approve',
@@ -96,8 +97,26 @@ function story(): StoredEvent[] {
     ev(21, 'patch', p2, 'patch.promoted', 'mcp', { task_id: 'CALC-4', commit_hash: 'abcdef0123456789' }),
     tr(21, 'CALC-4', 'proposed', 'done', 'mcp', { patch_id: p2 }),
     t(21, 'CALC-4', 'task.completed', 'mcp', { patch_id: p2, commit_hash: 'abcdef0123456789' }),
-    ev(22, 'agent', 'worker-1', 'agent.finished', 'worker-1', { task_id: 'CALC-4', cost_usd: 0.25 }),
-    ev(23, 'agent', 'primary', 'agent.finished', 'primary', { task_id: 'CALC-4', cost_usd: 0.5 }),
+    ev(22, 'agent', 'worker-1', 'agent.finished', 'worker-1', {
+      role: 'worker',
+      phase: 'worker',
+      backend: 'claude',
+      status: 'success',
+      turns: 2,
+      duration_ms: 1000,
+      task_id: 'CALC-4',
+      cost_usd: 0.25,
+    }),
+    ev(23, 'agent', 'primary', 'agent.finished', 'primary', {
+      role: 'primary',
+      phase: 'implement',
+      backend: 'claude',
+      status: 'success',
+      turns: 2,
+      duration_ms: 1000,
+      task_id: 'CALC-4',
+      cost_usd: 0.5,
+    }),
   ];
 }
 
