@@ -156,9 +156,11 @@ export class PrimaryWork {
   }
 
   private async budgetStop(scope: 'day' | 'task', message: string): Promise<PhaseFact> {
-    // Task cap: the task is blocked with the reason (reflect sees `budget:`). Day cap: the
-    // task is released (`budget-day:` reflects as environment) and proceed() pauses the loop.
-    return { kind: 'agent_failed', error: `${scope === 'task' ? 'budget' : 'budget-day'}: ${message}` };
+    // Task cap: the task is blocked with the reason (reflect sees `budget-task:`). Day cap:
+    // the task is released (`budget-day:` reflects as environment) and proceed() pauses the
+    // loop. Not `budget:`: that is an invocation the CLI stopped at its own cap (agentFailed
+    // with status budget), a recoverable failure the reflection and the retries handle.
+    return { kind: 'agent_failed', error: `${scope === 'task' ? 'budget-task' : 'budget-day'}: ${message}` };
   }
 
   private async implement(s: PrimaryState): Promise<PhaseFact> {
@@ -204,7 +206,7 @@ export class PrimaryWork {
     this.lastLesson = null;
     this.lastGuardrail = null;
     let reflection: ReflectionClass = 'recoverable';
-    if (failure.output.startsWith('budget:')) {
+    if (failure.output.startsWith('budget-task:')) {
       reflection = 'fundamental';
       this.lastLesson = failure.output;
     } else if (failure.output.startsWith('budget-day:') || failure.output === 'stopped') {
