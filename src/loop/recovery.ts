@@ -3,13 +3,14 @@
 // any claim is from a dead run), orphaned worktrees removed, and patches left queued
 // re-evaluated. Promotion is idempotent by the patch's trailer, so a run killed between the
 // branch update and promote-patch neither loses nor duplicates the commit.
-import { readFile, rm } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
 import { recoverInterruptedPromotion } from '../git/promote';
 import { judgeRoot, worktreesRoot } from '../git/repoCache';
 import { findOrphanedWorktrees, migrateLegacyWorktrees, removeWorktree } from '../git/worktrees';
 import { LATE_VERIFY_WORKTREE } from './lateVerify';
+import { CAPTURE_NAME } from './verification';
 import type { LoopRun } from './loopRun';
 
 export async function recover(run: LoopRun): Promise<void> {
@@ -33,6 +34,12 @@ export async function recover(run: LoopRun): Promise<void> {
       `moved ${moved.length} worktree(s) (${moved.join(', ')}) out of the repository into ${await worktreesRoot(projectDir)}`,
     );
   }
+  // A run killed between capturing a patch and queueing it left the file with no patch in
+  // the log: nothing will ever promote it, and the task's work is redone from its worktree.
+  for (const f of await unqueuedCaptures(run)) {
+    await rm(f, { force: true });
+    ctx.log('harness', 'info', `removed ${basename(f)}: captured by a killed run and never queued`);
+  }
   for (const r of await recoverInterruptedPromotion(projectDir)) {
     ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
   }
@@ -47,9 +54,24 @@ export async function recover(run: LoopRun): Promise<void> {
     await removeWorktree(projectDir, w.name).catch(() => undefined);
     ctx.log('harness', 'info', `removed orphaned worktree ${w.name}`);
   }
+  // A run killed between queueing a re-based patch and closing the one it replaces (or
+  // between a promotion and that close) left two live patches for one task: only the
+  // task's current patch can still be promoted, the other would wait forever.
+  for (const t of control.tasks()) {
+    for (const p of control.patches(t.task_id)) {
+      if (!isLive(p.status)) continue;
+      if (t.status !== 'done' && t.status !== 'dropped' && (t.patch_id === null || t.patch_id === p.patch_id)) continue;
+      const why =
+        t.status === 'done' || t.status === 'dropped'
+          ? `its task is ${t.status} (left live by a killed run)`
+          : `superseded by ${String(t.patch_id)} (left live by a killed run)`;
+      await control.discardPatch(p.patch_id, why, 'harness');
+      ctx.log('harness', 'info', `discarded ${p.patch_id} of ${t.task_id}: ${why}`);
+    }
+  }
   for (const t of control.tasks()) {
     if (t.status !== 'proposed') continue;
-    const live = control.patches(t.task_id).filter((p) => p.status === 'queued' || p.status === 'applied' || p.status === 'verified');
+    const live = control.patches(t.task_id).filter((p) => isLive(p.status));
     const patch = live.find((p) => p.patch_id === t.patch_id) ?? live[live.length - 1];
     if (!patch?.patch_path) {
       await control.releaseTask(t.task_id, 'harness', 'proposed without a live patch after restart');
@@ -83,4 +105,25 @@ async function patchFiles(patchPath: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+/** Patch files the harness captured (its own names) that no patch in the log points to. */
+async function unqueuedCaptures(run: LoopRun): Promise<string[]> {
+  const { control, ralphDir } = run.ctx;
+  const dir = join(ralphDir, 'commits', 'pending');
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const known = new Set(control.tasks().flatMap((t) => control.patches(t.task_id).map((p) => p.patch_path)));
+  return names
+    .filter((n) => CAPTURE_NAME.test(n))
+    .map((n) => join(dir, n))
+    .filter((f) => !known.has(f));
+}
+
+function isLive(status: string): boolean {
+  return status === 'queued' || status === 'applied' || status === 'verified';
 }
