@@ -13,6 +13,7 @@ import {
 } from '../domain/backlog';
 import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
+import { readForecast, perDayBudgetOf } from './forecast';
 import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
 import type { Task } from '../domain/model';
 import { onFile, writeFileAtomicSync } from '../shared/fs';
@@ -195,6 +196,7 @@ export function statusFacts(ctx: ControlContext): StatusFacts {
     eventsTotal: total,
     eventsLastHour: lastHour,
     deferred: tasks.filter((t) => t.status === 'deferred').length,
+    forecast: readForecast(db, { now: ctx.now(), perDayBudgetUsd: () => perDayBudgetOf(ctx.projectDir) }),
   };
 }
 

@@ -1,5 +1,6 @@
 // Text views derived from the control plane's state: STATE.json (the reference's keys)
 // and the `status` summary (the reference's exact shape).
+import { renderForecast, type Forecast } from './forecast';
 
 /** The loop's own position; the harness owns these, render-state preserves them. */
 export interface LoopPosition {
@@ -120,6 +121,8 @@ export interface StatusFacts {
   readonly eventsTotal: number;
   readonly eventsLastHour: number;
   readonly deferred: number;
+  /** What finishing the backlog will cost and take; absent or `none` before any agent ran. */
+  readonly forecast?: Forecast;
 }
 
 export const REVIEW_THRESHOLD = 3;
@@ -136,6 +139,8 @@ export function renderStatus(f: StatusFacts): string {
     `Patches: ${f.patchCounts.length ? kv(f.patchCounts) : 'none'}`,
     `Events: ${f.eventsTotal} total, ${f.eventsLastHour} last hour`,
     `Deferred: ${f.deferred} | Review needed: ${f.deferred >= REVIEW_THRESHOLD ? `YES (≥${REVIEW_THRESHOLD} items)` : 'no'}`,
+    // The reference's lines stay as they are; the forecast follows once agents have spent.
+    ...(f.forecast === undefined ? [] : [renderForecast(f.forecast)].filter((l): l is string => l !== undefined)),
     '',
   ].join('\n');
 }

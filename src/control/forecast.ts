@@ -1,0 +1,83 @@
+// Gathers the spend forecast's samples from the event log: what each done task cost (the
+// `agent.finished` events naming it) and when it ran, the blocked tasks, the efforts still to
+// do, and today's spend. The method is src/domain/forecast.ts.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { SqlReader } from '../store/types';
+import { forecast, type FinishedTask, type Forecast } from '../domain/forecast';
+import { isEffort, type Effort } from '../domain/model';
+
+const OPEN_STATUSES = ['pending', 'claimed', 'proposed', 'deferred'];
+/** The day's limit when the config says nothing (the config's own default). */
+const DEFAULT_PER_DAY_USD = 50;
+
+/** What the forecast reads, beside the store. */
+export interface ForecastOptions {
+  readonly now: Date;
+  /** The day's budget in USD, 0 = none; asked only when the forecast needs it. */
+  readonly perDayBudgetUsd: () => number;
+}
+
+const effortOf = (s: string | null): Effort => (s !== null && isEffort(s) ? s : 'M');
+
+/** The forecast for the project in `db` as of `opts.now`. */
+export function readForecast(db: SqlReader, opts: ForecastOptions): Forecast {
+  const costs = new Map<string, number>();
+  for (const r of db.all<{ task_id: string | null; cost: number | null }>(
+    `SELECT json_extract(payload, '$.task_id') AS task_id, SUM(json_extract(payload, '$.cost_usd')) AS cost
+       FROM events WHERE event_type = 'agent.finished' GROUP BY task_id`,
+  )) {
+    if (r.task_id !== null) costs.set(r.task_id, r.cost ?? 0);
+  }
+  const done = db.all<{ task_id: string; effort: string | null; started: string | null; finished: string | null }>(
+    `SELECT t.task_id, t.effort,
+            (SELECT MIN(ts) FROM events e WHERE e.entity_type = 'task' AND e.entity_id = t.task_id AND e.event_type = 'task.claimed') AS started,
+            (SELECT MAX(ts) FROM events e WHERE e.entity_type = 'task' AND e.entity_id = t.task_id AND e.event_type = 'task.done') AS finished
+       FROM task_view t WHERE t.status = 'done'`,
+  );
+  const finished: FinishedTask[] = [];
+  for (const t of done) {
+    // A task done without a recorded invocation (marked by hand, imported) says nothing about cost.
+    const cost = costs.get(t.task_id);
+    if (cost === undefined || t.finished === null) continue;
+    finished.push({ effort: effortOf(t.effort), costUsd: cost, startedAt: t.started ?? t.finished, finishedAt: t.finished });
+  }
+  const failed = db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM task_view WHERE status = 'blocked'`)?.n ?? 0;
+  const remaining = db
+    .all<{ effort: string | null }>(
+      `SELECT effort FROM task_view WHERE status IN (${OPEN_STATUSES.map(() => '?').join(', ')})`,
+      OPEN_STATUSES,
+    )
+    .map((r) => effortOf(r.effort));
+  const dayStart = `${opts.now.toISOString().slice(0, 10)}T00:00:00.000Z`;
+  const today = db.get<{ spent: number | null; first: string | null }>(
+    `SELECT SUM(json_extract(payload, '$.cost_usd')) AS spent, MIN(ts) AS first FROM events WHERE event_type = 'agent.finished' AND ts >= ?`,
+    [dayStart],
+  );
+  const spentTodayUsd = today?.spent ?? 0;
+  return forecast({
+    finished,
+    failed,
+    remaining,
+    spentTodayUsd,
+    ...(today?.first ? { firstSpendToday: today.first } : {}),
+    perDayBudgetUsd: spentTodayUsd > 0 ? opts.perDayBudgetUsd() : 0,
+    now: opts.now,
+  });
+}
+
+/**
+ * `budgets.per_day` from ralph.config.json without loading the config schema (status stays
+ * cheap): a number or the seed's "$2.50" form; the default when absent or unreadable, since a
+ * broken config is reported by the commands that use it.
+ */
+export function perDayBudgetOf(projectDir: string): number {
+  try {
+    const json = JSON.parse(fs.readFileSync(path.join(projectDir, 'ralph.config.json'), 'utf8')) as { budgets?: { per_day?: unknown } };
+    const v = json.budgets?.per_day;
+    const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v.replace(/^\$/, '')) : NaN;
+    return Number.isFinite(n) && n >= 0 ? n : DEFAULT_PER_DAY_USD;
+  } catch {
+    return DEFAULT_PER_DAY_USD;
+  }
+}
