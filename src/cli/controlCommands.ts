@@ -454,6 +454,26 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    name: 'show',
+    arity: [1, 1],
+    usage: 'show <task> [--json]',
+    summary: "a task's story: every event, attempt, gate, patch, verdict, the commit, time and cost",
+    store: 'observer',
+    switches: J,
+    ids: (a) => [['task', a.positionals[0], '<task>']],
+    async run(ctx, a, io) {
+      const { readTaskStory, renderTaskStory } = await loadControl();
+      const taskId = a.positionals[0] as string;
+      const story = readTaskStory(ctx.store, taskId);
+      if (story === undefined) {
+        io.err(`ralph: no task '${taskId}' in the event log\n`);
+        return 1;
+      }
+      io.out(json(a) ? `${JSON.stringify(story)}\n` : renderTaskStory(story));
+      return 0;
+    },
+  },
+  {
     name: 'rebuild',
     arity: [0, 0],
     usage: 'rebuild',

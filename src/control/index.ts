@@ -65,3 +65,5 @@ export {
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
 export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';
 export { openControl, type OpenControlOptions } from './open';
+export { readTaskStory, renderTaskStory, type TaskStory } from './story';
+export { readForecast, perDayBudgetOf } from './forecast';

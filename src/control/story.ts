@@ -192,13 +192,15 @@ export function buildTaskStory(taskId: string, events: readonly StoredEvent[]): 
     const p = e.payload;
     if (story === undefined) {
       if (e.event_type !== 'task.created' && e.event_type !== 'task.migrated' && !e.event_type.startsWith('task.')) continue;
+      // A transition of an unknown task creates it from its payload's fields (the reference's
+      // transition-task): those are its title, source, effort and wave.
       story = {
         taskId,
-        title: '',
+        title: str(p, 'title') ?? '',
         status: 'pending',
-        source: '-',
-        effort: '?',
-        wave: 0,
+        source: str(p, 'source') ?? '-',
+        effort: str(p, 'effort') ?? '?',
+        wave: num(p, 'wave') ?? 0,
         provenance: 'spec',
         createdBy: e.actor,
         createdAt: e.ts,
