@@ -4,7 +4,7 @@
 // The dispatcher tries these before the ralphctl-compatible table. Each command loads its
 // implementation when it runs (lazy.ts), so the table costs nothing to list.
 import type { CliIo } from './controlCommands';
-import { loadLoopCommands, loadMcpCommand, loadProjectCommands } from './lazy';
+import { loadLoopCommands, loadMcpCommand, loadProjectCommands, loadReqCommand } from './lazy';
 
 export interface HostCommand {
   readonly name: string;
@@ -40,6 +40,12 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     summary: `ask the running loop to ${verb}`,
     run: async (dir, args, io) => (await loadLoopCommands()).loopRequestCommand(dir, verb, args, io),
   })),
+  {
+    name: 'req',
+    usage: 'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback',
+    summary: 'REQ mode: build specification.yaml requirement by requirement (fresh context per REQ, TDD, L1-L3 verification)',
+    run: async (dir, args, io) => (await loadReqCommand()).reqCommand(dir, args, io),
+  },
   {
     name: 'mcp',
     usage: 'mcp [--read-only]',

@@ -8,6 +8,7 @@ import type * as ControlModule from '../control/index';
 import type * as IdsModule from '../domain/ids';
 import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
+import type * as ReqCommandModule from '../req/cli';
 import type * as GitPortModule from './gitPort';
 import type * as ProjectCommandsModule from './projectCommands';
 
@@ -40,6 +41,12 @@ export const loadMcpCommand = (): Promise<typeof McpCommandModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../mcp/cli.js')
     : Promise.resolve().then(() => require('../mcp/cli') as typeof McpCommandModule);
+
+/** `req` (REQ mode: the specification, the REQ engine). */
+export const loadReqCommand = (): Promise<typeof ReqCommandModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../req/cli.js')
+    : Promise.resolve().then(() => require('../req/cli') as typeof ReqCommandModule);
 
 const loadGitPort = (): Promise<typeof GitPortModule> =>
   typeof RALPH_BUNDLE !== 'undefined' ? import('./gitPort.js') : Promise.resolve().then(() => require('./gitPort') as typeof GitPortModule);

@@ -7,6 +7,7 @@ import type { NewEvent, StoredEvent } from '../store/types';
 import { EFFORTS, TASK_STATUSES } from './model';
 import { checkId } from './ids';
 import { LOOP_EVENT_TYPES, loopSchemas } from './loopEvents';
+import { buildReqSchemas, isReqRunEvent, REQ_EVENT_TYPES } from './reqEvents';
 
 // Schemas are built on first use: constructing them costs CLI start-up time that
 // commands which never validate an event should not pay.
@@ -98,6 +99,7 @@ function buildSchemas() {
     'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
     'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
     ...loopSchemas(tier, optStr),
+    ...buildReqSchemas(),
   } as const;
 }
 
@@ -134,6 +136,7 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'proposal.rejected',
   'inbox.failed',
   ...LOOP_EVENT_TYPES,
+  ...REQ_EVENT_TYPES,
 ] satisfies DomainEventType[]);
 export type DomainEventType = keyof EventSchemas;
 export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;
@@ -184,6 +187,7 @@ export function domainEvent<K extends DomainEventType>(type: K, entityId: string
   const named = parsed.data as { task_id?: unknown; patch_id?: unknown; parent_task?: unknown };
   if (type.startsWith('task.')) checkId('task', entityId);
   if (type.startsWith('patch.')) checkId('patch', entityId);
+  if (type.startsWith('req.') && !isReqRunEvent(type)) checkId('requirement', entityId);
   if (typeof named.task_id === 'string') checkId('task', named.task_id);
   if (typeof named.patch_id === 'string') checkId('patch', named.patch_id);
   if (typeof named.parent_task === 'string' && named.parent_task !== '') checkId('task', named.parent_task);

@@ -18,6 +18,8 @@ const acceptanceSchema = z.strictObject({
 
 const requirementSchema = z.strictObject({
   id: idSchema('requirement'),
+  /** The commit's title (`ralph-loop: REQ-XXX - <title>`); default the description's first line. */
+  title: z.string().min(1).optional(),
   description: z.string().min(1),
   acceptance_criteria: z.array(acceptanceSchema).default([]),
   priority: z.number().int().default(100),
@@ -43,6 +45,15 @@ export interface SpecificationIssue {
   readonly line: number | undefined;
   readonly column: number | undefined;
   readonly message: string;
+  /** The requirement the place belongs to and the field within it, when the place is inside one. */
+  readonly req?: string | undefined;
+  readonly field?: string | undefined;
+}
+
+/** `(REQ-002, field priority)`: the requirement and field a message is about. */
+function reqSuffix(i: SpecificationIssue): string {
+  if (i.req === undefined) return '';
+  return ` (${i.req}${i.field ? `, field ${i.field}` : ''})`;
 }
 
 export class SpecificationError extends Error {
@@ -53,7 +64,10 @@ export class SpecificationError extends Error {
   ) {
     super(
       issues
-        .map((i) => `${file}${i.line !== undefined ? `:${i.line}:${i.column ?? 1}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`)
+        .map(
+          (i) =>
+            `${file}${i.line !== undefined ? `:${i.line}:${i.column ?? 1}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}${reqSuffix(i)}`,
+        )
         .join('\n'),
     );
   }
@@ -61,6 +75,16 @@ export class SpecificationError extends Error {
 
 function formatPath(p: readonly PropertyKey[]): string {
   return p.map((s, i) => (typeof s === 'number' ? `[${s}]` : `${i ? '.' : ''}${String(s)}`)).join('');
+}
+
+/** The requirement (its id, else `requirements[i]`) and field a zod issue's path points into. */
+function reqOf(raw: unknown, p: readonly PropertyKey[]): { req?: string; field?: string } {
+  if (p[0] !== 'specification' || p[1] !== 'requirements' || typeof p[2] !== 'number') return {};
+  const list = (raw as { specification?: { requirements?: unknown } } | null)?.specification?.requirements;
+  const item = Array.isArray(list) ? (list[p[2]] as { id?: unknown } | undefined) : undefined;
+  const id = typeof item?.id === 'string' && item.id.length <= 80 && /^[\w.-]+$/.test(item.id) ? item.id : `requirements[${p[2]}]`;
+  const field = p.length > 3 ? formatPath(p.slice(3)) : undefined;
+  return field === undefined ? { req: id } : { req: id, field };
 }
 
 /** The largest specification.yaml parsed (a few hundred requirements fit in a tenth of it). */
@@ -188,7 +212,7 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
         parsed.error.issues.map((i) => {
           const pos = posOf(i.path);
           const message = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message;
-          return { path: formatPath(i.path), line: pos?.line, column: pos?.column, message };
+          return { path: formatPath(i.path), line: pos?.line, column: pos?.column, message, ...reqOf(raw, i.path) };
         }),
       ),
     );
@@ -208,6 +232,8 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
         line: pos?.line,
         column: pos?.column,
         message: `duplicate id "${r.id}" (first at requirements[${first}])`,
+        req: r.id,
+        field: 'id',
       });
     } else {
       seen.set(r.id, i);
@@ -221,6 +247,8 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
           line: pos?.line,
           column: pos?.column,
           message: `duplicate acceptance criterion id "${ac.id}"`,
+          req: r.id,
+          field: `acceptance_criteria[${j}].id`,
         });
       }
       acIds.add(ac.id);
@@ -231,13 +259,17 @@ export function parseSpecification(text: string, file = 'specification.yaml'): R
     r.depends_on.forEach((d, j) => {
       const p = ['specification', 'requirements', i, 'depends_on', j];
       const pos = posOf(p);
-      if (d === r.id) issues.push({ path: formatPath(p), line: pos?.line, column: pos?.column, message: `${r.id} depends on itself` });
+      const field = `depends_on[${j}]`;
+      if (d === r.id)
+        issues.push({ path: formatPath(p), line: pos?.line, column: pos?.column, message: `${r.id} depends on itself`, req: r.id, field });
       else if (!ids.has(d))
         issues.push({
           path: formatPath(p),
           line: pos?.line,
           column: pos?.column,
           message: `${r.id} depends on unknown requirement "${d}"`,
+          req: r.id,
+          field,
         });
     });
   });

@@ -142,3 +142,32 @@ describe('project/specification', () => {
     });
   });
 });
+
+describe('project/specification: messages name the REQ and the field', () => {
+  it('given a bad priority and an unknown dependency, then each message names file, line, REQ and field', () => {
+    const text = [
+      'specification:',
+      '  requirements:',
+      '    - id: REQ-001',
+      '      description: "a"',
+      '    - id: REQ-002',
+      '      description: "b"',
+      '      priority: high',
+      '    - id: REQ-003',
+      '      description: "c"',
+      '      depends_on: [REQ-009]',
+      '',
+    ].join('\n');
+    const r = parseSpecification(text, 'specification.yaml');
+    assert.equal(r.ok, false);
+    if (r.ok) return;
+    assert.match(
+      r.error.message,
+      /^specification\.yaml:7:\d+: specification\.requirements\[1\]\.priority: .*\(REQ-002, field priority\)$/m,
+    );
+    const bad = parseSpecification(text.replace('priority: high', 'priority: 2'), 'specification.yaml');
+    assert.equal(bad.ok, false);
+    if (bad.ok) return;
+    assert.match(bad.error.message, /^specification\.yaml:10:\d+: .*unknown requirement "REQ-009" \(REQ-003, field depends_on\[0\]\)$/m);
+  });
+});

@@ -1,0 +1,86 @@
+// `ralph req <verb>`: REQ mode on the command line. `status [--json]` prints the seed's
+// output contract (plus the order and the iteration); `run`, `resume` build the
+// specification; `decide REQ-… skip|manual|stop|rollback` answers a blocked REQ. Exit codes
+// follow the CLI's: 0 ok, 1 failed, 2 usage.
+import { reqStatusProblems, reqSummaryLine } from '../domain/reqStatus';
+import type { ReqStatusReport } from '../domain/reqStatus';
+import { readReqStatus } from './view';
+
+export interface ReqCliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const REQ_USAGE = 'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback';
+
+const STATUS_MARK: Record<string, string> = {
+  done: '✓',
+  in_progress: '▶',
+  pending: '·',
+  blocked: '✗',
+  blocked_auto: '⊘',
+  manual: '✎',
+  skipped: '↷',
+};
+
+/** The human-readable status: the contract's counts, then the REQs by topological level. */
+export function formatReqStatus(r: ReqStatusReport): string {
+  const lines = [
+    `REQ mode: ${r.status}${r.current ? ` (building ${r.current})` : ''} — ${reqSummaryLine(r)}; iteration ${r.iteration}/${r.max_iterations}`,
+  ];
+  if (r.cycle) lines.push(`dependency cycle: ${r.cycle.join(' → ')}`);
+  let level = -1;
+  for (const q of r.reqs) {
+    if (q.level !== level) {
+      level = q.level;
+      lines.push(`level ${level}:`);
+    }
+    const extra = [
+      q.status === 'blocked_auto' ? `blocked(auto) by ${q.blocked_by ?? '?'}` : q.status.replace('_', ' '),
+      q.round > 0 && q.status === 'in_progress' ? `round ${q.round}${q.layer ? `, ${q.layer}` : ''}` : '',
+      q.commit ? q.commit.slice(0, 8) : '',
+    ].filter((x) => x !== '');
+    lines.push(`  ${STATUS_MARK[q.status] ?? '?'} ${q.id} ${q.title} [${extra.join(', ')}]`);
+  }
+  if (r.learnings.permanent.length + r.learnings.contextual.length > 0) {
+    lines.push('learnings:');
+    for (const l of r.learnings.permanent) lines.push(`  permanent: ${l}`);
+    for (const l of r.learnings.contextual) lines.push(`  contextual: ${l}`);
+  }
+  if (r.checkpoint_at) lines.push(`checkpoint: ${r.checkpoint_at}`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function statusCommand(dir: string, args: readonly string[], io: ReqCliIo): Promise<number> {
+  const json = args.includes('--json');
+  const unknown = args.find((a) => a !== '--json');
+  if (unknown !== undefined) {
+    io.err(`ralph req status: unknown argument '${unknown}' (usage: ralph req status [--json])\n`);
+    return 2;
+  }
+  const r = await readReqStatus(dir);
+  if (!r.ok) {
+    io.err(`ralph: ${r.problem.message}\n`);
+    return 1;
+  }
+  const problems = reqStatusProblems(r.report);
+  if (problems.length > 0) {
+    // Never printed as if it were fine: a broken invariant is a bug to report.
+    io.err(`ralph: REQ status invariants do not hold: ${problems.join('; ')}\n`);
+    return 1;
+  }
+  io.out(json ? `${JSON.stringify(r.report, null, 2)}\n` : formatReqStatus(r.report));
+  return 0;
+}
+
+/** `ralph req <verb> ...`. */
+export async function reqCommand(dir: string, args: readonly string[], io: ReqCliIo): Promise<number> {
+  const [verb, ...rest] = args;
+  switch (verb) {
+    case 'status':
+      return statusCommand(dir, rest, io);
+    default:
+      io.err(`ralph req: ${verb === undefined ? 'missing verb' : `unknown verb '${verb}'`} (usage: ralph ${REQ_USAGE})\n`);
+      return 2;
+  }
+}
