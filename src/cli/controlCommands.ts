@@ -437,19 +437,23 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   {
     name: 'status',
     arity: [0, 0],
-    usage: 'status [--json]',
-    summary: 'summary of phase, tasks, patches, events and deferrals',
+    usage: 'status [--at <time|evt_id>] [--json]',
+    summary: 'summary of phase, tasks, patches, events and deferrals (--at: as it was then)',
     store: 'observer',
     switches: J,
+    values: ['at'],
     async run(ctx, a, io) {
-      const { statusFacts, statusText } = await loadControl();
+      const { statusFacts, statusFactsAt, parseMoment, renderStatus } = await loadControl();
       noMore(a, 0, this.usage);
+      const at = opt(a, 'at');
+      const past = at === undefined ? undefined : await statusFactsAt(ctx, parseMoment(at));
+      if (past !== undefined) io.err(`as of ${past.at} (${past.lastEventId === null ? 'no event yet' : `up to ${past.lastEventId}`})\n`);
+      const f = past ?? statusFacts(ctx);
       if (json(a)) {
-        const f = statusFacts(ctx);
         io.out(
           `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts) })}\n`,
         );
-      } else io.out(statusText(ctx));
+      } else io.out(renderStatus(f));
       return 0;
     },
   },

@@ -16,6 +16,7 @@ import { hasPromotedPatch, currentWave } from '../domain/task';
 import { readForecast, perDayBudgetOf } from './forecast';
 import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
 import type { Task } from '../domain/model';
+import type { SqlReader } from '../store/types';
 import { onFile, writeFileAtomicSync } from '../shared/fs';
 import { CONTROL_ACTOR, ralphPaths, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
@@ -179,12 +180,23 @@ export function renderState(ctx: ControlContext, loop?: Partial<LoopPosition>): 
 
 /** The facts `status` prints (also `status --json`). */
 export function statusFacts(ctx: ControlContext): StatusFacts {
-  const db = ctx.store;
+  return statusFactsOf(ctx.store, loopPositionFrom(readStateJson(ctx)), ctx.now(), () => perDayBudgetOf(ctx.projectDir));
+}
+
+/**
+ * The status facts of the views in `db` (the live store, or one replayed up to a moment for
+ * `status --at`), with the loop's position and the clock of that moment.
+ */
+export function statusFactsOf(
+  db: SqlReader,
+  pos: Pick<LoopPosition, 'phase' | 'iteration' | 'current_item'>,
+  now: Date,
+  perDayBudgetUsd: () => number,
+): StatusFacts {
   const tasks = allTasks(db);
-  const pos = loopPositionFrom(readStateJson(ctx));
   const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
   // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (defect 7).
-  const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(ctx.now())])?.n ?? 0;
+  const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(now)])?.n ?? 0;
   return {
     phase: pos.phase,
     iteration: pos.iteration,
@@ -196,7 +208,7 @@ export function statusFacts(ctx: ControlContext): StatusFacts {
     eventsTotal: total,
     eventsLastHour: lastHour,
     deferred: tasks.filter((t) => t.status === 'deferred').length,
-    forecast: readForecast(db, { now: ctx.now(), perDayBudgetUsd: () => perDayBudgetOf(ctx.projectDir) }),
+    forecast: readForecast(db, { now, perDayBudgetUsd }),
   };
 }
 

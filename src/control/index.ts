@@ -67,3 +67,5 @@ export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig'
 export { openControl, type OpenControlOptions } from './open';
 export { readTaskStory, renderTaskStory, type TaskStory } from './story';
 export { readForecast, perDayBudgetOf } from './forecast';
+export { parseMoment, statusFactsAt, type Moment, type PastStatus } from './timeTravel';
+export { renderStatus } from '../domain/views';

@@ -1,5 +1,5 @@
-// `ralph show <task>`: a task's story from the event log (real CLI code, real store, real git),
-// as markdown or JSON; an unknown task or a hostile id is refused.
+// `ralph show <task>`: a task's story from the event log; `ralph status --at`: the status as it
+// was at a moment (real CLI code, real store, real git). Unknown tasks and hostile ids are refused.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -7,6 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../../src/cli/run';
 import type { TaskStory } from '../../../src/control/story';
+import { openStore } from '../../../src/store';
+import { CONTROL_PROJECTIONS } from '../../../src/control';
 
 describe('ralph show <task>', function () {
   this.timeout(120_000);
@@ -67,5 +69,83 @@ describe('ralph show <task>', function () {
     const hostile = await ralph('show', '../x');
     assert.equal(hostile.code, 2);
     assert.match(hostile.err, /invalid task id '\.\.\/x'/);
+  });
+});
+
+describe('ralph status --at <time|event>', function () {
+  this.timeout(120_000);
+  let dir: string;
+
+  async function ralph(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await runCli(['--dir', dir, ...args], { io: { out: (t) => void (out += t), err: (t) => void (err += t) } });
+    return { code, out, err };
+  }
+  async function ok(...args: string[]): Promise<string> {
+    const r = await ralph(...args);
+    assert.equal(r.code, 0, `ralph ${args.join(' ')}: ${r.err}`);
+    return r.out;
+  }
+  async function lastEventId(): Promise<string> {
+    const store = await openStore({ ralphDir: path.join(dir, '.ralph'), mode: 'observer', projections: CONTROL_PROJECTIONS });
+    try {
+      return store.get<{ id: string }>('SELECT MAX(event_id) AS id FROM events')?.id ?? '';
+    } finally {
+      await store.close();
+    }
+  }
+
+  before(async () => {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-at-')));
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x', 'commit', '-q', '--allow-empty', '-m', 'init'], { cwd: dir });
+    await ok('init');
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('given the status printed live after each step, then --at each moment prints the same, as text and as JSON', async () => {
+    const steps: string[][] = [
+      ['transition-task', 'W0-001', 'pending', 'human', '{"title":"a","effort":"S","wave":0}'],
+      ['transition-task', 'W0-002', 'pending', 'human', '{"title":"b","effort":"M","wave":1}'],
+      ['transition-task', 'W0-001', 'claimed', 'primary', '{"claimed_by":"primary"}'],
+      ['transition-task', 'W0-002', 'deferred', 'judge', '{"reason":"tier 2"}'],
+      ['transition-task', 'W0-001', 'blocked', 'primary', '{"reason":"gates"}'],
+    ];
+    const moments: { id: string; time: string; text: string; json: string }[] = [];
+    for (const step of steps) {
+      await ok(...step);
+      const text = await ok('status');
+      const json = await ok('status', '--json');
+      const time = new Date().toISOString();
+      // The next step's events must be later than this moment: wait for the clock, not a timer.
+      while (new Date().toISOString() <= time) {
+        /* the next millisecond */
+      }
+      moments.push({ id: await lastEventId(), time, text, json });
+    }
+    assert.equal(new Set(moments.map((m) => m.text)).size, moments.length, 'every step changed the status');
+    for (const m of moments) {
+      const byEvent = await ralph('status', '--at', m.id);
+      assert.equal(byEvent.code, 0, byEvent.err);
+      assert.equal(byEvent.out, m.text, `at ${m.id}`);
+      assert.match(byEvent.err, new RegExp(`up to ${m.id}`));
+      const byTime = await ok('status', '--at', m.time);
+      assert.equal(byTime, m.text, `at ${m.time}`);
+      const past = JSON.parse(await ok('status', '--at', m.id, '--json')) as Record<string, unknown>;
+      const live = JSON.parse(m.json) as Record<string, unknown>;
+      assert.deepEqual({ ...past, at: undefined, lastEventId: undefined }, { ...live, at: undefined, lastEventId: undefined });
+      assert.equal(past['lastEventId'], m.id);
+    }
+  });
+
+  it('given a moment before the first event or a bad one, then an empty project, or the reason', async () => {
+    const before = await ralph('status', '--at', '2000-01-01T00:00:00Z');
+    assert.equal(before.code, 0, before.err);
+    assert.match(before.out, /^Tasks \(0\): $/m);
+    assert.match(before.err, /no event yet/);
+    const bad = await ralph('status', '--at', 'yesterday');
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /--at "yesterday": not an event id \(evt_…\) or an ISO 8601 time/);
   });
 });

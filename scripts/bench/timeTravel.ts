@@ -1,0 +1,71 @@
+// `npm run bench -- timeTravel`: how long `status --at` takes to show the project as it was
+// halfway through its log, at 10k and 100k events (a full replay into a scratch database
+// through the control projections). RALPH_BENCH_TT_SIZES overrides the sizes (comma list).
+// Prints numbers; never asserts timings.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { controlContext, CONTROL_PROJECTIONS } from '../../src/control';
+import { statusFactsAt } from '../../src/control/timeTravel';
+import { openStore } from '../../src/store/sqlJsStore';
+import type { NewEvent } from '../../src/store/types';
+
+const SIZES = (process.env['RALPH_BENCH_TT_SIZES'] ?? '10000,100000').split(',').map(Number);
+const FLOW = ['claimed', 'proposed', 'done'] as const;
+
+/** A task's life: created, then claimed, proposed, done; every fifth event a run tick. */
+function event(i: number): NewEvent {
+  if (i % 5 === 4) return { entity_type: 'run', entity_id: 'bench', event_type: 'run.tick', actor: 'primary', payload: { i } };
+  const n = Math.floor(i / 5);
+  const task = `W${n % 7}-${String(Math.floor(n / 4)).padStart(5, '0')}`;
+  const step = (i % 5) % 4;
+  if (step === 0)
+    return {
+      entity_type: 'task',
+      entity_id: task,
+      event_type: 'task.created',
+      actor: 'control_plane',
+      payload: { title: task, source: '-', effort: 'S', deps: '-', wave: n % 7, provenance: 'spec' },
+    };
+  const to = FLOW[step - 1] ?? 'done';
+  const from = step === 1 ? 'pending' : (FLOW[step - 2] ?? 'pending');
+  return {
+    entity_type: 'task',
+    entity_id: task,
+    event_type: `task.${to}`,
+    actor: 'primary',
+    payload: { old_status: from, new_status: to },
+  };
+}
+
+async function main(): Promise<void> {
+  console.log(`\nstatus --at (time travel), load average ${os.loadavg()[0]?.toFixed(1)}`);
+  for (const size of SIZES) {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-tt-'));
+    const ralphDir = path.join(root, '.ralph');
+    try {
+      const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+      for (let n = 0; n < size; n += 1000) await store.append(Array.from({ length: Math.min(1000, size - n) }, (_, j) => event(n + j)));
+      const mid = store.get<{ id: string }>('SELECT event_id AS id FROM events ORDER BY event_id LIMIT 1 OFFSET ?', [Math.floor(size / 2)]);
+      const ctx = controlContext(store, { ralphDir });
+      const times: number[] = [];
+      for (let k = 0; k < 5; k++) {
+        const t0 = performance.now();
+        await statusFactsAt(ctx, { kind: 'event', eventId: mid?.id ?? '' });
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      console.log(
+        `${size} events, moment at the half: median ${times[2]?.toFixed(0)} ms, best ${times[0]?.toFixed(0)} ms (5 runs; goal 100 ms)`,
+      );
+      await store.close();
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});
