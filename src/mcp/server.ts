@@ -34,8 +34,12 @@ export function clientFromHandshake(info: { name?: unknown; version?: unknown } 
   return version ? { name, version } : { name };
 }
 
+/**
+ * Text only: the markdown is written for the model, and Claude Code hands a model the
+ * structuredContent instead of the text when both are there (measured with 2.1.332).
+ */
 function toResult(r: OperationResult): CallToolResult {
-  return { content: [{ type: 'text', text: r.text }], structuredContent: r.data, ...(r.isError ? { isError: true } : {}) };
+  return { content: [{ type: 'text', text: r.text }], ...(r.isError ? { isError: true } : {}) };
 }
 
 export function createRalphMcpServer(o: RalphMcpServerOptions): McpServer {

@@ -216,7 +216,7 @@ async function answerAnthropic(
       .trim() ?? process.cwd();
   const toolNames = new Set(asArray(body.tools).map((t) => String(asRecord(t).name ?? '')));
   const blocks: Record<string, unknown>[] = [];
-  if (turn.text !== undefined) blocks.push({ type: 'text', text: turn.text });
+  if (turn.text !== undefined) blocks.push({ type: 'text', text: withToolResult(turn.text, messages) });
   turn.tools.forEach((call, i) =>
     blocks.push({ type: 'tool_use', id: `toolu_t${turnIndex}_${i}_${nextId('x')}`, ...claudeTool(call, cwd) }),
   );
@@ -295,9 +295,22 @@ async function answerAnthropic(
   sse(res, frames);
 }
 
+/** `{{tool_result}}` in a turn's text: the text of the newest tool result the CLI sent back. */
+function withToolResult(text: string, messages: readonly Record<string, unknown>[]): string {
+  if (!text.includes('{{tool_result}}')) return text;
+  let found = '';
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    for (const b of asArray(m.content).map(asRecord)) if (b.type === 'tool_result') found = textOf(b.content);
+  }
+  return text.split('{{tool_result}}').join(found);
+}
+
 function claudeTool(call: ToolCall, cwd: string): { name: string; input: Record<string, unknown> } {
   const abs = (p: string): string => (isAbsolute(p) ? p : resolvePath(cwd, p));
   switch (call.tool) {
+    case 'mcp':
+      return { name: `mcp__${call.server}__${call.name}`, input: call.input };
     case 'write':
       return { name: 'Write', input: { file_path: abs(call.path), content: call.content } };
     case 'edit':
@@ -409,6 +422,7 @@ async function answerOpenAi(
 
 function codexTool(call: ToolCall, callId: string, toolType: (name: string) => string | undefined): Record<string, unknown> {
   const id = nextId('fc');
+  if (call.tool === 'mcp') throw new Error('scripted model server: MCP tool calls are scripted for claude only');
   if (call.tool === 'bash') {
     if (toolType('exec_command') !== undefined || toolType('shell') === undefined) {
       return {

@@ -10,6 +10,13 @@ const toolCall = z.discriminatedUnion('tool', [
   z.strictObject({ tool: z.literal('write'), path: z.string().min(1), content: z.string() }),
   z.strictObject({ tool: z.literal('edit'), path: z.string().min(1), old: z.string().min(1), new: z.string() }),
   z.strictObject({ tool: z.literal('bash'), command: z.string().min(1) }),
+  // A tool of an MCP server the CLI was given (claude: `mcp__<server>__<name>`).
+  z.strictObject({
+    tool: z.literal('mcp'),
+    server: z.string().regex(/^[A-Za-z0-9_-]+$/),
+    name: z.string().regex(/^[A-Za-z0-9_-]+$/),
+    input: z.record(z.string(), z.unknown()).default({}),
+  }),
 ]);
 
 const usage = z.strictObject({

@@ -4,7 +4,8 @@ import type { z } from 'zod';
 export type ToolCall =
   | { tool: 'write'; path: string; content: string }
   | { tool: 'edit'; path: string; old: string; new: string }
-  | { tool: 'bash'; command: string };
+  | { tool: 'bash'; command: string }
+  | { tool: 'mcp'; server: string; name: string; input: Record<string, unknown> };
 
 export interface Usage {
   input_tokens: number;

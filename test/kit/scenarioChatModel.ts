@@ -53,7 +53,8 @@ export function scenarioChatModel(scenarioInput: unknown, id = 'copilot-gpt-test
             name: 'Edit',
             input: { file_path: call.path, old_string: call.old, new_string: call.new },
           };
-        else yield { type: 'tool_call', id: callId, name: 'Bash', input: { command: call.command } };
+        else if (call.tool === 'bash') yield { type: 'tool_call', id: callId, name: 'Bash', input: { command: call.command } };
+        else yield { type: 'tool_call', id: callId, name: `mcp__${call.server}__${call.name}`, input: call.input };
       }
       if (turn.structured !== undefined) yield { type: 'text', text: '```json\n' + JSON.stringify(turn.structured) + '\n```' };
     },

@@ -61,6 +61,11 @@ function readStdin() {
 
 function performTool(call, cwd) {
   const abs = (p) => (isAbsolute(p) ? p : resolve(cwd, p));
+  if (call.tool === 'mcp')
+    return {
+      output: `No such tool available: mcp__${call.server}__${call.name} (the scripted executable has no MCP servers)`,
+      isError: true,
+    };
   try {
     if (call.tool === 'write') {
       mkdirSync(dirname(abs(call.path)), { recursive: true });
@@ -83,6 +88,7 @@ function performTool(call, cwd) {
 
 function toolUse(call, id, cwd) {
   const abs = (p) => (isAbsolute(p) ? p : resolve(cwd, p));
+  if (call.tool === 'mcp') return { type: 'tool_use', id, name: `mcp__${call.server}__${call.name}`, input: call.input };
   if (call.tool === 'write') return { type: 'tool_use', id, name: 'Write', input: { file_path: abs(call.path), content: call.content } };
   if (call.tool === 'edit')
     return { type: 'tool_use', id, name: 'Edit', input: { file_path: abs(call.path), old_string: call.old, new_string: call.new } };

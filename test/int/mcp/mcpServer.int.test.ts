@@ -79,16 +79,14 @@ describe('ralph mcp over stdio (SDK client, built CLI)', function () {
       assert.match(text(status), /Tasks \(4\): deferred=2,done=1,pending=1/);
       assert.match(text(status), /Loop: not running/);
       assert.match(text(status), /Waiting for a decision: T-3 \(tier 2, Session check\); T-4 \(tier 2, Token check\)/);
-      assert.deepEqual((status.structuredContent as { waiting: string[] }).waiting, ['T-3', 'T-4']);
+      assert.equal(status.structuredContent, undefined, 'text only: claude would show the model the data instead');
 
       const done = await client.callTool({ name: 'list_tasks', arguments: { status: ['done'] } });
-      assert.deepEqual(
-        (done.structuredContent as { tasks: { id: string }[] }).tasks.map((t) => t.id),
-        ['T-1'],
-      );
+      assert.match(text(done), /^1 task\(s\) with status done\n/);
+      assert.match(text(done), /\| T-1 \| done \|/);
       const tier2 = await client.callTool({ name: 'list_tasks', arguments: { tier: 2 } });
       assert.deepEqual(
-        (tier2.structuredContent as { tasks: { id: string }[] }).tasks.map((t) => t.id),
+        [...text(tier2).matchAll(/^\| (T-\d) \|/gm)].map((m) => m[1]),
         ['T-3', 'T-4'],
       );
       const wave1 = await client.callTool({ name: 'list_tasks', arguments: { wave: 1 } });
@@ -157,7 +155,7 @@ describe('ralph mcp over stdio (SDK client, built CLI)', function () {
       assert.match(text(added), /^Added W1-001 "Validate emails" \(wave 1, effort S\): the policy accepted it/);
       const big = await client.callTool({ name: 'add_task', arguments: { title: 'Rewrite the storage layer', effort: 'XL', wave: 2 } });
       assert.match(text(big), /^Proposed W2-001 .* deferred it to the judge: new XL-effort task/);
-      assert.equal((big.structuredContent as { outcome: string }).outcome, 'deferred');
+      assert.notEqual(big.isError, true, 'a deferral is an answer, not a failure');
       const dup = await client.callTool({ name: 'add_task', arguments: { title: 'Again', id: 'T-1' } });
       assert.equal(dup.isError, true);
       const deps = await client.callTool({ name: 'add_task', arguments: { title: 'Needs ghosts', deps: ['GHOST-1'] } });
