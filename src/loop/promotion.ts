@@ -117,6 +117,8 @@ export class Promotion {
     patchPath: string,
     agent: string,
     expectedTip: string,
+    /** The commit message; default `ralph(<task>): <title>` (REQ mode: `ralph-loop: REQ-XXX - <title>`). */
+    message?: string,
   ): Promise<PromotionOutcome> {
     return this.lock.run(async () => {
       // The store decides before git does: a human may have dropped, blocked or re-deferred
@@ -127,7 +129,7 @@ export class Promotion {
       const result = await promotePatch(this.ctx.projectDir, {
         branch: this.ctx.branch,
         patchFile: patchPath,
-        message: formatPromotionMessage(task.task_id, task.title ?? task.task_id),
+        message: message ?? formatPromotionMessage(task.task_id, task.title ?? task.task_id),
         patchId,
         expectedTip,
       });

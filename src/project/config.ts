@@ -327,6 +327,26 @@ const reqSchema = z
       .meta({ description: 'Minimum share of test lines in the change, percent (L1b gate; default 40).' }),
     retries: z.number().int().min(0).default(3).meta({ description: 'Retries per REQ before it is blocked (default 3).' }),
     coverage_command: z.string().optional().meta({ description: 'Command printing coverage; omitted = the language default.' }),
+    round_timeout: z
+      .number()
+      .int()
+      .min(1)
+      .default(300)
+      .meta({ description: 'Seconds per REQ round (one agent invocation; default 300). Two timeouts block the REQ as too large.' }),
+    mock_density: z
+      .number()
+      .min(0)
+      .max(100)
+      .default(30)
+      .meta({ description: 'Mock/spy/fn lines over this percent of the test lines need // @mock-justified: (L1b; default 30).' }),
+    test_utils: z
+      .strictObject({
+        path: z.string().min(1).optional().meta({ description: 'The test-utilities module; omitted = the language default.' }),
+        exports: z.array(z.string().min(1)).default([]).meta({ description: 'Names it must export; missing ones are dispatched first.' }),
+      })
+      .prefault({})
+      .meta({ description: 'Test infrastructure checked before each REQ.' }),
+    test_files: globList('Globs of test files (L1b counts their lines as test lines). Omitted = the language default.').optional(),
   })
   .prefault({})
   .meta({ description: 'REQ-level build mode (specification.yaml).' });

@@ -5,6 +5,50 @@
 import { reqStatusProblems, reqSummaryLine } from '../domain/reqStatus';
 import type { ReqStatusReport } from '../domain/reqStatus';
 import { readReqStatus } from './view';
+import type * as HostModule from './host';
+
+/** The engine (agents, git, the loop's harness): loaded by `run` and `resume` only. */
+const loadHost = (): Promise<typeof HostModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./host.js')
+    : // eslint-disable-next-line @typescript-eslint/no-require-imports
+      Promise.resolve().then(() => require('./host') as typeof HostModule);
+
+async function runCommand(dir: string, args: readonly string[], io: ReqCliIo, resume: boolean): Promise<number> {
+  const quiet = args.includes('--quiet') || args.includes('-q');
+  const unknown = args.find((a) => a !== '--quiet' && a !== '-q');
+  if (unknown !== undefined) {
+    io.err(
+      `ralph req ${resume ? 'resume' : 'run'}: unknown argument '${unknown}' (usage: ralph req ${resume ? 'resume' : 'run'} [--quiet])\n`,
+    );
+    return 2;
+  }
+  const { openReqHost } = await loadHost();
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    io.err(`\n${sig}: stopping the REQ run (the agent is being terminated)…\n`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let host: Awaited<ReturnType<typeof openReqHost>> | undefined;
+  try {
+    host = await openReqHost({ projectDir: dir, signal: stop.signal, onLine: (l) => (quiet ? undefined : io.out(`${l}\n`)) });
+    const report = await host.engine.run({ resume });
+    if (quiet) io.out(formatReqStatus(report));
+    return report.status === 'COMPLETE' ? 0 : report.status === 'PARTIAL' || report.status === 'WAIT_USER' ? 0 : 1;
+  } catch (e) {
+    if (e instanceof Error && (e.name === 'ReqSpecificationError' || e.name === 'ConfigError' || e.name === 'StoreLockedError')) {
+      io.err(`ralph: ${e.message}\n`);
+      return e.name === 'StoreLockedError' ? 3 : 1;
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await host?.close();
+  }
+}
 
 export interface ReqCliIo {
   out(text: string): void;
@@ -79,6 +123,10 @@ export async function reqCommand(dir: string, args: readonly string[], io: ReqCl
   switch (verb) {
     case 'status':
       return statusCommand(dir, rest, io);
+    case 'run':
+      return runCommand(dir, rest, io, false);
+    case 'resume':
+      return runCommand(dir, rest, io, true);
     default:
       io.err(`ralph req: ${verb === undefined ? 'missing verb' : `unknown verb '${verb}'`} (usage: ralph ${REQ_USAGE})\n`);
       return 2;

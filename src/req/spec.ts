@@ -2,7 +2,7 @@
 // ordered (Kahn by layers, priority then id; a cycle with its chain), before anything runs.
 // Also the one writer of the file's `status:` fields, which keeps the user's comments and
 // layout (the yaml document API edits the node in place) and writes atomically.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { writeFileAtomic } from '../shared/fs';
 import { buildOrder, parseSpecification } from '../project/specification';
@@ -51,6 +51,7 @@ export function loadSpecification(file: string, shownAs = file): Result<OrderedS
 
 /** Sets `status:` of the given requirements in the file, leaving everything else as it is. */
 export async function writeSpecStatuses(file: string, statuses: ReadonlyMap<string, string>): Promise<void> {
+  if (!existsSync(file)) return; // not committed on the branch: the event log alone says it
   const text = readFileSync(file, 'utf8');
   const doc = parseDocument(text);
   const reqs = doc.getIn(['specification', 'requirements'], true);

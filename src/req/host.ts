@@ -1,0 +1,65 @@
+// Composition root of a REQ run, for `ralph req run|resume` and the VS Code command: loads
+// ralph.config.json, opens the store as the writer, builds the configured primary backend
+// (the same backends, confinement and event log as the main loop) and the ReqEngine.
+import { join } from 'node:path';
+import type { AgentBackend } from '../agents/types';
+import { CONTROL_PROJECTIONS } from '../control/views';
+import { ControlAdapter } from '../loop/controlAdapter';
+import type { LoopEvent } from '../loop/events';
+import { backendFromConfig } from '../loop/host';
+import { settingsFromConfig } from '../loop/settings';
+import type { LoopSettings } from '../loop/settings';
+import { requireConfig } from '../project/config';
+import type { RalphConfig } from '../project/config';
+import { openStore } from '../store/sqlJsStore';
+import type { EventStore } from '../store/types';
+import { ReqEngine } from './engine';
+import { reqSettingsFromConfig } from './settings';
+import type { ReqSettings } from './settings';
+
+export interface ReqHostOptions {
+  readonly projectDir: string;
+  readonly backend?: AgentBackend;
+  readonly agentEnv?: Readonly<Record<string, string>>;
+  readonly settings?: Partial<LoopSettings>;
+  readonly req?: Partial<ReqSettings>;
+  readonly signal?: AbortSignal;
+  readonly onLine?: (line: string) => void;
+  readonly onLoopEvent?: (e: LoopEvent) => void;
+}
+
+export interface ReqHost {
+  readonly engine: ReqEngine;
+  readonly store: EventStore;
+  readonly control: ControlAdapter;
+  readonly config: RalphConfig;
+  close(): Promise<void>;
+}
+
+export async function openReqHost(o: ReqHostOptions): Promise<ReqHost> {
+  const config = requireConfig(o.projectDir);
+  const settings: LoopSettings = { ...settingsFromConfig(config), ...o.settings };
+  const req: ReqSettings = { ...reqSettingsFromConfig(o.projectDir, config), ...o.req };
+  const backend = o.backend ?? backendFromConfig(config, 'primary', o.projectDir);
+  const ralphDir = join(o.projectDir, '.ralph');
+  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  try {
+    const control = new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns });
+    const engine = new ReqEngine({
+      projectDir: o.projectDir,
+      store,
+      control,
+      backend,
+      settings,
+      req,
+      ...(o.agentEnv ? { agentEnv: o.agentEnv } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.onLine ? { onLine: o.onLine } : {}),
+      ...(o.onLoopEvent ? { onLoopEvent: o.onLoopEvent } : {}),
+    });
+    return { engine, store, control, config, close: () => store.close() };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
