@@ -80,16 +80,20 @@ describe('faults: the user edits, commits, stashes and switches branch while the
     writeFileSync(join(d, 'notes.txt'), 'my notes\n');
     const actions: string[] = [];
     let promotions = 0;
-    let queued = 0;
     let onMain = true;
     let stashed = false;
     let userCommit = '';
     let branchPoint = '';
+    // The actions happen in this order whatever the run's interleaving (the primary and the
+    // worker race): each waits for the one before it, so a stash never meets an edit made
+    // while it was pushed (git itself refuses that pop).
+    let stage: 'commit' | 'edit' | 'stash' | 'pop' | 'switch' | 'over' = 'commit';
     const restore = onUpdateRefExit(d, 1, () => {
       // Between the branch update and the checkout update of the first promotion.
       appendFileSync(join(d, 'README.md'), 'user edit 1\n');
       userEdited.add('README.md');
       actions.push('edit during a promotion');
+      if (stage === 'edit') stage = 'stash';
     });
     const host = await openLoopHost({ projectDir: d, once: true });
     const seen: LoopEvent[] = [];
@@ -104,25 +108,27 @@ describe('faults: the user edits, commits, stashes and switches branch while the
       if (e.type === 'gate.progress') return;
       seen.push(e);
       if (e.type === 'patch.queued') {
-        queued++;
-        if (queued === 1) {
+        if (stage === 'commit') {
           // A commit of the user's own lands while a patch waits to be promoted: main moves.
           writeFileSync(join(d, 'docs-user.md'), 'written by the user\n');
           git(d, 'add', 'docs-user.md');
           git(d, 'commit', '-q', '-m', 'user: docs');
           userCommit = git(d, 'rev-parse', 'HEAD');
           actions.push('commit before a promotion');
-        } else if (queued === 3 && onMain && !stashed) {
+          stage = 'edit';
+        } else if (stage === 'stash') {
           git(d, 'stash', 'push', '-q', '-m', 'user work');
           inStash = userEdited;
           userEdited = new Set();
           stashed = true;
           actions.push('stash before a promotion');
-        } else if (queued === 5 && onMain && !stashed) {
+          stage = 'pop';
+        } else if (stage === 'switch') {
           git(d, 'switch', '-q', '-c', 'user-work');
           branchPoint = git(d, 'rev-parse', 'HEAD');
           onMain = false;
           actions.push('switch to a branch of their own');
+          stage = 'over';
         }
       }
       if (e.type === 'patch.promoted') {
@@ -130,11 +136,12 @@ describe('faults: the user edits, commits, stashes and switches branch while the
         // On the user's own branch too: a promotion onto main never touches their checkout.
         checkConsistent(d, userEdited, `after promotion ${promotions} (${e.taskId})`);
         if (!onMain) assert.equal(git(d, 'symbolic-ref', 'HEAD'), 'refs/heads/user-work', 'the user is still on their branch');
-        if (stashed) {
+        if (stage === 'pop') {
           git(d, 'stash', 'pop', '-q');
           userEdited = new Set([...userEdited, ...inStash]);
           stashed = false;
           actions.push('stash pop after the promotion');
+          stage = 'switch';
         }
       }
     };
