@@ -58,7 +58,8 @@ function labels(points: readonly { t: string }[], bucketSec: number): string[] {
 function bucketName(sec: number): string {
   if (sec % 86_400 === 0) return sec === 86_400 ? 'day' : `${sec / 86_400} days`;
   if (sec % 3600 === 0) return sec === 3600 ? 'hour' : `${sec / 3600} h`;
-  return `${sec / 60} min`;
+  if (sec % 60 === 0) return sec === 60 ? 'minute' : `${sec / 60} min`;
+  return sec === 1 ? 'second' : `${sec} s`;
 }
 
 /** Round tick steps for durations: 10 s, 30 s, 1 min, 5 min, 10 min, 30 min, 1 h. */
@@ -71,6 +72,8 @@ type Kind = 'cost' | 'flow' | 'phases';
 
 export class MonitorCharts {
   private readonly charts = new Map<Kind, Chart>();
+  /** What each chart's options were built for (bucket width): when it changes, the chart is rebuilt. */
+  private readonly shapes = new Map<Kind, string>();
   private theme: ThemeColors = readTheme();
   private series: MonitorSeries | undefined;
 
@@ -93,6 +96,7 @@ export class MonitorCharts {
     this.theme = readTheme();
     for (const c of this.charts.values()) c.destroy();
     this.charts.clear();
+    this.shapes.clear();
     this.render();
   }
 
@@ -109,12 +113,13 @@ export class MonitorCharts {
   private render(): void {
     const s = this.series;
     if (!s) return;
-    this.apply('cost', s.cost.length > 0, () => this.costConfig(s), this.costSummary(s));
-    this.apply('flow', s.flow.length > 0, () => this.flowConfig(s), this.flowSummary(s));
-    this.apply('phases', s.phases.length > 0, () => this.phasesConfig(s), this.phasesSummary(s));
+    this.apply('cost', s.cost.length > 0, () => this.costConfig(s), this.costSummary(s), String(s.costBucketSec));
+    this.apply('flow', s.flow.length > 0, () => this.flowConfig(s), this.flowSummary(s), String(s.flowBucketSec));
+    const maxSec = Math.max(0, ...s.phases.map((p) => p.maxSec));
+    this.apply('phases', s.phases.length > 0, () => this.phasesConfig(s), this.phasesSummary(s), String(niceStep(maxSec)));
   }
 
-  private apply(kind: Kind, hasData: boolean, build: () => ChartConfiguration, summary: string): void {
+  private apply(kind: Kind, hasData: boolean, build: () => ChartConfiguration, summary: string, shape: string): void {
     const canvas = this.canvases[kind];
     canvas.setAttribute('aria-label', summary);
     canvas.textContent = summary; // fallback content for assistive tech
@@ -133,11 +138,14 @@ export class MonitorCharts {
     if (!this.visible(canvas)) return;
     const config = build();
     const existing = this.charts.get(kind);
-    if (existing) {
+    if (existing && this.shapes.get(kind) === shape) {
       existing.data = config.data;
       existing.update('none');
       return;
     }
+    // Axis titles, tick steps and formatters depend on the bucket width: rebuild for a new one.
+    existing?.destroy();
+    this.shapes.set(kind, shape);
     Chart.defaults.font.family = this.theme.fontFamily;
     Chart.defaults.font.size = 11;
     Chart.defaults.color = this.theme.foreground;
@@ -180,48 +188,54 @@ export class MonitorCharts {
 
   private costConfig(s: MonitorSeries): ChartConfiguration {
     const t = this.theme;
-    const line = (label: string, data: number[], color: string, yAxisID: string, fill: boolean, hidden = false): ChartDataset<'line'> => ({
+    // Tokens per bucket as steps that change at the bucket edges, like the cost bars under
+    // them: a smoothed line would draw a ramp between buckets that never happened.
+    const tokens = (label: string, data: number[], color: string): ChartDataset<'line'> => ({
+      type: 'line',
       label,
       data,
-      yAxisID,
-      hidden,
+      yAxisID: 'tokens',
       borderColor: color,
       backgroundColor: withAlpha(color, 0.18),
-      fill,
+      fill: false,
       borderWidth: 1.5,
-      pointRadius: 0,
+      stepped: 'middle',
+      pointRadius: s.cost.length === 1 ? 3 : 0,
       pointHoverRadius: 3,
-      tension: 0.25,
     });
     return {
-      type: 'line',
+      type: 'bar',
       data: {
         labels: labels(s.cost, s.costBucketSec),
         datasets: [
-          line(
-            'Cost (USD)',
-            s.cost.map((p) => p.cost),
-            t.blue,
-            'cost',
-            true,
-          ),
-          line(
-            'Output tokens',
-            s.cost.map((p) => p.outputTokens),
-            t.orange,
-            'tokens',
-            false,
-          ),
-          // Context tokens dwarf output tokens (cache reads are ~50k a call): off by default,
-          // one click on the legend shows them.
-          line(
-            'Input + cache tokens',
-            s.cost.map((p) => p.inputTokens + p.cacheTokens),
-            t.purple,
-            'tokens',
-            false,
-            true,
-          ),
+          {
+            type: 'bar',
+            label: 'Cost (USD)',
+            data: s.cost.map((p) => p.cost),
+            yAxisID: 'cost',
+            backgroundColor: withAlpha(t.blue, 0.55),
+            borderColor: t.blue,
+            borderWidth: 1,
+            barPercentage: 1,
+            categoryPercentage: 0.9,
+            order: 2,
+          },
+          {
+            ...tokens(
+              'Output tokens',
+              s.cost.map((p) => p.outputTokens),
+              t.orange,
+            ),
+            order: 1,
+          },
+          {
+            ...tokens(
+              'Input + cache tokens',
+              s.cost.map((p) => p.inputTokens + p.cacheTokens),
+              t.purple,
+            ),
+            order: 0,
+          },
         ],
       },
       options: {
@@ -232,14 +246,24 @@ export class MonitorCharts {
             ...this.axis(`USD per ${bucketName(s.costBucketSec)}`),
             position: 'left',
             beginAtZero: true,
-            ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => usdTick(Number(v)) },
+            ticks: {
+              ...(this.axis().ticks as object),
+              maxTicksLimit: 6,
+              callback: (v: number | string, i: number, ticks: { value: number }[]) =>
+                usdTick(Number(v), Math.abs((ticks[1]?.value ?? 0) - (ticks[0]?.value ?? 0))),
+            },
           },
           tokens: {
             ...this.axis('tokens'),
             position: 'right',
             beginAtZero: true,
             grid: { display: false },
-            ticks: { ...(this.axis().ticks as object), callback: (v: number | string) => compact(Number(v)) },
+            ticks: {
+              ...(this.axis().ticks as object),
+              maxTicksLimit: 6,
+              precision: 0,
+              callback: (v: number | string) => compact(Number(v)),
+            },
           },
         },
       },

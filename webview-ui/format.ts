@@ -16,9 +16,13 @@ export function usd(n: number): string {
   return `$${n === 0 ? '0.00' : n < 1 ? n.toFixed(3) : n < 10_000 ? n.toFixed(2) : intFmt.format(n)}`;
 }
 
-/** Axis ticks: always two decimals. */
-export function usdTick(n: number): string {
-  return `$${n.toFixed(2)}`;
+/**
+ * Axis ticks: as many decimals as the tick step needs (at least two), so neighbouring ticks
+ * never read the same ("$0.01 $0.01 $0.00" on a cent-sized axis).
+ */
+export function usdTick(n: number, step: number): string {
+  const decimals = step > 0 ? Math.min(6, Math.max(2, Math.ceil(-Math.log10(step) - 1e-9))) : 2;
+  return `$${n.toFixed(decimals)}`;
 }
 
 export function percent(share: number): string {
@@ -44,25 +48,15 @@ export function clock(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-/** "12s ago", "5m ago", "3h ago", "2d ago". */
-export function ago(iso: string | null, nowMs: number): string {
-  if (!iso) return '—';
-  const t = Date.parse(iso);
-  if (Number.isNaN(t)) return iso;
-  const s = Math.max(0, Math.round((nowMs - t) / 1000));
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;
-  return `${Math.floor(s / 86_400)}d ago`;
-}
+export { formatAgo as ago, formatElapsed } from '../src/protocol/time.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** An axis label for a bucket start: time of day, or the date for day-wide buckets. */
+/** An axis label for a bucket start: time of day (with seconds for sub-minute buckets), or the date for day-wide buckets. */
 export function bucketLabel(iso: string, bucketSec: number, spansDays: boolean): string {
   const d = new Date(iso);
   const day = `${MONTHS[d.getMonth()] ?? ''} ${d.getDate()}`;
   if (bucketSec >= 86_400) return day;
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}${bucketSec < 60 ? `:${pad(d.getSeconds())}` : ''}`;
   return spansDays ? `${day} ${time}` : time;
 }

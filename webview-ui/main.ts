@@ -29,6 +29,7 @@ import { byId, fill, h } from './dom.js';
 import { observeTheme } from './theme.js';
 import { buildLayout, renderAll } from './render.js';
 import type { Actions, Sections } from './render.js';
+import { syncHostClock, tickTimes } from './ticker.js';
 import { vscodeApi } from './vscodeApi.js';
 
 const persistedSchema = z.object({ v: z.literal(1), snapshot: monitorSnapshotSchema.nullable(), tab: z.number().int().min(0) });
@@ -97,6 +98,7 @@ let charts: MonitorCharts;
 
 function render(): void {
   try {
+    if (snapshot) syncHostClock(snapshot.generatedAt);
     renderAll(sections, snapshot, actions);
     if (snapshot) charts.update(snapshot.series);
   } catch (e) {
@@ -158,6 +160,8 @@ function main(): void {
   charts = new MonitorCharts(sections.canvases);
   render();
   window.addEventListener('message', onMessage);
+  // Relative times move every second, between snapshots too.
+  setInterval(() => tickTimes(document), 1000);
   window.addEventListener('resize', () => charts.resize());
   observeTheme(() => {
     charts.retheme();

@@ -5,7 +5,9 @@ import type { VscodeTabs } from '@vscode-elements/elements/dist/vscode-tabs/vsco
 import type { DeferredItem, MonitorSnapshot } from '../src/protocol/monitor.js';
 import { PATCH_STATUSES, TASK_STATUSES } from '../src/protocol/monitor.js';
 import { fill, h } from './dom.js';
-import { ago, clock, compact, duration, int, percent, usd } from './format.js';
+import { clock, compact, duration, int, percent, usd } from './format.js';
+import { timeText } from './ticker.js';
+import type { TimeKind } from './ticker.js';
 
 export interface Actions {
   openTask(taskId: string): void;
@@ -16,6 +18,7 @@ export interface Actions {
 
 export interface Sections {
   readonly root: HTMLElement;
+  readonly title: HTMLElement;
   readonly header: HTMLElement;
   readonly notice: HTMLElement;
   readonly cards: Record<'tasks' | 'patches' | 'events' | 'cost', HTMLElement>;
@@ -75,6 +78,7 @@ function chartBox(kind: string, title: string, wide: boolean): { box: HTMLElemen
 /** Builds the static page skeleton once; rendering fills its sections. */
 export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   const header = h('div', { className: 'facts', id: 'facts' });
+  const title = h('h1', { id: 'title' }, 'Ralph Loop');
   const settings = h('vscode-button', {
     icon: 'settings-gear',
     secondary: true,
@@ -86,7 +90,7 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   const top = h(
     'header',
     { className: 'topbar' },
-    h('div', { className: 'brand' }, h('vscode-icon', { name: 'pulse', 'aria-hidden': 'true' }), h('h1', {}, 'Ralph Loop')),
+    h('div', { className: 'brand' }, h('vscode-icon', { name: 'pulse', 'aria-hidden': 'true' }), title),
     header,
     h('span', { className: 'status', id: 'status', role: 'status', 'aria-live': 'polite' }),
     settings,
@@ -110,7 +114,7 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
 
   const recent = panelBlock('Last events', 'recent');
   const agents = panelBlock('Running agents', 'agents');
-  const pending = panelBlock('Pending patch files', 'pending');
+  const pending = panelBlock('Patches waiting for promotion', 'pending');
   const activity = h('div', { className: 'grid two' }, recent.block, h('div', { className: 'stack' }, agents.block, pending.block));
 
   const cost = chartBox('cost', 'Cost & tokens over time', true);
@@ -131,6 +135,7 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   fill(root, top, notice, cardsWrap, tabs);
   return {
     root,
+    title,
     header,
     notice,
     cards,
@@ -150,7 +155,12 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
 
 interface Column {
   readonly label: string;
-  readonly width: string;
+  /**
+   * `fit` columns are as wide as their widest cell (times, ids, numbers, buttons); `fill`
+   * columns share what is left and cut long text with an ellipsis (the full text is in the
+   * cell's title).
+   */
+  readonly size: 'fit' | 'fill';
   readonly num?: boolean;
 }
 
@@ -158,28 +168,24 @@ type Cell = Node | string;
 
 /**
  * A plain, semantic table styled like VS Code's own (keybindings editor): automatic row
- * heights, ellipsis in fixed-width columns, zebra rows. Widths go through the CSSOM (the
- * CSP forbids style attributes).
+ * heights, columns sized to their content, zebra rows.
  */
 function table(label: string, columns: readonly Column[], rows: readonly Cell[][], rowLabels?: readonly string[]): HTMLElement {
-  const colgroup = h(
-    'colgroup',
-    {},
-    ...columns.map((c) => {
-      const col = h('col');
-      if (c.width !== 'auto') col.style.width = c.width;
-      return col;
-    }),
-  );
-  const head = h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', className: c.num ? 'num' : null }, c.label))));
+  const cls = (c: Column | undefined): string => [c?.size ?? 'fit', c?.num ? 'num' : ''].filter(Boolean).join(' ');
+  const head = h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', className: cls(c) }, c.label))));
   const body = h(
     'tbody',
     {},
     ...rows.map((cells, i) =>
-      h('tr', { 'aria-label': rowLabels?.[i] ?? null }, ...cells.map((c, j) => h('td', { className: columns[j]?.num ? 'num' : null }, c))),
+      h('tr', { 'aria-label': rowLabels?.[i] ?? null }, ...cells.map((c, j) => h('td', { className: cls(columns[j]) }, c))),
     ),
   );
-  return h('table', { className: 'data', 'aria-label': label }, colgroup, head, body);
+  return h('table', { className: 'data', 'aria-label': label }, head, body);
+}
+
+/** A time that keeps ticking ("12s ago", an elapsed "1m 5s"); the exact time is its title. */
+function when(iso: string | null, kind: TimeKind, id?: string): HTMLElement {
+  return h('span', { className: 'when', 'data-ts': iso ?? null, 'data-kind': kind, title: iso ?? '', id: id ?? null }, timeText(iso, kind));
 }
 
 function empty(text: string): HTMLElement {
@@ -190,12 +196,12 @@ function dot(status: string): HTMLElement {
   return h('span', { className: `dot s-${status}`, 'aria-hidden': 'true' });
 }
 
-function fact(label: string, value: string | number, id: string): HTMLElement {
+function fact(label: string, value: string | number | HTMLElement, id: string): HTMLElement {
   return h(
     'div',
     { className: 'fact' },
-    h('span', { className: 'fact-label' }, label),
-    h('span', { className: 'fact-value', id }, String(value)),
+    h('span', { className: 'fact-label', id: `${id}-label` }, label),
+    typeof value === 'object' ? value : h('span', { className: 'fact-value', id }, String(value)),
   );
 }
 
@@ -230,38 +236,33 @@ function phaseClass(phase: string): string {
 
 function renderHeader(s: Sections, snap: MonitorSnapshot): void {
   const st = snap.state;
-  const phase = h('span', { className: `phase ${phaseClass(st.phase)}`, id: 'phase', 'aria-label': `Phase ${st.phase}` }, st.phase);
+  fill(s.title, 'Ralph Loop', snap.project.name ? h('span', { className: 'project', id: 'project' }, ` · ${snap.project.name}`) : null);
+  const phase = h(
+    'span',
+    { className: `fact-value phase ${phaseClass(st.phase)}`, id: 'phase', 'aria-labelledby': 'phase-label phase' },
+    st.phase,
+  );
+  const run =
+    st.run === 'paused'
+      ? h('span', { className: 'run paused', id: 'run' }, h('vscode-icon', { name: 'debug-pause', 'aria-hidden': 'true' }), 'paused')
+      : st.observing
+        ? h('span', { className: 'run observing', id: 'run', title: 'Another process runs the loop; this window follows it' }, 'observing')
+        : null;
   fill(
     s.header,
-    phase,
+    fact('Phase', phase, 'phase'),
+    run,
     fact('Iteration', int(st.iteration), 'iteration'),
     fact('Wave', int(st.wave), 'wave'),
     fact('Commits', int(st.commits), 'commits'),
     fact('Current', st.currentTask ?? '—', 'current'),
-    h('span', { className: 'updated', title: snap.generatedAt }, `updated ${clock(snap.generatedAt)}`),
+    h('span', { className: 'updated' }, 'updated ', when(snap.generatedAt, 'ago', 'updated')),
   );
 }
 
 function renderNotice(s: Sections, snap: MonitorSnapshot): void {
   const parts: HTMLElement[] = [];
-  if (snap.empty) {
-    parts.push(
-      h(
-        'div',
-        { className: 'welcome', role: 'note' },
-        h('vscode-icon', { name: 'info', 'aria-hidden': 'true' }),
-        h(
-          'span',
-          {},
-          'No activity yet. Run ',
-          h('strong', {}, 'Ralph: Initialize Project'),
-          ' and then ',
-          h('strong', {}, 'Ralph: Start Loop'),
-          ' — this page fills in as the loop writes events.',
-        ),
-      ),
-    );
-  }
+  if (snap.empty) parts.push(h('div', { className: 'welcome', role: 'note', id: 'welcome' }, ...welcome(snap)));
   if (snap.warnings.length > 0) {
     parts.push(
       h(
@@ -278,6 +279,53 @@ function renderNotice(s: Sections, snap: MonitorSnapshot): void {
     );
   }
   fill(s.notice, ...parts);
+}
+
+/** The empty state says what to do next in this project, not in some other one. */
+function welcome(snap: MonitorSnapshot): (HTMLElement | string)[] {
+  const icon = h('vscode-icon', { name: 'info', 'aria-hidden': 'true' });
+  const cmd = (t: string): HTMLElement => h('strong', {}, t);
+  if (!snap.project.initialized) {
+    return [
+      icon,
+      h(
+        'span',
+        {},
+        'This folder has no Ralph project yet. Run ',
+        cmd('Ralph: Initialize Project'),
+        ', then ',
+        cmd('Ralph: Start Loop'),
+        '.',
+      ),
+    ];
+  }
+  const n = snap.project.specs;
+  if (n > 0) {
+    return [
+      icon,
+      h(
+        'span',
+        {},
+        `Ready: ${n} spec file${n === 1 ? '' : 's'} found. Run `,
+        cmd('Ralph: Start Loop'),
+        ' — the first step turns the specs into tasks, and this page fills in as the loop works.',
+      ),
+    ];
+  }
+  return [
+    icon,
+    h(
+      'span',
+      {},
+      'Ready, but there is nothing to work on yet: add spec documents under ',
+      h('code', {}, 'specs/'),
+      ' or a task with ',
+      cmd('Ralph: Add Task…'),
+      ', then run ',
+      cmd('Ralph: Start Loop'),
+      '.',
+    ),
+  ];
 }
 
 function renderTasks(el: HTMLElement, snap: MonitorSnapshot): void {
@@ -346,7 +394,7 @@ function renderPatches(el: HTMLElement, snap: MonitorSnapshot): void {
       'div',
       { className: 'sub' },
       h('vscode-icon', { name: 'git-merge', 'aria-hidden': 'true' }),
-      `${int(p.pendingFiles.length)} pending merge file${p.pendingFiles.length === 1 ? '' : 's'}`,
+      `${int(p.pendingFiles.length)} waiting for promotion`,
     ),
   );
 }
@@ -364,7 +412,7 @@ function renderEvents(el: HTMLElement, snap: MonitorSnapshot): void {
       h('dt', {}, 'last 10 min'),
       h('dd', { id: 'events-10min' }, int(e.last10Min)),
       h('dt', {}, 'latest'),
-      h('dd', {}, e.recent[0] ? ago(e.recent[0].ts, Date.parse(snap.generatedAt)) : '—'),
+      h('dd', {}, when(e.recent[0]?.ts ?? null, 'ago', 'events-latest')),
     ),
   );
 }
@@ -394,14 +442,14 @@ function renderRecent(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
     table(
       'Last events',
       [
-        { label: 'Time', width: '74px' },
-        { label: 'Event', width: '24%' },
-        { label: 'Entity', width: '18%' },
-        { label: 'Actor', width: '14%' },
-        { label: 'Detail', width: 'auto' },
+        { label: 'When', size: 'fit' },
+        { label: 'Event', size: 'fit' },
+        { label: 'Entity', size: 'fit' },
+        { label: 'Actor', size: 'fit' },
+        { label: 'Detail', size: 'fill' },
       ],
       rows.map((r) => [
-        h('span', { className: 'mono muted', title: r.ts }, clock(r.ts)),
+        when(r.ts, 'ago'),
         h('span', { className: `etype e-${r.eventType.split('.')[0] ?? ''}` }, r.eventType),
         r.entityType === 'task'
           ? link(r.entityId, () => actions.openTask(r.entityId), `Open task ${r.entityId}`)
@@ -415,24 +463,28 @@ function renderRecent(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
 }
 
 function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions): void {
-  if (snap.agents.length === 0) return fill(el, empty('No agent is running.'));
-  const now = Date.parse(snap.generatedAt);
+  if (snap.agents.length === 0) {
+    return fill(el, empty(snap.state.run === 'stopped' ? 'The loop is stopped: no agent runs.' : 'No agent is running.'));
+  }
   fill(
     el,
     table(
-      'Running agents',
+      'Agents',
       [
-        { label: 'Agent', width: '26%' },
-        { label: 'Phase', width: '22%' },
-        { label: 'Task', width: '20%' },
-        { label: 'Elapsed', width: '16%', num: true },
-        { label: 'Cost', width: 'auto', num: true },
+        { label: 'Agent', size: 'fill' },
+        { label: 'Phase', size: 'fit' },
+        { label: 'Task', size: 'fit' },
+        { label: 'Elapsed', size: 'fit', num: true },
+        { label: 'Cost', size: 'fit', num: true },
       ],
       snap.agents.map((a) => [
-        h('span', {}, h('vscode-progress-ring', { className: 'spin', 'aria-label': `${a.name} running` }), ` ${a.name}`),
+        // A spinner only while an agent process really runs; between invocations it waits.
+        a.busy
+          ? h('span', {}, h('vscode-progress-ring', { className: 'spin', 'aria-label': `${a.name} running` }), ` ${a.name}`)
+          : h('span', {}, h('vscode-icon', { name: 'circle-large-outline', 'aria-label': `${a.name} waiting` }), ` ${a.name}`),
         h('span', { className: `phase small ${phaseClass(a.phase)}` }, a.phase),
         a.taskId ? link(a.taskId, () => actions.openTask(a.taskId ?? ''), `Open task ${a.taskId}`) : '—',
-        a.startedAt ? ago(a.startedAt, now).replace(' ago', '') : '—',
+        a.busy && a.startedAt ? when(a.startedAt, 'elapsed', `elapsed-${a.name}`) : '—',
         usd(a.cost),
       ]),
     ),
@@ -441,7 +493,7 @@ function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
 
 function renderPending(el: HTMLElement, snap: MonitorSnapshot): void {
   const files = snap.patches.pendingFiles;
-  if (files.length === 0) return fill(el, empty('Nothing waiting to merge.'));
+  if (files.length === 0) return fill(el, empty('No patch waits for promotion.'));
   fill(
     el,
     h(
@@ -468,19 +520,18 @@ function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): v
   s.deferredBadge.setAttribute('aria-label', `${snap.deferred.length} deferred`);
   const rows = snap.deferred;
   if (rows.length === 0) return fill(s.deferred, empty('No deferred patches. Tier-2 patches wait here for your review or the judge.'));
-  const now = Date.parse(snap.generatedAt);
   fill(
     s.deferred,
     table(
       'Deferred patches',
       [
-        { label: 'Task', width: '72px' },
-        { label: 'Title', width: 'auto' },
-        { label: 'Tier', width: '44px' },
-        { label: 'Reason', width: '20%' },
-        { label: 'Judge', width: '22%' },
-        { label: 'Deferred', width: '84px', num: true },
-        { label: '', width: '284px' },
+        { label: 'Task', size: 'fit' },
+        { label: 'Title', size: 'fill' },
+        { label: 'Tier', size: 'fit' },
+        { label: 'Reason', size: 'fill' },
+        { label: 'Judge', size: 'fill' },
+        { label: 'Deferred', size: 'fit', num: true },
+        { label: '', size: 'fit' },
       ],
       rows.map((d) => {
         const actionsCell = h('div', { className: 'actions', id: `actions-${d.taskId}` });
@@ -504,7 +555,7 @@ function renderDeferred(s: Sections, snap: MonitorSnapshot, actions: Actions): v
           h('span', { className: `tier t${d.riskTier}`, 'aria-label': `risk tier ${d.riskTier}` }, `T${d.riskTier}`),
           h('span', { title: d.reason }, d.reason || '—'),
           verdictCell(d),
-          h('span', { title: d.deferredAt ?? '' }, ago(d.deferredAt, now)),
+          when(d.deferredAt, 'ago'),
           actionsCell,
         ];
       }),
@@ -521,14 +572,14 @@ function renderCostTable(el: HTMLElement, snap: MonitorSnapshot): void {
     table(
       'Invocations by agent today',
       [
-        { label: 'Agent', width: 'auto' },
-        { label: 'Invocations', width: '12%', num: true },
-        { label: 'Failures', width: '10%', num: true },
-        { label: 'Cost', width: '12%', num: true },
-        { label: 'Input', width: '11%', num: true },
-        { label: 'Output', width: '11%', num: true },
-        { label: 'Cache read / write', width: '18%', num: true },
-        { label: 'Agent time', width: '12%', num: true },
+        { label: 'Agent', size: 'fill' },
+        { label: 'Invocations', size: 'fit', num: true },
+        { label: 'Failures', size: 'fit', num: true },
+        { label: 'Cost', size: 'fit', num: true },
+        { label: 'Input', size: 'fit', num: true },
+        { label: 'Output', size: 'fit', num: true },
+        { label: 'Cache read / write', size: 'fit', num: true },
+        { label: 'Agent time', size: 'fit', num: true },
       ],
       rows.map((a) => [
         h('strong', {}, a.agent),
@@ -576,8 +627,8 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
     s.rendered.set(key, json);
     fn();
   };
-  once('header', [snap.state, snap.generatedAt], () => renderHeader(s, snap));
-  once('notice', [snap.empty, snap.warnings], () => renderNotice(s, snap));
+  once('header', [snap.state, snap.project, snap.generatedAt], () => renderHeader(s, snap));
+  once('notice', [snap.empty, snap.project, snap.warnings], () => renderNotice(s, snap));
   once('tasks', snap.tasks, () => renderTasks(s.cards.tasks, snap));
   once('patches', snap.patches, () => renderPatches(s.cards.patches, snap));
   once('events', [snap.events.total, snap.events.lastHour, snap.events.last10Min, snap.events.recent[0]?.ts], () =>
@@ -585,7 +636,7 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
   );
   once('cost', snap.cost, () => renderCost(s.cards.cost, snap));
   once('recent', snap.events.recent, () => renderRecent(s.recent, snap, actions));
-  once('agents', [snap.agents, snap.generatedAt], () => renderAgents(s.agents, snap, actions));
+  once('agents', [snap.agents, snap.state.run], () => renderAgents(s.agents, snap, actions));
   once('pending', snap.patches.pendingFiles, () => renderPending(s.pending, snap));
   once('deferred', snap.deferred, () => renderDeferred(s, snap, actions));
   once('costTable', snap.cost.byAgent, () => renderCostTable(s.costTable, snap));

@@ -36,6 +36,8 @@ export const metricsLineSchema = z.looseObject({
   backend: z.string(),
   task_id: z.string().nullable(),
   status: z.string().optional(),
+  /** Why a cancelled run stopped: `abort` (a stop or a human decision) or `timeout`. */
+  stop_reason: z.string().optional(),
 });
 export type MetricsLine = z.infer<typeof metricsLineSchema>;
 
@@ -94,6 +96,7 @@ export function metricsLineFor(result: AgentResult, ctx: MetricsContext): Metric
     backend: scrub(ctx.backend),
     task_id: ctx.taskId === undefined || ctx.taskId === null ? null : scrub(ctx.taskId),
     status: result.status,
+    ...(result.stopReason ? { stop_reason: result.stopReason } : {}),
   };
 }
 

@@ -69,6 +69,7 @@ export class AgentsTracker {
       phase: r.phase,
       taskId: r.taskId,
       startedAt: r.startedAt,
+      busy: r.busy,
       cost: r.costUsd,
     }));
   }

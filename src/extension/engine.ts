@@ -36,6 +36,8 @@ export interface EngineLog {
 
 export interface EngineOptions {
   readonly projectDir: string;
+  /** The workspace folder's name (default: the directory's name). */
+  readonly name?: string;
   readonly log: EngineLog;
   /** Calls `onChange` when ralph.db, its journal or the lock change (a FileSystemWatcher in VS Code). */
   readonly watch?: (ralphDir: string, onChange: () => void) => DisposableLike;
@@ -117,6 +119,8 @@ export class Engine extends Disposable {
       logsDir: path.join(this.ralphDir, 'logs'),
       agents: () => (this.host || this.role() === 'observer' ? this.tracker.running() : []),
       logLines: () => this.logLines,
+      run: () => ({ run: this.loopState(), observing: this.role() === 'observer' }),
+      project: () => ({ name: this.name, specs: this.specCount() }),
     });
     this._register(this.dataSource);
     this._register(this.onDidChangeState(() => this.dataSource.notify()));
@@ -127,6 +131,39 @@ export class Engine extends Disposable {
 
   get projectDir(): string {
     return this.o.projectDir;
+  }
+
+  /** The workspace folder's name, for views and the status bar when several folders are open. */
+  get name(): string {
+    return this.o.name ?? path.basename(this.o.projectDir);
+  }
+
+  private specs: { count: number; checkedAt: number; checking: boolean } = { count: 0, checkedAt: 0, checking: false };
+
+  /**
+   * How many spec files the project has (specs/, docs/, adrs/, specification.yaml), rescanned
+   * at most every few seconds in the background; a change fires onDidChangeState.
+   */
+  specCount(): number {
+    const s = this.specs;
+    if (!s.checking && Date.now() - s.checkedAt > 5000) {
+      s.checking = true;
+      void import('../project/specs.js')
+        .then((m) => m.discoverSpecs(this.o.projectDir))
+        .then(
+          (found) => {
+            const changed = found.length !== s.count;
+            s.count = found.length;
+            if (changed && !this.isDisposed) this._onDidChangeState.fire();
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          s.checking = false;
+          s.checkedAt = Date.now();
+        });
+    }
+    return s.count;
   }
 
   // ---- what this window sees -------------------------------------------------------------

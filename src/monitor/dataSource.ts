@@ -1,7 +1,7 @@
 // The monitor's port to the engine: where snapshots come from and when they change. The
 // webview panel depends only on this; `createStoreDataSource` adapts an EventStore.
 import type { Disposable, EventStore } from '../store/types';
-import type { LogLine, MonitorSnapshot, RunningAgent } from '../protocol/monitor';
+import type { LogLine, LoopRun, MonitorSnapshot, RunningAgent } from '../protocol/monitor';
 import { buildMonitorSnapshot, createSnapshotCache } from './snapshot';
 
 export interface MonitorDataSource {
@@ -16,6 +16,10 @@ export interface StoreDataSourceOptions {
   /** `.ralph/logs` */
   readonly logsDir: string;
   readonly agents?: () => readonly RunningAgent[];
+  /** Whether a loop runs, and whether it runs in another process (default: stopped). */
+  readonly run?: () => { readonly run: LoopRun; readonly observing: boolean };
+  /** The folder's name and how many spec files it has. */
+  readonly project?: () => { readonly name: string; readonly specs: number };
   readonly logLines?: () => readonly LogLine[];
   readonly now?: () => Date;
   /**
@@ -45,6 +49,8 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
   return {
     snapshot: () =>
       buildMonitorSnapshot(o.store, o.logsDir, o.now?.() ?? new Date(), {
+        ...(o.run ? o.run() : {}),
+        ...(o.project ? { project: o.project() } : {}),
         agents: o.agents?.() ?? [],
         logLines: o.logLines?.() ?? [],
         cache,

@@ -25,6 +25,8 @@ const monitorLineSchema = z
     output_tokens: num,
     model: z.string().catch(''),
     subtype: z.string().catch(''),
+    status: z.string().optional().catch(undefined),
+    stop_reason: z.string().optional().catch(undefined),
     backend: z.string().optional().catch(undefined),
     task_id: z.string().nullable().optional().catch(null),
   })
@@ -41,9 +43,15 @@ export interface MetricsRead {
   readonly problems: string[];
 }
 
-/** True for an invocation that did not succeed (the CLI's result subtype). */
+/**
+ * True for an invocation that did not succeed (the CLI's result subtype). A run cancelled
+ * because someone decided (a human's verdict aborting the judge, a stop) is not a failure;
+ * one cancelled by its timeout is. Lines from before `stop_reason` existed count as aborts.
+ */
 export function isFailure(line: MetricsLine): boolean {
-  return line.subtype !== '' && line.subtype !== 'success';
+  if (line.subtype === '' || line.subtype === 'success') return false;
+  if (line.subtype === 'cancelled' || line.status === 'cancelled') return line.stop_reason === 'timeout';
+  return true;
 }
 
 /** The `days` UTC days ending with the day of `now`, lines in time order. */

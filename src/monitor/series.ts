@@ -5,7 +5,28 @@ import { TASK_STATUSES } from '../protocol/monitor';
 import type { MetricsLine } from './metrics';
 
 /** Bucket widths we allow, so the axes read as round times. */
-const BUCKET_LADDER_SEC = [60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400, 30 * 86_400];
+const BUCKET_LADDER_SEC = [
+  1,
+  2,
+  5,
+  10,
+  15,
+  30,
+  60,
+  120,
+  300,
+  600,
+  900,
+  1800,
+  3600,
+  2 * 3600,
+  3 * 3600,
+  6 * 3600,
+  12 * 3600,
+  86_400,
+  7 * 86_400,
+  30 * 86_400,
+];
 
 /** The smallest round bucket width that covers [fromMs, toMs] in at most `maxBuckets`. */
 export function chooseBucketSec(fromMs: number, toMs: number, maxBuckets: number): number {
@@ -25,18 +46,51 @@ export function bucketStarts(fromMs: number, toMs: number, bucketSec: number): n
   return out;
 }
 
-/** The shortest span a series covers, so a young project's first minutes read as a timeline. */
-const MIN_SPAN_MS = 3_600_000;
+/** The time span the charts show; null when there is nothing to show. */
+export interface RunWindow {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
 
-/** Cost and tokens summed per bucket; empty buckets are kept so the line reads as time. */
-export function costSeries(lines: readonly MetricsLine[], nowMs: number, maxBuckets: number): { bucketSec: number; points: CostPoint[] } {
-  const firstLine = lines[0];
-  if (!firstLine) return { bucketSec: 3600, points: [] };
-  const from = Math.min(firstLine.tsMs, nowMs - MIN_SPAN_MS);
-  const bucketSec = chooseBucketSec(from, nowMs, maxBuckets);
-  const starts = bucketStarts(from, nowMs, bucketSec);
+/** A pause in activity longer than this starts a new run (the charts show the latest). */
+export const RUN_GAP_MS = 30 * 60_000;
+
+/**
+ * The latest run's span: from the first activity after the last quiet gap longer than
+ * RUN_GAP_MS to now while the loop runs, or to the last activity once it stopped. Activity
+ * is invocations (metrics lines) and task events; both must be in time order.
+ */
+export function runWindow(
+  lines: readonly { readonly tsMs: number }[],
+  taskRows: readonly { readonly tsMs: number }[],
+  nowMs: number,
+  running: boolean,
+): RunWindow | null {
+  const times = [...lines.map((l) => l.tsMs), ...taskRows.map((r) => r.tsMs)].filter((t) => t <= nowMs).sort((a, b) => a - b);
+  const last = times[times.length - 1];
+  if (last === undefined) return null;
+  let from = last;
+  for (let i = times.length - 2; i >= 0; i--) {
+    const t = times[i] ?? from;
+    if (from - t > RUN_GAP_MS) break;
+    from = t;
+  }
+  // A loop still running but quiet for longer than the gap: its run began at that activity.
+  return { fromMs: from, toMs: running ? nowMs : last };
+}
+
+/** Cost and tokens summed per bucket of the window; empty buckets are kept so the bars read as time. */
+export function costSeries(
+  lines: readonly MetricsLine[],
+  window: RunWindow | null,
+  maxBuckets: number,
+): { bucketSec: number; points: CostPoint[] } {
+  const inWindow = window ? lines.filter((l) => l.tsMs >= window.fromMs && l.tsMs <= window.toMs) : [];
+  if (!window || inWindow.length === 0) return { bucketSec: 60, points: [] };
+  const bucketSec = chooseBucketSec(window.fromMs, window.toMs, maxBuckets);
+  const starts = bucketStarts(window.fromMs, window.toMs, bucketSec);
   const w = bucketSec * 1000;
-  const first = starts[0] ?? from;
+  const first = starts[0] ?? window.fromMs;
   const points: CostPoint[] = starts.map((t) => ({
     t: new Date(t).toISOString(),
     cost: 0,
@@ -45,16 +99,16 @@ export function costSeries(lines: readonly MetricsLine[], nowMs: number, maxBuck
     cacheTokens: 0,
     invocations: 0,
   }));
-  for (const l of lines) {
+  for (const l of inWindow) {
     const p = points[Math.floor((l.tsMs - first) / w)];
-    if (!p) continue; // a line stamped in the future
+    if (!p) continue;
     p.cost += l.cost;
     p.inputTokens += l.input_tokens;
     p.outputTokens += l.output_tokens;
     p.cacheTokens += l.cache_read + l.cache_create;
     p.invocations += 1;
   }
-  for (const p of points) p.cost = Math.round(p.cost * 10_000) / 10_000;
+  for (const p of points) p.cost = Math.round(p.cost * 1_000_000) / 1_000_000;
   return { bucketSec, points };
 }
 
@@ -88,12 +142,14 @@ export function statusAfterEvent(eventType: string, payload: () => Record<string
  * Cumulative flow: for each bucket, how many tasks were in each status at the bucket's
  * end. `rows` must be in time order.
  */
-export function flowSeries(rows: readonly TaskEventRow[], nowMs: number, maxBuckets: number): { bucketSec: number; points: FlowPoint[] } {
-  const firstRow = rows[0];
-  if (!firstRow) return { bucketSec: 3600, points: [] };
-  const from = Math.min(firstRow.tsMs, nowMs - MIN_SPAN_MS);
-  const bucketSec = chooseBucketSec(from, nowMs, maxBuckets);
-  const starts = bucketStarts(from, nowMs, bucketSec);
+export function flowSeries(
+  rows: readonly TaskEventRow[],
+  window: RunWindow | null,
+  maxBuckets: number,
+): { bucketSec: number; points: FlowPoint[] } {
+  if (!window || rows.length === 0) return { bucketSec: 60, points: [] };
+  const bucketSec = chooseBucketSec(window.fromMs, window.toMs, maxBuckets);
+  const starts = bucketStarts(window.fromMs, window.toMs, bucketSec);
   const w = bucketSec * 1000;
   const statusOf = new Map<string, TaskStatus>();
   const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;

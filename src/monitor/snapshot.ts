@@ -2,8 +2,8 @@
 // by the reference schema), the `.ralph/` files (STATE.json, logs/par-metrics-*.jsonl,
 // commits/pending/) and what only the host knows (running agents, recent log lines).
 // Plain Node: the extension host and the CLI both call it.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { SqlReader } from '../store/types';
 import type {
@@ -12,6 +12,7 @@ import type {
   EventRow,
   EventSummary,
   LogLine,
+  LoopRun,
   LoopState,
   MonitorSnapshot,
   RunningAgent,
@@ -19,18 +20,22 @@ import type {
 import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
 import { isFailure, readMetrics } from './metrics';
 import type { MetricsFileCache, MetricsLine } from './metrics';
-import { costSeries, flowSeries, phaseDurations, statusAfterEvent } from './series';
+import { costSeries, flowSeries, phaseDurations, runWindow, statusAfterEvent } from './series';
 import type { TaskEventRow } from './series';
 
 export interface SnapshotInput {
+  /** Whether a loop runs (this window's or another process's); default stopped. */
+  readonly run?: LoopRun;
+  /** The loop runs in another process and this window follows it. */
+  readonly observing?: boolean;
+  /** The workspace folder's name and the number of spec files found (the empty state names them). */
+  readonly project?: { readonly name: string; readonly specs: number };
   /** Agents the host is running now (the database does not know about processes). */
   readonly agents?: readonly RunningAgent[];
   /** The newest log lines, oldest first; the snapshot keeps the last `maxLogLines`. */
   readonly logLines?: readonly LogLine[];
   /** Defaults to `<logsDir>/../STATE.json`. */
   readonly statePath?: string;
-  /** Defaults to `<logsDir>/../commits/pending`. */
-  readonly pendingDir?: string;
   /** Days of metrics files the cost series and phase durations cover (default 7). */
   readonly metricsDays?: number;
   /** Most points per series (default 48). */
@@ -139,7 +144,9 @@ export function summarizePayload(payload: Record<string, unknown>): string {
   const parts: string[] = [];
   const from = str(payload['old_status']);
   const to = str(payload['new_status']);
-  if (from || to) parts.push(`${from || '∅'} → ${to || '∅'}`);
+  // A transition to the same status (a re-based patch stays proposed) is no change to show.
+  if (from && to && from === to) parts.push(`still ${to}`);
+  else if (from || to) parts.push(from ? `${from} → ${to || '∅'}` : `new, ${to}`);
   for (const k of ['reason', 'rationale', 'decision', 'verdict', 'commit_hash', 'title', 'task_id']) {
     const v = str(payload[k]);
     if (v) {
@@ -170,14 +177,16 @@ function readState(path: string, warnings: string[]): z.infer<typeof stateFileSc
   }
 }
 
-function listPending(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((n) => !n.startsWith('.') && statSync(join(dir, n)).isFile())
-      .sort();
-  } catch {
-    return [];
-  }
+/**
+ * The patch files of patches still waiting for promotion. The store decides what waits, not
+ * the directory: a promoted or discarded patch's file is not pending, wherever it lies.
+ */
+function pendingPatchFiles(db: SqlReader): string[] {
+  return db
+    .all<{ patch_id: string; patch_path: string | null }>(
+      "SELECT patch_id, patch_path FROM patch_view WHERE status IN ('queued', 'applied', 'verified') ORDER BY created_at, patch_id",
+    )
+    .map((r) => (r.patch_path ? basename(r.patch_path) : r.patch_id));
 }
 
 function agentCosts(lines: readonly MetricsLine[]): AgentCost[] {
@@ -302,7 +311,12 @@ function readDeferred(db: SqlReader, hasEvents: boolean): DeferredItem[] {
 }
 
 /** Without STATE.json: phase from the last invocation, wave and current task from task_view. */
-function deriveState(db: SqlReader | null, metrics: readonly MetricsLine[], hasEvents: boolean, promoted: number): LoopState {
+function deriveState(
+  db: SqlReader | null,
+  metrics: readonly MetricsLine[],
+  hasEvents: boolean,
+  promoted: number,
+): Omit<LoopState, 'run' | 'observing'> {
   const last = metrics[metrics.length - 1];
   const wave =
     db?.get<{ w: number | null }>("SELECT MIN(wave) AS w FROM task_view WHERE status IN ('pending', 'claimed', 'proposed', 'deferred')")
@@ -344,7 +358,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   snap.patches = {
     total: Object.values(byPatch).reduce((a, b) => a + b, 0),
     byStatus: byPatch,
-    pendingFiles: listPending(input.pendingDir ?? join(ralphDir, 'commits', 'pending')),
+    pendingFiles: hasPatches ? pendingPatchFiles(db) : [],
   };
 
   if (hasEvents) snap.events = readEvents(db, nowMs);
@@ -364,8 +378,11 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     failures: today.filter(isFailure).length,
     byAgent,
   };
-  const cost = costSeries(metrics.lines, nowMs, maxBuckets);
-  const flow = flowSeries(hasEvents ? taskHistory(db, input.cache) : [], nowMs, maxBuckets);
+  const run = input.run ?? 'stopped';
+  const history = hasEvents ? taskHistory(db, input.cache) : [];
+  const window = runWindow(metrics.lines, history, nowMs, run !== 'stopped');
+  const cost = costSeries(metrics.lines, window, maxBuckets);
+  const flow = flowSeries(history, window, maxBuckets);
   snap.series = {
     costBucketSec: cost.bucketSec,
     flowBucketSec: flow.bucketSec,
@@ -375,18 +392,26 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   };
 
   const stateFile = readState(input.statePath ?? join(ralphDir, 'STATE.json'), warnings);
-  snap.state = stateFile
+  const state = stateFile
     ? {
         phase: stateFile.phase,
         iteration: stateFile.iteration,
         wave: stateFile.current_wave,
         commits: stateFile.commits_total,
         currentTask: stateFile.current_item,
-        source: 'state',
+        source: 'state' as const,
       }
     : deriveState(hasTasks ? db : null, metrics.lines, snap.events.total > 0, byPatch.promoted);
+  // STATE.json keeps the last phase after a stop; with no loop running the truth is "stopped",
+  // and no task is current.
+  snap.state =
+    run === 'stopped'
+      ? { ...state, phase: 'stopped', currentTask: null, run, observing: false }
+      : { ...state, run, observing: input.observing ?? false };
+  snap.project = { name: input.project?.name ?? '', initialized: hasEvents, specs: input.project?.specs ?? 0 };
 
-  snap.agents = [...(input.agents ?? [])];
+  // No loop, no running agents: a stopped run leaves nothing spinning.
+  snap.agents = run === 'stopped' ? [] : [...(input.agents ?? [])];
   snap.logLines = (input.logLines ?? []).slice(-(input.maxLogLines ?? 200));
   snap.empty = snap.events.total === 0 && total === 0 && metrics.lines.length === 0;
   snap.warnings =

@@ -20,8 +20,16 @@ export type PatchStatus = (typeof PATCH_STATUSES)[number];
 const count = z.number().int().nonnegative();
 const isoTs = z.string().min(1);
 
+/** What the loop is doing, as the window showing the monitor knows it. */
+export const LOOP_RUNS = ['running', 'paused', 'stopped'] as const;
+export type LoopRun = (typeof LOOP_RUNS)[number];
+
 export const loopStateSchema = z.object({
+  /** The primary's phase while the loop runs; `stopped` when no loop runs. */
   phase: z.string(),
+  run: z.enum(LOOP_RUNS),
+  /** The loop runs in another process (the CLI, another window) and this window follows it. */
+  observing: z.boolean(),
   iteration: count,
   wave: count,
   commits: count,
@@ -40,7 +48,7 @@ export const taskSummarySchema = z.object({
 export const patchSummarySchema = z.object({
   total: count,
   byStatus: z.record(z.enum(PATCH_STATUSES), count),
-  /** File names in .ralph/commits/pending/ awaiting merge. */
+  /** Patch files of patches still waiting to be promoted (queued, applied or verified), by file name. */
   pendingFiles: z.array(z.string()),
 });
 
@@ -101,7 +109,10 @@ export const runningAgentSchema = z.object({
   role: z.string(),
   phase: z.string(),
   taskId: z.string().nullable(),
+  /** When the current invocation started; null while the agent waits between invocations. */
   startedAt: isoTs.nullable(),
+  /** An invocation (agent process) is running now. */
+  busy: z.boolean(),
   cost: z.number().nonnegative(),
 });
 
@@ -129,9 +140,12 @@ export const phaseDurationSchema = z.object({
 });
 
 export const monitorSeriesSchema = z.object({
-  /** Width of one cost bucket; the cost series covers the last days of metrics files. */
+  /**
+   * Width of one cost bucket. The cost and flow series cover the latest run: from its first
+   * invocation to now while the loop runs, to its last activity once it stopped.
+   */
   costBucketSec: z.number().int().positive(),
-  /** Width of one flow bucket; the flow covers the project's whole task history. */
+  /** Width of one flow bucket; the counts at the first bucket include all earlier history. */
   flowBucketSec: z.number().int().positive(),
   cost: z.array(costPointSchema),
   flow: z.array(flowPointSchema),
@@ -144,8 +158,18 @@ export const logLineSchema = z.object({
   text: z.string(),
 });
 
+export const projectInfoSchema = z.object({
+  /** The workspace folder's name (several folders: each has its own monitor). */
+  name: z.string(),
+  /** `.ralph/ralph.db` exists. */
+  initialized: z.boolean(),
+  /** Spec files Ralph found (specs/, docs/, adrs/, specification.yaml), for the empty state. */
+  specs: count,
+});
+
 export const monitorSnapshotSchema = z.object({
   generatedAt: isoTs,
+  project: projectInfoSchema,
   /** True when there is no event yet: the page shows a welcome instead of empty charts. */
   empty: z.boolean(),
   state: loopStateSchema,
@@ -162,6 +186,7 @@ export const monitorSnapshotSchema = z.object({
 });
 
 export type LoopState = z.infer<typeof loopStateSchema>;
+export type ProjectInfo = z.infer<typeof projectInfoSchema>;
 export type TaskSummary = z.infer<typeof taskSummarySchema>;
 export type PatchSummary = z.infer<typeof patchSummarySchema>;
 export type EventRow = z.infer<typeof eventRowSchema>;
@@ -335,8 +360,9 @@ export function emptySnapshot(now: Date): MonitorSnapshot {
   const zeroPatches = Object.fromEntries(PATCH_STATUSES.map((s) => [s, 0])) as Record<PatchStatus, number>;
   return {
     generatedAt: now.toISOString(),
+    project: { name: '', initialized: false, specs: 0 },
     empty: true,
-    state: { phase: 'idle', iteration: 0, wave: 0, commits: 0, currentTask: null, source: 'derived' },
+    state: { phase: 'stopped', run: 'stopped', observing: false, iteration: 0, wave: 0, commits: 0, currentTask: null, source: 'derived' },
     tasks: { total: 0, byStatus: zeroTasks, progress: 0 },
     patches: { total: 0, byStatus: zeroPatches, pendingFiles: [] },
     events: { total: 0, lastHour: 0, last10Min: 0, recent: [] },
@@ -344,7 +370,7 @@ export function emptySnapshot(now: Date): MonitorSnapshot {
     cost: { day: now.toISOString().slice(0, 10), cost: 0, invocations: 0, failures: 0, byAgent: [] },
     agents: [],
     logLines: [],
-    series: { costBucketSec: 3600, flowBucketSec: 3600, cost: [], flow: [], phases: [] },
+    series: { costBucketSec: 60, flowBucketSec: 60, cost: [], flow: [], phases: [] },
     warnings: [],
   };
 }

@@ -110,9 +110,27 @@ async function demoSnapshot(): Promise<MonitorSnapshot> {
     );
     const agentStart = (min: number): string => new Date(NOW.getTime() - min * 60_000).toISOString();
     return buildMonitorSnapshot(readerOf(db), logsDir, NOW, {
+      run: 'running',
+      project: { name: 'demo', specs: 3 },
       agents: [
-        { name: 'primary', role: 'A', phase: 'implement', taskId: busy[0]?.task_id ?? null, startedAt: agentStart(3), cost: 0.412 },
-        { name: 'worker-b', role: 'B', phase: 'verify', taskId: busy[1]?.task_id ?? null, startedAt: agentStart(11), cost: 0.187 },
+        {
+          name: 'primary',
+          role: 'A',
+          phase: 'implement',
+          taskId: busy[0]?.task_id ?? null,
+          startedAt: agentStart(3),
+          busy: true,
+          cost: 0.412,
+        },
+        {
+          name: 'worker-b',
+          role: 'B',
+          phase: 'verify',
+          taskId: busy[1]?.task_id ?? null,
+          startedAt: agentStart(11),
+          busy: true,
+          cost: 0.187,
+        },
       ],
       logLines: [
         { ts: agentStart(14), level: 'info', text: '[primary] assess → plan: W2-022 Search endpoint (effort M)' },
@@ -127,6 +145,11 @@ async function demoSnapshot(): Promise<MonitorSnapshot> {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The same project after its loop stopped: what the host sends then. */
+function buildStopped(s: MonitorSnapshot): MonitorSnapshot {
+  return { ...s, state: { ...s.state, phase: 'stopped', run: 'stopped', currentTask: null }, agents: [] };
 }
 
 describe('monitor webview in chromium', function () {
@@ -318,11 +341,65 @@ describe('monitor webview in chromium', function () {
     await shot('monitor-light.png');
   });
 
+  it('labels the phase as such; when the loop stops, the phase reads stopped and nothing spins', async () => {
+    await selectTab('activity');
+    assert.equal(await text('#phase-label'), 'PHASE'); // the label is uppercased by CSS
+    assert.equal(await page.locator('#agents vscode-progress-ring').count(), 2);
+    const stopped = buildStopped(snap);
+    await post({ method: 'snapshot', params: { snapshot: stopped } });
+    await page.locator('#phase', { hasText: 'stopped' }).waitFor();
+    assert.equal(await text('#current'), '—');
+    assert.equal(await page.locator('vscode-progress-ring').count(), 0);
+    await page.locator('#agents .empty', { hasText: 'The loop is stopped' }).waitFor();
+    await shot('monitor-stopped.png');
+    await post({ method: 'snapshot', params: { snapshot: snap } });
+    await page.locator('#phase', { hasText: snap.state.phase }).waitFor();
+  });
+
+  it('ticks relative times and elapsed times between snapshots', async () => {
+    await selectTab('activity');
+    const first = await text('#elapsed-primary');
+    const updated = await text('#updated');
+    // No message is posted: the page's own clock moves the texts.
+    await page.waitForFunction(
+      ([a, u]) => document.getElementById('elapsed-primary')?.textContent !== a && document.getElementById('updated')?.textContent !== u,
+      [first, updated] as const,
+      { timeout: 10_000 },
+    );
+    assert.match(await text('#elapsed-primary'), /^\d+m \d+s$/);
+  });
+
+  it('sizes table columns to their content: times and names stay narrow, the detail takes the rest', async () => {
+    await selectTab('activity');
+    const widths = await page.locator('#recent table thead th').evaluateAll((ths) => ths.map((th) => th.getBoundingClientRect().width));
+    const [when, , , , detail] = widths;
+    assert.ok(when !== undefined && detail !== undefined, JSON.stringify(widths));
+    assert.ok(when < 90, `the When column is ${when}px wide`);
+    assert.ok(detail > 2 * when, `the Detail column (${detail}px) gets the remaining width: ${JSON.stringify(widths)}`);
+    // Nothing in a fit column is cut: its cells are as wide as their content.
+    const cut = await page
+      .locator('#recent td.fit')
+      .evaluateAll((tds) => tds.filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent));
+    assert.deepEqual(cut, []);
+  });
+
+  it('given an initialized project without activity, then the welcome says what to do next here', async () => {
+    await page.evaluate(() => sessionStorage.clear());
+    await open('dark');
+    const empty = emptySnapshot(NOW);
+    await post({ method: 'snapshot', params: { snapshot: { ...empty, project: { name: 'calc', initialized: true, specs: 2 } } } });
+    await page.locator('#welcome', { hasText: '2 spec files found' }).waitFor();
+    assert.doesNotMatch(await text('#welcome'), /Initialize Project/);
+    assert.match(await text('#title'), /calc/);
+    await post({ method: 'snapshot', params: { snapshot: { ...empty, project: { name: 'calc', initialized: true, specs: 0 } } } });
+    await page.locator('#welcome', { hasText: 'nothing to work on yet' }).waitFor();
+  });
+
   it('shows an empty project without errors', async () => {
     await page.evaluate(() => sessionStorage.clear());
     await open('dark');
     await post({ method: 'snapshot', params: { snapshot: emptySnapshot(NOW) } });
-    await page.locator('.welcome', { hasText: 'No activity yet' }).waitFor();
+    await page.locator('.welcome', { hasText: 'no Ralph project yet' }).waitFor();
     assert.equal(await text('#tasks-total'), '0');
     await selectTab('charts');
     assert.match((await page.locator('#chart-cost').getAttribute('aria-label')) ?? '', /no invocations recorded yet/);

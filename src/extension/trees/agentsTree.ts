@@ -6,12 +6,8 @@ import type { AgentRow } from '../agentsTracker';
 import type { Engine } from '../engine';
 import { Commands } from '../ids';
 import { Disposable } from '../lifecycle';
+import { formatElapsed } from '../../protocol/time';
 import { RefreshBatcher } from './taskVisuals';
-
-export function formatElapsed(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-}
 
 export class AgentItem extends vscode.TreeItem {
   override readonly contextValue = 'ralph.agent';

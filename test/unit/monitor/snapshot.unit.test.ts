@@ -52,7 +52,8 @@ describe('buildMonitorSnapshot', () => {
     const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
     assert.equal(s.empty, true);
     assert.equal(s.events.total, 0);
-    assert.equal(s.state.phase, 'idle');
+    assert.equal(s.state.phase, 'stopped');
+    assert.equal(s.project.initialized, false);
     assert.match(s.warnings.join('\n'), /no events table/);
     monitorSnapshotSchema.parse(s);
   });
@@ -81,9 +82,11 @@ describe('buildMonitorSnapshot', () => {
           ('W1-003','dropped','Old idea','specs/b.md','S',1,1);
         INSERT INTO task_view (task_id, status, title, source, effort, wave, risk_tier, patch_id, deferred_reason, deferred_at) VALUES
           ('W2-014','deferred','Auth middleware','specs/auth.md','M',2,2,'patch_W2-014_1','tier 2: touches auth/','${ago(30 * MIN)}');
-        INSERT INTO patch_view (patch_id, task_id, status) VALUES
-          ('patch_W0-001_1','W0-001','promoted'),('patch_W0-002_1','W0-002','promoted'),
-          ('patch_W2-014_1','W2-014','queued'),('patch_W1-001_0','W1-001','discarded');
+        INSERT INTO patch_view (patch_id, task_id, status, patch_path) VALUES
+          ('patch_W0-001_1','W0-001','promoted','${'${ralph}'}/commits/pending/W0-001_primary_1.patch'),
+          ('patch_W0-002_1','W0-002','promoted',NULL),
+          ('patch_W2-014_1','W2-014','queued','${'${ralph}'}/commits/pending/W2-014_primary_2.patch'),
+          ('patch_W1-001_0','W1-001','discarded','${'${ralph}'}/commits/pending/W1-001_primary_0.patch');
       `);
       insertEvents(db, [
         { ts: ago(3 * 86_400_000), entity_id: 'W0-001', event_type: 'task.migrated' },
@@ -120,7 +123,9 @@ describe('buildMonitorSnapshot', () => {
         { ts: ago(1000), entity_type: 'run', entity_id: 'run_test', event_type: 'run.heartbeat' },
       ]);
       mkdirSync(join(ralph, 'commits', 'pending'), { recursive: true });
-      writeFileSync(join(ralph, 'commits', 'pending', 'patch_W2-014_1.patch'), 'diff');
+      // Files of promoted and discarded patches still lying in pending/ are not pending.
+      for (const f of ['W0-001_primary_1.patch', 'W2-014_primary_2.patch', 'W1-001_primary_0.patch'])
+        writeFileSync(join(ralph, 'commits', 'pending', f), 'diff');
       const yesterday = new Date(NOW.getTime() - 86_400_000);
       writeFileSync(
         join(logs, 'par-metrics-20261129.jsonl'),
@@ -147,12 +152,12 @@ describe('buildMonitorSnapshot', () => {
       assert.equal(s.tasks.progress, 2 / 5);
     });
 
-    it('counts patches by status and lists the pending patch files', () => {
+    it('counts patches by status and lists the files of the patches still waiting, whatever else lies in pending/', () => {
       const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
       assert.equal(s.patches.total, 4);
       assert.equal(s.patches.byStatus.promoted, 2);
       assert.equal(s.patches.byStatus.queued, 1);
-      assert.deepEqual(s.patches.pendingFiles, ['patch_W2-014_1.patch']);
+      assert.deepEqual(s.patches.pendingFiles, ['W2-014_primary_2.patch']);
     });
 
     it('counts events in the last hour and ten minutes by ISO time, boundaries included', () => {
@@ -205,8 +210,17 @@ describe('buildMonitorSnapshot', () => {
     });
 
     it('derives phase, iteration, wave and commits when there is no STATE.json', () => {
-      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
-      assert.deepEqual(s.state, { phase: 'plan', iteration: 7, wave: 1, commits: 2, currentTask: 'W1-002', source: 'derived' });
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'running' });
+      assert.deepEqual(s.state, {
+        phase: 'plan',
+        run: 'running',
+        observing: false,
+        iteration: 7,
+        wave: 1,
+        commits: 2,
+        currentTask: 'W1-002',
+        source: 'derived',
+      });
     });
 
     it('reads phase, iteration, wave and commits from STATE.json when present', () => {
@@ -214,8 +228,28 @@ describe('buildMonitorSnapshot', () => {
         join(ralph, 'STATE.json'),
         JSON.stringify({ phase: 'verify', iteration: 41, current_wave: 2, commits_total: 17, current_item: 'W2-003' }),
       );
-      const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
-      assert.deepEqual(s.state, { phase: 'verify', iteration: 41, wave: 2, commits: 17, currentTask: 'W2-003', source: 'state' });
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'paused', observing: true });
+      assert.deepEqual(s.state, {
+        phase: 'verify',
+        run: 'paused',
+        observing: true,
+        iteration: 41,
+        wave: 2,
+        commits: 17,
+        currentTask: 'W2-003',
+        source: 'state',
+      });
+    });
+
+    it('given no loop runs, when STATE.json still names the last phase, then the phase is stopped, no task is current and no agent shows', () => {
+      writeFileSync(join(ralph, 'STATE.json'), JSON.stringify({ phase: 'assess', iteration: 24, current_item: 'W2-003' }));
+      const agent = { name: 'judge', role: 'judge', phase: 'stopped', taskId: 'W2-014', startedAt: null, busy: false, cost: 0.1 };
+      const s = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'stopped', agents: [agent] });
+      assert.equal(s.state.phase, 'stopped');
+      assert.equal(s.state.run, 'stopped');
+      assert.equal(s.state.currentTask, null);
+      assert.equal(s.state.iteration, 24);
+      assert.deepEqual(s.agents, []);
     });
 
     it('reports an unreadable STATE.json and falls back to derived numbers', () => {
@@ -225,27 +259,34 @@ describe('buildMonitorSnapshot', () => {
       assert.ok(s.warnings.some((w) => w.includes('STATE.json')));
     });
 
-    it('buckets cost and tokens over the metrics days, including yesterday', () => {
+    it("buckets cost and tokens over the latest run's span (yesterday's run is another run), ending at its last activity once stopped", () => {
       const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
       const sum = s.series.cost.reduce((a, p) => a + p.cost, 0);
-      assert.equal(Math.round(sum * 1000) / 1000, 9.875);
-      assert.ok(s.series.cost.length <= 48);
+      assert.equal(Math.round(sum * 1000) / 1000, 0.875);
       assert.equal(
         s.series.cost.reduce((a, p) => a + p.invocations, 0),
-        4,
+        3,
       );
       assert.equal(
         s.series.cost.reduce((a, p) => a + p.outputTokens, 0),
-        800,
+        600,
       );
+      // The run: the first task event one hour ago to the last one ten minutes ago, 50 min in 2-min buckets.
+      assert.equal(s.series.costBucketSec, 120);
+      assert.ok(Date.parse(s.series.cost[0]?.t ?? '') <= NOW.getTime() - 60 * MIN);
+      assert.ok(Date.parse(s.series.cost.at(-1)?.t ?? '') < NOW.getTime() - 10 * MIN + 2 * MIN);
+      assert.ok(Date.parse(s.series.cost.at(-1)?.t ?? '') >= NOW.getTime() - 10 * MIN - 2 * MIN);
+      // While the loop runs, the span reaches now.
+      const running = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'running' });
+      assert.ok(Date.parse(running.series.cost.at(-1)?.t ?? '') > NOW.getTime() - 2 * MIN);
     });
 
-    it('builds a cumulative flow of task states from the task events', () => {
+    it('builds a cumulative flow of task states from the task events, the first bucket counting all earlier history', () => {
       const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
       const last = s.series.flow[s.series.flow.length - 1];
       assert.deepEqual(last?.counts, { pending: 1, claimed: 1, proposed: 0, done: 2, deferred: 1, blocked: 0, dropped: 0 });
       const first = s.series.flow[0];
-      assert.equal(first?.counts.pending, 3);
+      assert.equal(first?.counts.done, 1, 'W0-001 finished two days before the run');
       assert.ok(s.series.flow.length <= 48);
     });
 
@@ -264,7 +305,8 @@ describe('buildMonitorSnapshot', () => {
     it('passes the running agents and keeps the newest log lines', () => {
       const lines = Array.from({ length: 250 }, (_, i) => ({ ts: null, level: 'info' as const, text: `line ${i}` }));
       const s = buildMonitorSnapshot(readerOf(db), logs, NOW, {
-        agents: [{ name: 'primary', role: 'A', phase: 'implement', taskId: 'W1-002', startedAt: ago(MIN), cost: 0.3 }],
+        run: 'running',
+        agents: [{ name: 'primary', role: 'A', phase: 'implement', taskId: 'W1-002', startedAt: ago(MIN), busy: true, cost: 0.3 }],
         logLines: lines,
       });
       assert.equal(s.agents[0]?.taskId, 'W1-002');
@@ -272,6 +314,59 @@ describe('buildMonitorSnapshot', () => {
       assert.equal(s.logLines[199]?.text, 'line 249');
       monitorSnapshotSchema.parse(s);
     });
+  });
+
+  it('given a one-minute run that stopped, then the cost series spans that minute in second-sized buckets', () => {
+    db.exec(REFERENCE_DDL);
+    const start = NOW.getTime() - 3 * 3_600_000;
+    const at = (s: number): string => new Date(start + s * 1000).toISOString();
+    insertEvents(db, [
+      { ts: at(0), entity_id: 'T-1', event_type: 'task.created', payload: { status: 'pending' } },
+      { ts: at(60), entity_id: 'T-1', event_type: 'task.done', payload: { new_status: 'done' } },
+    ]);
+    writeFileSync(
+      join(logs, 'par-metrics-20261129.jsonl'),
+      [metricsLine({ ts: at(5), cost: 0.004 }), metricsLine({ ts: at(31), cost: 0.006 }), metricsLine({ ts: at(58), cost: 0.002 })].join(
+        '\n',
+      ) + '\n',
+    );
+    const s = buildMonitorSnapshot(readerOf(db), logs, NOW, { project: { name: 'calc', specs: 1 } });
+    assert.equal(s.series.costBucketSec, 2);
+    assert.equal(s.series.cost.length, 31);
+    assert.equal(s.series.cost[0]?.t, at(0));
+    assert.equal(s.series.cost.at(-1)?.t, at(60));
+    assert.equal(s.series.cost[2]?.cost, 0.004);
+    assert.equal(s.series.cost[15]?.cost, 0.006);
+    assert.equal(s.series.flow.at(-1)?.counts.done, 1);
+    assert.deepEqual(s.project, { name: 'calc', initialized: true, specs: 1 });
+  });
+
+  it('given a judge run a human decision aborted and one that timed out, then only the timeout is a failure', () => {
+    db.exec(REFERENCE_DDL);
+    writeFileSync(
+      join(logs, 'par-metrics-20261129.jsonl'),
+      [
+        metricsLine({ ts: ago(3 * MIN), agent: 'judge', subtype: 'cancelled', status: 'cancelled', stop_reason: 'abort' }),
+        metricsLine({ ts: ago(2 * MIN), agent: 'judge', subtype: 'cancelled', status: 'cancelled', stop_reason: 'timeout' }),
+        metricsLine({ ts: ago(MIN), agent: 'judge', subtype: 'cancelled' }),
+      ].join('\n') + '\n',
+    );
+    const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+    assert.equal(s.cost.invocations, 3);
+    assert.equal(s.cost.failures, 1);
+  });
+
+  it('given a task re-based and still proposed, then its event reads "still proposed", not "proposed → proposed"', () => {
+    db.exec(REFERENCE_DDL);
+    insertEvents(db, [
+      {
+        ts: ago(MIN),
+        entity_id: 'T-1',
+        event_type: 'task.proposed',
+        payload: { old_status: 'proposed', new_status: 'proposed', reason: 'rebased onto 1234abcd' },
+      },
+    ]);
+    assert.equal(buildMonitorSnapshot(readerOf(db), logs, NOW).events.recent[0]?.summary, 'still proposed · rebased onto 1234abcd');
   });
 
   it('given a cache, when events are appended between builds, then the flow equals a full read', () => {
