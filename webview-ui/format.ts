@@ -16,15 +16,6 @@ export function usd(n: number): string {
   return `$${n === 0 ? '0.00' : n < 1 ? n.toFixed(3) : n < 10_000 ? n.toFixed(2) : intFmt.format(n)}`;
 }
 
-/**
- * Axis ticks: as many decimals as the tick step needs (at least two), so neighbouring ticks
- * never read the same ("$0.01 $0.01 $0.00" on a cent-sized axis).
- */
-export function usdTick(n: number, step: number): string {
-  const decimals = step > 0 ? Math.min(6, Math.max(2, Math.ceil(-Math.log10(step) - 1e-9))) : 2;
-  return `$${n.toFixed(decimals)}`;
-}
-
 export function percent(share: number): string {
   return `${Math.round(share * 100)}%`;
 }
@@ -48,15 +39,4 @@ export function clock(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-export { formatAgo as ago, formatElapsed } from '../src/protocol/time.js';
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** An axis label for a bucket start: time of day (with seconds for sub-minute buckets), or the date for day-wide buckets. */
-export function bucketLabel(iso: string, bucketSec: number, spansDays: boolean): string {
-  const d = new Date(iso);
-  const day = `${MONTHS[d.getMonth()] ?? ''} ${d.getDate()}`;
-  if (bucketSec >= 86_400) return day;
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}${bucketSec < 60 ? `:${pad(d.getSeconds())}` : ''}`;
-  return spansDays ? `${day} ${time}` : time;
-}
+export { bucketLabel, formatAgo as ago, formatElapsed, usdTick } from '../src/protocol/format.js';

@@ -242,21 +242,15 @@ const startLoop: Factory = (c) => async () => {
     async () => c.engine.startLoop({ backends: await lmBackends(projectDir) }),
   );
   c.output.info(`loop started (${host.settings.workers} worker(s), target branch ${host.settings.targetBranch ?? 'current'})`);
-  // A window progress for the whole run: the status bar spins until the loop stops.
-  void vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Ralph loop' }, (progress) => {
-    const sub = host.loop.events.on((e) => {
-      if (e.type === 'phase.changed' && e.agent === 'primary') progress.report({ message: `${e.to}${e.taskId ? ` ${e.taskId}` : ''}` });
-    });
-    return host.loop.whenStopped().finally(() => sub.dispose());
-  });
+  // The one Ralph status bar item shows the run (phase, task, spinner); no second progress item.
 };
 
 const stopLoop: Factory = (c) => async () => {
   const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Ralph: stopping the loop…' }, () =>
     c.engine.stopLoop(),
   );
+  // The summary is printed once, from the loop's stored loop.stopped event.
   if (r === 'requested') void vscode.window.showInformationMessage('Ralph: asked the running loop to stop (it is in another process).');
-  else c.output.info(c.engine.formatLoopEvent({ type: 'summary', summary: r }) ?? 'loop stopped');
 };
 
 const pauseLoop: Factory = (c) => () => c.engine.pauseLoop();
@@ -345,6 +339,16 @@ const showStatus: Factory = (c) => async () => {
   );
 };
 
+const openConfig: Factory = (c) => async () => {
+  const file = path.join(c.engine.projectDir, CONFIG_FILE);
+  if (!fs.existsSync(file)) {
+    const init = await vscode.window.showWarningMessage(`This folder has no ${CONFIG_FILE} yet.`, 'Initialize Project');
+    if (init) await vscode.commands.executeCommand(Commands.initialize);
+    return;
+  }
+  await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: false });
+};
+
 const refresh: Factory = (c) => () => {
   c.engine.scheduleRefresh();
   c.backlog.refresh();
@@ -371,6 +375,7 @@ export const COMMAND_FACTORIES: Readonly<Record<CommandId, Factory | null>> = {
   [Commands.openEventLog]: (c) => () => openEventLog(c.engine),
   [Commands.refresh]: refresh,
   [Commands.overrideVerdict]: override,
+  [Commands.openConfig]: openConfig,
 };
 
 /** Commands that execute project code (agents, builds, tests): never in Restricted Mode. */

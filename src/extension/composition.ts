@@ -86,7 +86,7 @@ export function composeRalph(
 
   // Content providers, status bar, notifications.
   const patches = new PatchContentProvider(eng);
-  subs.push(patches, new EventLogProvider(eng), new RalphStatusBar(eng), new Notifier(eng));
+  subs.push(patches, new EventLogProvider(eng), new RalphStatusBar(eng), new Notifier(eng, output));
 
   // The CLI that ships in the extension, on the integrated terminal's PATH.
   subs.push(registerTerminalPath(context, output));
@@ -95,7 +95,8 @@ export function composeRalph(
   const loopLog = eng.onDidLoopEvent((e) => {
     if (e.type === 'log') output[e.level](`${e.agent}: ${e.message}`);
     else if (e.type === 'gate.progress') output.trace(`${e.agent} ${e.gate}: ${e.line}`);
-    else {
+    // The summary is printed once, from the stored loop.stopped event (the Notifier).
+    else if (e.type !== 'summary') {
       const line = eng.formatLoopEvent(e);
       if (line) output.info(line);
     }

@@ -541,6 +541,26 @@ export class Engine extends Disposable {
     return this.hostModule?.formatLoopEvent(e) ?? null;
   }
 
+  /** The loop summary of a `loop.stopped` event, as the CLI prints it. */
+  async formatSummary(payload: Record<string, unknown>): Promise<string> {
+    this.hostModule ??= await import('../loop/host.js');
+    const n = (k: string): number => (typeof payload[k] === 'number' ? (payload[k] as number) : 0);
+    const summary: LoopSummary = {
+      iterations: n('iterations'),
+      invocations: n('invocations'),
+      promoted: n('promoted'),
+      deferred: n('deferred'),
+      blocked: n('blocked'),
+      released: n('released'),
+      costUsd: n('costUsd'),
+      wallMs: n('wallMs'),
+      modelMs: n('modelMs'),
+      gateMs: n('gateMs'),
+      stopReason: typeof payload['stopReason'] === 'string' ? payload['stopReason'] : 'stopped',
+    };
+    return this.hostModule.formatSummary(summary);
+  }
+
   /** Recent log lines of this window's loop (the monitor shows them). */
   recentLog(): readonly LogLine[] {
     return this.logLines;

@@ -25,6 +25,7 @@ export const Commands = {
   openEventLog: 'ralph.openEventLog',
   refresh: 'ralph.refresh',
   overrideVerdict: 'ralph.overrideVerdict',
+  openConfig: 'ralph.openConfig',
 } as const;
 export type CommandId = (typeof Commands)[keyof typeof Commands];
 

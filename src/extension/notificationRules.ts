@@ -1,5 +1,7 @@
-// Which stored events become notifications at which level, and their text (pure, so it is
-// unit-tested without VS Code; notifications.ts shows them).
+// What each stored event tells the user, and where (pure, so it is unit-tested without VS
+// Code; notifications.ts shows it). Quiet by default: a toast only for what needs attention
+// (a judge's verdict, a blocked task, an incident, a stop for budget or failures); a
+// promotion is a status-bar message and an Output line, a toast only at level `all`.
 import type { StoredEvent } from '../store';
 import type { NotificationLevel } from './ids';
 
@@ -13,26 +15,66 @@ export function verdictWord(decision: string): string {
         : decision;
 }
 
-/** The notification for a stored event at the given level, or undefined (pure). */
-export function notificationFor(
-  e: StoredEvent,
-  level: NotificationLevel,
-): { kind: 'info' | 'warn' | 'error'; text: string; actions: string[] } | undefined {
-  if (level === 'none') return undefined;
+export interface Toast {
+  readonly kind: 'info' | 'warn' | 'error';
+  readonly text: string;
+  readonly actions: string[];
+}
+
+/** Where one event shows: a toast, a transient status-bar message, a line in the Output. */
+export interface Notice {
+  readonly toast?: Toast;
+  readonly status?: string;
+  readonly output?: string;
+}
+
+const firstLine = (v: unknown): string => (typeof v === 'string' ? (v.split('\n')[0] ?? '') : '');
+
+/** Stop reasons of a loop that ended normally: no toast for those. */
+const ROUTINE_STOP =
+  /^(stopped|stopped (by|from) .*|backlog empty or blocked|backlog done except .*|VS Code is closing|host closing|SIG[A-Z]+ received|max iterations.*)$/i;
+
+/** The toast for a stored event at the given level, or undefined (pure). */
+export function notificationFor(e: StoredEvent, level: NotificationLevel): Toast | undefined {
+  return noticeFor(e, level).toast;
+}
+
+/** Everything a stored event shows, at the given level (pure). */
+export function noticeFor(e: StoredEvent, level: NotificationLevel): Notice {
   const p = e.payload as Record<string, unknown>;
-  if (e.event_type === 'task.deferral_resolved' && e.actor === 'judge' && level !== 'errors') {
-    const rationale = typeof p.rationale === 'string' ? (p.rationale.split('\n')[0] ?? '') : '';
+  const toasts = level !== 'none';
+  const attention = (t: Toast): Toast | undefined => (toasts ? t : undefined);
+  if (e.event_type === 'task.deferral_resolved' && e.actor === 'judge') {
+    const text = `${e.entity_id} ${verdictWord(String(p.decision))} by judge: ${firstLine(p.rationale)}`;
     return {
-      kind: 'info',
-      text: `${e.entity_id} ${verdictWord(String(p.decision))} by judge: ${rationale}`,
-      actions: ['Show Diff', 'Override'],
+      ...(level === 'all' || level === 'verdicts' ? { toast: { kind: 'info' as const, text, actions: ['Show Diff', 'Override'] } } : {}),
+      status: `${e.entity_id} ${verdictWord(String(p.decision))} by judge`,
     };
   }
   if (e.event_type === 'task.blocked') {
-    return { kind: 'error', text: `${e.entity_id} is blocked${typeof p.reason === 'string' ? `: ${p.reason}` : ''}`, actions: ['Reveal'] };
+    const reason = firstLine(p.reason);
+    const toast = attention({ kind: 'error', text: `${e.entity_id} is blocked${reason ? `: ${reason}` : ''}`, actions: ['Reveal'] });
+    return toast ? { toast } : {};
   }
-  if (e.event_type === 'patch.promoted' && level === 'all') {
-    return { kind: 'info', text: `${String(p.task_id)} promoted (${String(p.commit_hash).slice(0, 8)})`, actions: ['Show Diff'] };
+  if (e.event_type === 'patch.promoted') {
+    const text = `${String(p.task_id)} promoted (${String(p.commit_hash).slice(0, 8)})`;
+    return {
+      ...(level === 'all' ? { toast: { kind: 'info' as const, text, actions: ['Show Diff'] } } : {}),
+      status: text,
+      output: `PROMOTED ${e.entity_id} → ${String(p.task_id)} done (commit ${String(p.commit_hash).slice(0, 8)})`,
+    };
   }
-  return undefined;
+  if (e.event_type.startsWith('incident.')) {
+    const what = firstLine(p.message) || firstLine(p.reason) || e.event_type.slice('incident.'.length).replace(/_/g, ' ');
+    const toast = attention({ kind: 'error', text: `Ralph incident (${e.entity_id}): ${what}`, actions: ['Show Output'] });
+    return { ...(toast ? { toast } : {}), output: `INCIDENT ${e.event_type} ${e.entity_id}: ${what}` };
+  }
+  if (e.event_type === 'loop.stopped') {
+    const reason = firstLine(p.stopReason) || 'stopped';
+    const toast = ROUTINE_STOP.test(reason)
+      ? undefined
+      : attention({ kind: 'warn', text: `Ralph loop stopped: ${reason}`, actions: ['Show Output'] });
+    return { ...(toast ? { toast } : {}), status: `loop stopped: ${reason}` };
+  }
+  return {};
 }

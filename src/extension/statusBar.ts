@@ -1,5 +1,6 @@
-// The status bar item: loop state, the primary's phase and task, and today's cost; a click
-// opens the monitor. Recomputed from the monitor's snapshot, at most twice a second.
+// The one Ralph status bar item: loop state (spinning while this window's loop runs, an eye
+// while following another process's loop), the primary's phase and task, and today's cost;
+// a click opens the monitor. Recomputed from the monitor's snapshot, at most twice a second.
 import * as vscode from 'vscode';
 import type { Engine } from './engine';
 import { Commands } from './ids';
@@ -55,13 +56,21 @@ export class RalphStatusBar extends Disposable {
       task = primary.taskId;
     }
     const state = this.engine.loopState();
-    const icon = state === 'running' ? '$(sync~spin)' : state === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
-    const where = this.engine.role() === 'observer' ? ' (observing)' : '';
-    const parts = [state === 'running' ? phase || 'running' : state, task ?? undefined, `$${cost.toFixed(2)} today`].filter(
-      (p): p is string => !!p,
-    );
+    const observing = this.engine.role() === 'observer';
+    const icon = observing ? '$(eye)' : state === 'running' ? '$(sync~spin)' : state === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
+    const parts = [
+      observing ? 'observing' : undefined,
+      state === 'running' ? phase || 'running' : state,
+      state === 'stopped' ? undefined : (task ?? undefined),
+      `$${cost.toFixed(2)} today`,
+    ].filter((p): p is string => !!p);
     this.item.text = `${icon} Ralph: ${parts.join(' · ')}`;
-    this.item.tooltip = `Ralph loop ${state}${where}\nPhase: ${phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}\nClick to open the monitor.`;
+    const who = observing
+      ? `run by another process (pid ${this.engine.externalWriter()?.pid ?? '?'}); this window follows it`
+      : state === 'stopped'
+        ? 'not running'
+        : 'run by this window';
+    this.item.tooltip = `Ralph loop ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}\nClick to open the monitor.`;
     this.item.show();
   }
 }

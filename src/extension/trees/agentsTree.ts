@@ -6,7 +6,7 @@ import type { AgentRow } from '../agentsTracker';
 import type { Engine } from '../engine';
 import { Commands } from '../ids';
 import { Disposable } from '../lifecycle';
-import { formatElapsed } from '../../protocol/time';
+import { formatElapsed } from '../../protocol/format';
 import { RefreshBatcher } from './taskVisuals';
 
 export class AgentItem extends vscode.TreeItem {

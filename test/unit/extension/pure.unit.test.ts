@@ -2,7 +2,7 @@
 // level, and the patch header parser behind the diff editor.
 import * as assert from 'node:assert/strict';
 import { AgentsTracker } from '../../../src/extension/agentsTracker';
-import { notificationFor, verdictWord } from '../../../src/extension/notificationRules';
+import { noticeFor, notificationFor, verdictWord } from '../../../src/extension/notificationRules';
 import { applyHunks, ELIDED, parsePatchEntries, PatchApplyError, sidesFromPatchText } from '../../../src/extension/patchFiles';
 import type { StoredEvent } from '../../../src/store';
 
@@ -70,6 +70,25 @@ describe('extension: notification rules', () => {
     );
     assert.equal(notificationFor(ev('task.blocked', 'T', 'control_plane', { reason: 'gates' }), 'errors')?.kind, 'error');
     assert.equal(verdictWord('modify'), 'sent back for changes');
+  });
+  it('given the default level, then a promotion is a status-bar message and an Output line, not a toast', () => {
+    const n = noticeFor(ev('patch.promoted', 'P1', 'control_plane', { task_id: 'T', commit_hash: 'abcdef1234' }), 'verdicts');
+    assert.equal(n.toast, undefined);
+    assert.equal(n.status, 'T promoted (abcdef12)');
+    assert.equal(n.output, 'PROMOTED P1 → T done (commit abcdef12)');
+  });
+  it('given an incident and loop stops, then a toast for the incident and for a stop nobody asked for, none for a routine stop', () => {
+    const incident = ev('incident.outside_worktree', 'worker-1', 'harness', { message: 'wrote /etc/passwd\nmore' });
+    assert.deepEqual(noticeFor(incident, 'errors').toast, {
+      kind: 'error',
+      text: 'Ralph incident (worker-1): wrote /etc/passwd',
+      actions: ['Show Output'],
+    });
+    const stop = (stopReason: string): StoredEvent => ev('loop.stopped', 'loop', 'harness', { stopReason });
+    assert.equal(noticeFor(stop('backlog empty or blocked'), 'verdicts').toast, undefined);
+    assert.equal(noticeFor(stop('stopped from VS Code'), 'verdicts').toast, undefined);
+    assert.match(noticeFor(stop('daily budget reached: $50.00 of $50.00 spent'), 'verdicts').toast?.text ?? '', /daily budget reached/);
+    assert.equal(noticeFor(stop('primary crashed: TypeError: x'), 'none').toast, undefined);
   });
 });
 

@@ -1,8 +1,7 @@
 // The monitor's number and time formatting: ticks that never repeat, elapsed times that read
 // the same in the page and in the Agents tree.
 import { strict as assert } from 'node:assert';
-import { formatAgo, formatElapsed } from '../../../src/protocol/time';
-import { bucketLabel, usdTick } from '../../../webview-ui/format';
+import { bucketLabel, formatAgo, formatElapsed, usdTick } from '../../../src/protocol/format';
 
 describe('monitor formatting', () => {
   it('given cent-sized axis steps, then neighbouring USD ticks never read the same', () => {
