@@ -26,7 +26,13 @@ describe('monitor data source over the real store', () => {
 
   it('given control-plane commands, then the snapshot counts their tasks and events and the source fires per append', async () => {
     const ctx = controlContext(store, { ralphDir: join(dir, '.ralph') });
-    const source = createStoreDataSource({ store, logsDir: join(dir, '.ralph', 'logs'), pollMs: 0 });
+    // A loop runs (the primary claimed W0-001): the host says so.
+    const source = createStoreDataSource({
+      store,
+      logsDir: join(dir, '.ralph', 'logs'),
+      pollMs: 0,
+      run: () => ({ run: 'running', observing: false }),
+    });
     let changes = 0;
     const sub = source.onDidChange(() => changes++);
 
