@@ -18,7 +18,7 @@ const projectIo = (io: CliIo): { stdout(t: string): void; stderr(t: string): voi
 export const HOST_COMMANDS: readonly HostCommand[] = [
   {
     name: 'init',
-    usage: 'init [--lang L] [--name N] [--model M] [--force]',
+    usage: 'init [--lang L] [--name N] [--model M] [--force] [--git-init]',
     summary: 'create or complete .ralph/ and ralph.config.json, then import BACKLOG.md',
     run: async (dir, args, io) => (await loadProjectCommands()).runInitCommand(args, projectIo(io), { cwd: dir }),
   },

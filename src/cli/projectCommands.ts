@@ -8,7 +8,7 @@ import type { Projection } from '../store/types';
 import { CONTROL_PROJECTIONS } from '../control/views';
 import { controlContext } from '../control/context';
 import { formatMigrated, importBacklog, type ImportResult } from '../control/derived';
-import { initProject, RALPH_DIR } from '../project/init';
+import { initProject, NotAGitRepositoryError, RALPH_DIR } from '../project/init';
 import { formatInitReport, InitUsageError, INIT_USAGE, parseInitArgs } from '../project/initReport';
 import { formatRepairReport, runRepair } from '../project/repair/repair';
 import { cliGitPort } from './gitPort';
@@ -23,6 +23,25 @@ export interface ProjectCommandOptions {
   /** The directory the command runs in (the dispatcher's `--dir`); default process.cwd(). */
   readonly cwd?: string;
   readonly projections?: readonly Projection[];
+  /**
+   * Asks the user a yes/no question (init in a folder without git). Default: on a terminal,
+   * a prompt on stderr read from stdin; otherwise there is nobody to ask (undefined).
+   */
+  readonly confirm?: ((question: string) => Promise<boolean>) | undefined;
+}
+
+/** A yes/no question on the terminal; undefined when stdin or stderr is not one. */
+function terminalConfirm(): ((question: string) => Promise<boolean>) | undefined {
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
+  return async (question) => {
+    const readline = await import('node:readline/promises');
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+    } finally {
+      rl.close();
+    }
+  };
 }
 
 export const REPAIR_USAGE = 'Usage: ralph repair [--fix] [--json] [--dir D]';
@@ -65,12 +84,30 @@ export async function runInitCommand(argv: readonly string[], io: ProjectIo, opt
   }
   try {
     let imported: ImportResult | undefined;
-    const report = await initProject({
-      ...parsed,
-      createDatabase: async (ralphDir) => {
-        imported = await importInto(ralphDir, projections);
-      },
-    });
+    const run = (gitInit: boolean): ReturnType<typeof initProject> =>
+      initProject({
+        ...parsed,
+        gitInit,
+        createDatabase: async (ralphDir) => {
+          imported = await importInto(ralphDir, projections);
+        },
+      });
+    let report: Awaited<ReturnType<typeof initProject>>;
+    try {
+      report = await run(parsed.gitInit === true);
+    } catch (e) {
+      // Not a repository: ask on a terminal, otherwise say how to ask for one (nothing was written).
+      if (!(e instanceof NotAGitRepositoryError)) throw e;
+      const confirm = 'confirm' in options ? options.confirm : terminalConfirm();
+      const yes = confirm
+        ? await confirm(`${e.dir} is not a git repository. Initialize one and commit only Ralph's own files (your files stay uncommitted)?`)
+        : false;
+      if (!yes) {
+        io.stderr(`ralph init: ${e.message}\n`);
+        return EXIT_FAILED;
+      }
+      report = await run(true);
+    }
     io.stdout(formatInitReport(report));
     if (imported === undefined) {
       try {

@@ -92,11 +92,21 @@ export function formatMigrated(n: number): string {
   return `Migrated ${n} items from BACKLOG.md into SQLite`;
 }
 
+/** The wave titles someone wrote into the current BACKLOG.md (kept when it is rendered again). */
+function currentWaveTitles(file: string): ReadonlyMap<number, string> {
+  try {
+    return parseBacklog(fs.readFileSync(file, 'utf8')).waveTitles;
+  } catch {
+    return new Map();
+  }
+}
+
 /** render-backlog: BACKLOG.md from task_view. */
 export function renderBacklogFile(ctx: ControlContext): string {
   const tasks = allTasks(ctx.store);
-  const text = renderBacklog(tasks, tasks.length === 0 ? [0, 1, 2] : []);
-  writeFileAtomicSync(ralphPaths(ctx.ralphDir).backlog, text, { mkdir: true });
+  const file = ralphPaths(ctx.ralphDir).backlog;
+  const text = renderBacklog(tasks, tasks.length === 0 ? [0, 1, 2] : [], currentWaveTitles(file));
+  writeFileAtomicSync(file, text, { mkdir: true });
   return text;
 }
 

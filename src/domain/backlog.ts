@@ -5,25 +5,15 @@ import { idProblem, quoteId } from './ids';
 import { EFFORTS, isTaskStatus, type Task, type TaskStatus } from './model';
 import { MAX_CELL_LENGTH, textProblem, titleProblem } from './text';
 
-/** Titles the reference gives waves 0..8; higher waves are just `Wave N`. */
-export const WAVE_TITLES: readonly string[] = [
-  'Critical Fixes & Foundation',
-  'Core Infrastructure',
-  'Core Features',
-  'Extended Features',
-  'Polish & Testing',
-  'Documentation & Deployment',
-  'Optimization',
-  'Future Enhancements',
-  'Stretch Goals',
-];
-
 export const TABLE_HEADER = '| ID | Status | Title | Source | Effort | Deps |';
 export const TABLE_SEPARATOR = '|----|--------|-------|--------|--------|------|';
 
-export function waveHeading(wave: number): string {
-  const title = WAVE_TITLES[wave];
-  return title === undefined ? `## Wave ${wave}` : `## Wave ${wave}: ${title}`;
+/**
+ * `## Wave N`, or `## Wave N: Title` when someone named the wave (in BACKLOG.md itself): a
+ * wave's heading says what its tasks are, never a fixed text that may not fit them.
+ */
+export function waveHeading(wave: number, title?: string): string {
+  return title ? `## Wave ${wave}: ${title}` : `## Wave ${wave}`;
 }
 
 /** A table row as written in BACKLOG.md. */
@@ -48,6 +38,8 @@ export interface BacklogProblem {
 export interface ParsedBacklog {
   readonly rows: BacklogRow[];
   readonly problems: BacklogProblem[];
+  /** The titles written after `## Wave N:`, by wave. */
+  readonly waveTitles: ReadonlyMap<number, string>;
 }
 
 export class BacklogParseError extends Error {
@@ -84,7 +76,7 @@ function escapeCell(s: string): string {
   return s.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
 }
 
-const WAVE_RE = /^##\s+Wave\s+(\d+)\b/i;
+const WAVE_RE = /^##\s+Wave\s+(\d+)\b(?:\s*[:\-–—]\s*(.*\S))?/i;
 const SEPARATOR_RE = /^\|(\s*:?-+:?\s*\|)+\s*$/;
 
 /**
@@ -97,8 +89,13 @@ export const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
 export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
   const rows: BacklogRow[] = [];
   const problems: BacklogProblem[] = [];
+  const waveTitles = new Map<number, string>();
   if (text.length > MAX_BACKLOG_BYTES)
-    return { rows, problems: [{ file, line: 1, message: `${text.length} characters; BACKLOG.md is at most ${MAX_BACKLOG_BYTES} bytes` }] };
+    return {
+      rows,
+      problems: [{ file, line: 1, message: `${text.length} characters; BACKLOG.md is at most ${MAX_BACKLOG_BYTES} bytes` }],
+      waveTitles,
+    };
   const seen = new Map<string, number>();
   let wave: number | undefined;
   const lines = text.split(/\r?\n/);
@@ -112,6 +109,7 @@ export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
     const w = WAVE_RE.exec(line);
     if (w) {
       wave = Number(w[1]);
+      if (w[2]) waveTitles.set(wave, w[2]);
       return;
     }
     if (!line.startsWith('|')) return;
@@ -156,7 +154,7 @@ export function parseBacklog(text: string, file = 'BACKLOG.md'): ParsedBacklog {
       line: lineNo,
     });
   });
-  return { rows, problems };
+  return { rows, problems, waveTitles };
 }
 
 /** Statuses the reference maps to pending on import. */
@@ -182,8 +180,15 @@ export function renderRow(t: Pick<Task, 'task_id' | 'status' | 'title' | 'source
   return `| ${cell(t.task_id)} | ${t.status} | ${cell(t.title)} | ${cell(t.source)} | ${cell(t.effort)} | ${cell(t.deps)} |`;
 }
 
-/** Renders BACKLOG.md: `# BACKLOG`, then each wave (and every wave in `emptyWaves`). */
-export function renderBacklog(tasks: readonly Task[], emptyWaves: readonly number[] = []): string {
+/**
+ * Renders BACKLOG.md: `# BACKLOG`, then each wave (and every wave in `emptyWaves`), headed
+ * `## Wave N` or with the title `waveTitles` keeps for it (read from the file it replaces).
+ */
+export function renderBacklog(
+  tasks: readonly Task[],
+  emptyWaves: readonly number[] = [],
+  waveTitles: ReadonlyMap<number, string> = new Map(),
+): string {
   const byWave = new Map<number, Task[]>();
   for (const w of emptyWaves) byWave.set(w, []);
   for (const t of tasks) {
@@ -194,7 +199,7 @@ export function renderBacklog(tasks: readonly Task[], emptyWaves: readonly numbe
   const out: string[] = ['# BACKLOG', ''];
   for (const wave of [...byWave.keys()].sort((a, b) => a - b)) {
     const list = (byWave.get(wave) ?? []).sort((a, b) => (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0));
-    out.push(waveHeading(wave), '', TABLE_HEADER, TABLE_SEPARATOR);
+    out.push(waveHeading(wave, waveTitles.get(wave)), '', TABLE_HEADER, TABLE_SEPARATOR);
     for (const t of list) out.push(renderRow(t));
     out.push('');
   }

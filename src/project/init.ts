@@ -1,5 +1,6 @@
 // `ralph init`: creates the .ralph/ tree, the phase files for the detected language and
-// ralph.config.json, and a git repository with a first commit when there is none.
+// ralph.config.json. A folder that is not a git repository is the user's: init refuses it
+// unless asked to create one (`gitInit`), and then commits only the files it created.
 // Idempotent: existing files are never overwritten (a user may have edited them); only
 // what is missing is filled in. `force` regenerates the templates (phase files, core.md)
 // after copying the old ones to .ralph/backup/<time>/. The database is created by a
@@ -15,6 +16,7 @@ import { PHASES } from './phaseOutputs';
 import { discoverSpecs, hashContent, mergeDiscovery, registryRows, renderSpecRegistry, SPEC_REGISTRY_FILE, writeSpecsState } from './specs';
 import type { TemplateContext } from './templates/context';
 import {
+  DERIVED_FILES,
   EVOLVE_LOG_MD,
   GUARDRAILS_MD,
   RALPH_GITIGNORE_LINES,
@@ -64,6 +66,11 @@ export interface InitOptions {
   readonly model?: string;
   /** Regenerate phase files and core.md, backing up the old ones. */
   readonly force?: boolean;
+  /**
+   * The folder is not a git repository: run `git init` and commit the files init created
+   * (never the user's). Without it such a folder is refused before anything is written.
+   */
+  readonly gitInit?: boolean;
   /** Creates .ralph/ralph.db (the control plane's job); called only when it is missing. */
   readonly createDatabase?: (ralphDir: string) => Promise<void>;
   /** Clock for backup folder names (tests). */
@@ -159,6 +166,21 @@ function contextFrom(name: string, profile: LanguageProfile, config: RalphConfig
   };
 }
 
+/** The folder was not a git repository and init was not asked to create one. */
+export class NotAGitRepositoryError extends Error {
+  override readonly name = 'NotAGitRepositoryError';
+  constructor(readonly dir: string) {
+    super(
+      `${dir} is not a git repository. Ralph's agents work in git worktrees and promote patches as commits: run \`git init\` (and commit your files) first, or let Ralph create the repository and commit only its own files (\`ralph init --git-init\`, or Initialize Git in VS Code).`,
+    );
+  }
+}
+
+/** True when `dir` is inside a git work tree. */
+export async function isGitRepository(dir: string): Promise<boolean> {
+  return isGitRepo(dir);
+}
+
 async function isGitRepo(dir: string): Promise<boolean> {
   try {
     const r = await runGit(dir, ['rev-parse', '--is-inside-work-tree'], { allowExitCodes: [128] });
@@ -245,9 +267,10 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
   const name = existingConfig?.name ?? options.name ?? (await detectProjectName(dir));
   if (!existingConfig) notes.push(...profile.notes);
 
-  // Git first: init needs to know whether it created the repository.
+  // Git first, and only when asked: a folder without a repository is refused before anything is written.
   let gitInitialized = false;
   if (!(await isGitRepo(dir))) {
+    if (options.gitInit !== true) throw new NotAGitRepositoryError(dir);
     const branch = (await runGit(dir, ['config', '--get', 'init.defaultBranch'], { allowExitCodes: [1] })).stdout.trim();
     await runGit(dir, branch ? ['init', '--quiet'] : ['init', '--quiet', '--initial-branch=main']);
     gitInitialized = true;
@@ -316,7 +339,12 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
 
   for (const phase of PHASES) await place(`phases/${phase}.md`, renderPhase(phase, ctx), true);
   await place('core.md', renderCore(ctx), true);
-  if (recordChanged) await fs.writeFile(recordPath, `${JSON.stringify(record, null, 2)}\n`);
+  if (recordChanged) {
+    const existed = await pathExists(recordPath);
+    await fs.writeFile(recordPath, `${JSON.stringify(record, null, 2)}\n`);
+    // Ralph's own file like the templates it records (committed with them into a new repository).
+    (existed ? updated : created).push(rel(dir, recordPath));
+  }
   await place('GUARDRAILS.md', GUARDRAILS_MD, false);
   await place('REFLECTIONS.md', REFLECTIONS_MD, false);
   await place('EVOLVE_LOG.md', EVOLVE_LOG_MD, false);
@@ -381,17 +409,44 @@ export async function initProject(options: InitOptions): Promise<InitReport> {
 
   let commit: string | null = null;
   if (gitInitialized) {
-    // A new repository: keep build output out of the first commit, then commit everything.
-    if (profile.gitignore.length) {
-      const state = await mergeLines(path.join(dir, '.gitignore'), profile.gitignore, '# Build output (added by ralph init)');
-      if (state === 'created') created.push('.gitignore');
-      else if (state === 'updated') updated.push('.gitignore');
+    // A new repository: keep build output out of the tree (a .gitignore only if there is
+    // none: an existing one is the user's), then commit exactly the files init created —
+    // the user's own files stay untracked, for them to commit or not.
+    if (profile.gitignore.length && !(await pathExists(path.join(dir, '.gitignore')))) {
+      await mergeLines(path.join(dir, '.gitignore'), profile.gitignore, '# Build output (added by ralph init)');
+      created.push('.gitignore');
     }
-    await runGit(dir, ['add', '-A']);
-    await runGit(dir, ['commit', '--quiet', '--no-verify', '-m', 'chore: initialize Ralph Loop'], { env: await identityEnv(dir) });
+    const files = created.filter((p) => !p.endsWith('/'));
+    // `git add` of a path .gitignore'd (the database, STATE.json) would fail: let git decide what is ignored.
+    const ignored = new Set(
+      (await runGit(dir, ['check-ignore', '--no-index', '--stdin'], { input: files.join('\n'), allowExitCodes: [1] })).stdout
+        .split('\n')
+        .filter(Boolean),
+    );
+    const toCommit = files.filter((f) => !ignored.has(f));
+    await runGit(dir, ['add', '--', ...toCommit]);
+    await runGit(dir, ['commit', '--quiet', '--no-verify', '-m', 'chore: initialize Ralph Loop', '--', ...toCommit], {
+      env: await identityEnv(dir),
+    });
     commit = (await runGit(dir, ['rev-parse', 'HEAD'])).stdout.trim();
+    // Agents work in worktrees of HEAD: the user's own files must be committed to be seen.
+    const untracked = (await runGit(dir, ['ls-files', '--others', '--exclude-standard'])).stdout.split('\n').filter(Boolean);
+    if (untracked.length > 0) {
+      warnings.push(
+        `${untracked.length} file(s) of yours are not committed (Ralph committed only its own). Agents work on what is committed: review and commit them before starting the loop (git add … && git commit).`,
+      );
+    }
   } else if (!(await hasCommit(dir))) {
     warnings.push('the repository has no commit yet; commit your files before starting the loop (agents work in worktrees of HEAD)');
+  } else {
+    // A project initialized before the derived views were ignored still tracks them: every run would dirty the checkout.
+    const derived = DERIVED_FILES.map((f) => `${RALPH_DIR}/${f}`);
+    const tracked = (await runGit(dir, ['ls-files', '--', ...derived])).stdout.split('\n').filter(Boolean);
+    if (tracked.length > 0) {
+      warnings.push(
+        `${tracked.join(', ')} ${tracked.length === 1 ? 'is' : 'are'} tracked by git, but Ralph rewrites ${tracked.length === 1 ? 'it' : 'them'} on every run (derived views and logs, ignored by .ralph/.gitignore). Stop tracking them once: git rm --cached -- ${tracked.join(' ')} && git commit -m "ralph: stop tracking derived files"`,
+      );
+    }
   }
 
   return {

@@ -6,11 +6,11 @@ export class InitUsageError extends Error {
   override readonly name = 'InitUsageError';
 }
 
-export const INIT_USAGE = 'Usage: ralph init [--lang L] [--name N] [--model M] [--dir D] [--force]';
+export const INIT_USAGE = 'Usage: ralph init [--lang L] [--name N] [--model M] [--dir D] [--force] [--git-init]';
 
 /** Parses init's arguments (after the `init` word) into options, without the database callback. */
 export function parseInitArgs(argv: readonly string[], cwd: string = process.cwd()): Omit<InitOptions, 'createDatabase'> {
-  const opts: { dir: string; lang?: string; name?: string; model?: string; force?: boolean } = { dir: cwd };
+  const opts: { dir: string; lang?: string; name?: string; model?: string; force?: boolean; gitInit?: boolean } = { dir: cwd };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const [flag, inline] =
@@ -36,6 +36,9 @@ export function parseInitArgs(argv: readonly string[], cwd: string = process.cwd
       case '--force':
         opts.force = true;
         break;
+      case '--git-init':
+        opts.gitInit = true;
+        break;
       default:
         throw new InitUsageError(`unknown argument '${a}'\n${INIT_USAGE}`);
     }
@@ -56,7 +59,8 @@ export function formatInitReport(report: InitReport): string {
           : 'no manifest found; generic fallback';
   lines.push(`Ralph project "${report.name}" in ${report.dir}`);
   lines.push(`Language: ${report.lang} (${how})`);
-  if (report.git.initialized) lines.push(`Git: initialized a repository; first commit ${report.git.commit?.slice(0, 8) ?? '(none)'}`);
+  if (report.git.initialized)
+    lines.push(`Git: initialized a repository; Ralph's own files are in the first commit ${report.git.commit?.slice(0, 8) ?? '(none)'}`);
   const files = report.created.filter((p) => !p.endsWith('/'));
   const dirs = report.created.length - files.length;
   if (report.created.length === 0) lines.push('Created: nothing (already initialized)');

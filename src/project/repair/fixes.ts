@@ -33,7 +33,13 @@ export async function applyLocalFixes(projectDir: string, findings: readonly Fin
     }
   }
   if (findings.some((f) => f.status !== 'ok' && f.fix?.kind === 'init')) {
-    const report = await initProject({ dir: projectDir, ...(options.createDatabase ? { createDatabase: options.createDatabase } : {}) });
+    // Asking for the fix of a missing repository is asking for one (with Ralph's files only committed).
+    const gitInit = findings.some((f) => f.status !== 'ok' && f.check === 'git.repo');
+    const report = await initProject({
+      dir: projectDir,
+      gitInit,
+      ...(options.createDatabase ? { createDatabase: options.createDatabase } : {}),
+    });
     for (const p of report.created) changes.push(`created ${p}`);
     for (const p of report.updated) changes.push(`updated ${p}`);
   }

@@ -30,7 +30,7 @@ export async function checkGit(projectDir: string, options: GitCheckOptions = {}
         check: 'git.repo',
         status: 'fail',
         message: `${projectDir} is not inside a git work tree`,
-        fix: { kind: 'init', description: 'ralph init creates a repository and a first commit' },
+        fix: { kind: 'init', description: "ralph init --git-init creates a repository and commits Ralph's own files" },
       },
     ];
   }

@@ -327,7 +327,8 @@ export function backlogDrift(ctx: ControlContext): {
     }
   }
   const all = [...tasks.values()];
-  const rendered = renderBacklog(all, all.length === 0 ? [0, 1, 2] : []);
+  // The wave titles written in the file are kept by a render, so they are no drift.
+  const rendered = renderBacklog(all, all.length === 0 ? [0, 1, 2] : [], parsed.waveTitles);
   return { ...out, stale: rendered !== text };
 }
 

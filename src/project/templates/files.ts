@@ -72,11 +72,12 @@ export function renderInitialState(): string {
 }
 
 /**
- * .ralph/.gitignore: what is machine-local or rebuilt, never committed. Committed (not
- * listed): phases/, core.md, GUARDRAILS.md, REFLECTIONS.md, EVOLVE_LOG.md,
- * SPEC_REGISTRY.md, BACKLOG.md (the reviewable, importable snapshot of the tasks).
- * The database is ignored: it is rewritten on every checkpoint, binary, and would make
- * every branch conflict; the backlog snapshot in git is what a fresh clone imports.
+ * .ralph/.gitignore: what is machine-local, rebuilt from the event store or written by the
+ * harness as it runs, never committed, so `git status` after a run shows only the user's own
+ * changes. Derived views (BACKLOG.md, SPEC_REGISTRY.md, STATE.json) are projections of the
+ * events; GUARDRAILS.md, REFLECTIONS.md and EVOLVE_LOG.md are the harness's logs. Committed
+ * (not listed): phases/, core.md and templates.json — the inputs you edit. Rules you want
+ * versioned belong in core.md or `domain_constraints` in ralph.config.json.
  */
 export const RALPH_GITIGNORE_LINES: readonly string[] = [
   'ralph.db',
@@ -87,6 +88,11 @@ export const RALPH_GITIGNORE_LINES: readonly string[] = [
   '*.tmp-*',
   'STATE.json',
   'specs.json',
+  'BACKLOG.md',
+  'SPEC_REGISTRY.md',
+  'GUARDRAILS.md',
+  'REFLECTIONS.md',
+  'EVOLVE_LOG.md',
   'locks/',
   'logs/',
   'inbox/',
@@ -94,6 +100,16 @@ export const RALPH_GITIGNORE_LINES: readonly string[] = [
   'proposals/',
   'commits/',
   'backup/',
+];
+
+/** The files of RALPH_GITIGNORE_LINES a run rewrites (a repository initialized before they were ignored may still track them). */
+export const DERIVED_FILES: readonly string[] = [
+  'BACKLOG.md',
+  'SPEC_REGISTRY.md',
+  'GUARDRAILS.md',
+  'REFLECTIONS.md',
+  'EVOLVE_LOG.md',
+  'STATE.json',
 ];
 
 export function renderRalphGitignore(): string {

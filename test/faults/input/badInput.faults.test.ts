@@ -119,7 +119,7 @@ describe('bad input: BACKLOG.md', function () {
     fs.mkdirSync(ralphDir);
     fs.writeFileSync(path.join(ralphDir, 'BACKLOG.md'), HEAD);
     const io = { stdout: (): void => undefined, stderr: (t: string): void => assert.fail(t) };
-    assert.equal(await runInitCommand(['--name', 'bad-input'], io, { cwd: dir }), 0);
+    assert.equal(await runInitCommand(['--name', 'bad-input', '--git-init'], io, { cwd: dir }), 0);
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -358,7 +358,7 @@ describe('bad input: proposals', function () {
     fs.mkdirSync(ralphDir);
     fs.writeFileSync(path.join(ralphDir, 'BACKLOG.md'), HEAD);
     const io = { stdout: (): void => undefined, stderr: (t: string): void => assert.fail(t) };
-    assert.equal(await runInitCommand(['--name', 'bad-proposals'], io, { cwd: dir }), 0);
+    assert.equal(await runInitCommand(['--name', 'bad-proposals', '--git-init'], io, { cwd: dir }), 0);
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -461,7 +461,7 @@ describe('bad input: ralph.config.json', function () {
     try {
       fs.writeFileSync(path.join(dir, 'go.mod'), 'module example.com/x\n');
       const io = { stdout: (): void => undefined, stderr: (t: string): void => assert.fail(t) };
-      assert.equal(await runInitCommand(['--name', 'bad-config'], io, { cwd: dir }), 0);
+      assert.equal(await runInitCommand(['--name', 'bad-config', '--git-init'], io, { cwd: dir }), 0);
       const cfg = path.join(dir, 'ralph.config.json');
       fs.writeFileSync(cfg, `{"name": "x", "pad": "${'p'.repeat(1024 * 1024)}"}`);
       const big = loadConfig(dir);

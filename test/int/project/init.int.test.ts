@@ -10,6 +10,7 @@ import { detectLanguage } from '../../../src/project/languages';
 import type { Language } from '../../../src/project/languages';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures/languages');
+const FIXTURES_DIR = (name: string): string => path.join(FIXTURES, name);
 
 async function tempDir(): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), 'ralph-init-'));
@@ -78,6 +79,7 @@ describe('project/init (real files, real git)', function () {
         dbCalls = [];
         report = await initProject({
           dir,
+          gitInit: true,
           createDatabase: async (ralphDir) => {
             dbCalls.push(ralphDir);
             await fs.writeFile(path.join(ralphDir, 'ralph.db'), '');
@@ -109,23 +111,34 @@ describe('project/init (real files, real git)', function () {
         const backlog = await fs.readFile(path.join(dir, '.ralph/BACKLOG.md'), 'utf8');
         assert.match(
           backlog,
-          /^# BACKLOG\n\n## Wave 0: Critical Fixes & Foundation\n\n\| ID \| Status \| Title \| Source \| Effort \| Deps \|\n\|----\|--------\|-------\|--------\|--------\|------\|/,
+          /^# BACKLOG\n\n## Wave 0\n\n\| ID \| Status \| Title \| Source \| Effort \| Deps \|\n\|----\|--------\|-------\|--------\|--------\|------\|/,
         );
       });
       it('then creates the database through the callback, once', () => {
         assert.deepEqual(dbCalls, [path.join(dir, '.ralph')]);
         assert.equal(report.database, 'created');
       });
-      it('then initializes git and makes a first commit with the project and Ralph files, not the machine-local ones', async () => {
+      it("then, asked to, initializes git and commits only Ralph's own files: the user's stay untracked, and init says so", async () => {
         assert.equal(report.git.initialized, true);
         assert.equal(await git(dir, 'rev-parse', 'HEAD'), report.git.commit);
         const tracked = (await git(dir, 'ls-files')).split('\n');
         assert.ok(tracked.includes('ralph.config.json'));
         assert.ok(tracked.includes('.ralph/phases/plan.md'));
-        assert.ok(tracked.includes('.ralph/BACKLOG.md'));
-        assert.ok(!tracked.includes('.ralph/ralph.db'));
-        assert.ok(!tracked.includes('.ralph/STATE.json'));
-        assert.equal(await git(dir, 'status', '--porcelain'), '', 'nothing left uncommitted');
+        assert.ok(tracked.includes('.ralph/.gitignore'));
+        for (const derived of ['.ralph/BACKLOG.md', '.ralph/ralph.db', '.ralph/STATE.json', '.ralph/GUARDRAILS.md'])
+          assert.ok(!tracked.includes(derived), `${derived} is derived or machine-local`);
+        const mine = (await fs.readdir(FIXTURES_DIR(c.fixture), { recursive: true, withFileTypes: true }))
+          .filter((d) => d.isFile())
+          .map((d) => path.relative(FIXTURES_DIR(c.fixture), path.join(d.parentPath, d.name)).split(path.sep).join('/'));
+        assert.ok(mine.length > 0);
+        for (const f of mine) assert.ok(!tracked.includes(f), `the user's ${f} was committed`);
+        // What is left in `git status` is exactly the user's own files.
+        const status = (await git(dir, 'status', '--porcelain', '--untracked-files=all')).split('\n').filter(Boolean);
+        assert.deepEqual(status.map((l) => l.slice(3)).sort(), [...mine].sort());
+        assert.ok(
+          report.warnings.some((w) => /not committed .*Agents work on what is committed/.test(w)),
+          report.warnings.join('\n'),
+        );
       });
     });
   }
@@ -133,7 +146,7 @@ describe('project/init (real files, real git)', function () {
   it("given package.json scripts, then the TypeScript commands are the project's own", async () => {
     const dir = await fromFixture('typescript');
     try {
-      await initProject({ dir });
+      await initProject({ gitInit: true, dir });
       const c = loadConfig(dir);
       assert.ok(c.ok);
       if (!c.ok) return;
@@ -155,7 +168,7 @@ describe('project/init (real files, real git)', function () {
         JSON.stringify({ name: 'p', scripts: { build: 'tsc', test: 'echo "Error: no test specified" && exit 1' } }),
       );
       await fs.writeFile(path.join(dir, 'pnpm-lock.yaml'), '');
-      const r = await initProject({ dir });
+      const r = await initProject({ gitInit: true, dir });
       const c = loadConfig(dir);
       assert.ok(c.ok);
       assert.equal(c.ok && c.value.build, 'pnpm run build');
@@ -169,7 +182,7 @@ describe('project/init (real files, real git)', function () {
   it('given --lang, --name and --model, then they win over detection', async () => {
     const dir = await fromFixture('rust');
     try {
-      const r = await initProject(parseInitArgs(['--lang', 'py', '--name=custom', '--model', 'sonnet', '--dir', dir]));
+      const r = await initProject(parseInitArgs(['--lang', 'py', '--name=custom', '--model', 'sonnet', '--dir', dir, '--git-init']));
       assert.equal(r.lang, 'python');
       assert.equal(r.langSource, 'flag');
       const c = loadConfig(dir);
@@ -185,7 +198,7 @@ describe('project/init (real files, real git)', function () {
     let dir: string;
     before(async () => {
       dir = await fromFixture('go');
-      await initProject({ dir, createDatabase: async (d) => fs.writeFile(path.join(d, 'ralph.db'), '') });
+      await initProject({ gitInit: true, dir, createDatabase: async (d) => fs.writeFile(path.join(d, 'ralph.db'), '') });
       await fs.appendFile(path.join(dir, '.ralph/phases/plan.md'), '\nAlways mention the ticket.\n');
       const cfg = JSON.parse(await fs.readFile(path.join(dir, 'ralph.config.json'), 'utf8')) as Record<string, unknown>;
       await fs.writeFile(path.join(dir, 'ralph.config.json'), JSON.stringify({ ...cfg, test: 'go test -race ./...' }, null, 2));
@@ -198,10 +211,10 @@ describe('project/init (real files, real git)', function () {
 
     it('when init runs again, then it keeps every edit, fills only what is missing and says so', async () => {
       const head = await git(dir, 'rev-parse', 'HEAD');
-      const r = await initProject({ dir, createDatabase: () => assert.fail('the database exists; must not be recreated') });
+      const r = await initProject({ gitInit: true, dir, createDatabase: () => assert.fail('the database exists; must not be recreated') });
       assert.deepEqual(r.created.sort(), ['.ralph/locks/', '.ralph/phases/verify.md']);
       // Unedited templates follow the config change (the test command); the edited one is kept.
-      assert.deepEqual(r.updated, ['.ralph/phases/test_integration.md', '.ralph/core.md', '.ralph/.gitignore']);
+      assert.deepEqual(r.updated, ['.ralph/phases/test_integration.md', '.ralph/core.md', '.ralph/templates.json', '.ralph/.gitignore']);
       assert.match(await fs.readFile(path.join(dir, '.ralph/phases/test_integration.md'), 'utf8'), /go test -race/);
       assert.deepEqual(r.edited, ['.ralph/phases/plan.md']);
       assert.equal(r.database, 'kept');
@@ -220,13 +233,13 @@ describe('project/init (real files, real git)', function () {
     });
 
     it('when init runs a third time, then it changes nothing at all', async () => {
-      const r = await initProject({ dir });
+      const r = await initProject({ gitInit: true, dir });
       assert.deepEqual([r.created, r.updated, r.regenerated], [[], [], []]);
       assert.match(formatInitReport(r), /Created: nothing \(already initialized\)/);
     });
 
     it('when init runs with force, then edited templates are backed up and regenerated, user data untouched', async () => {
-      const r = await initProject({ dir, force: true, now: () => new Date('2026-11-29T12:00:00.000Z') });
+      const r = await initProject({ gitInit: true, dir, force: true, now: () => new Date('2026-11-29T12:00:00.000Z') });
       assert.deepEqual(r.regenerated, ['.ralph/phases/plan.md']);
       assert.deepEqual(r.backedUp, [{ from: '.ralph/phases/plan.md', to: '.ralph/backup/2026-11-29T12-00-00-000Z/phases/plan.md' }]);
       assert.match(await fs.readFile(path.join(dir, r.backedUp[0]?.to ?? ''), 'utf8'), /Always mention the ticket/);
@@ -241,6 +254,32 @@ describe('project/init (real files, real git)', function () {
     });
   });
 
+  it('given a folder that is not a git repository, when init is not asked to create one, then it refuses before writing anything', async () => {
+    const dir = await fromFixture('python');
+    try {
+      await assert.rejects(initProject({ dir }), (e: Error) => e.name === 'NotAGitRepositoryError' && /--git-init/.test(e.message));
+      for (const p of ['.git', '.ralph', 'ralph.config.json', '.gitignore'])
+        await assert.rejects(fs.stat(path.join(dir, p)), `${p} was created`);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('given a repository that still tracks the derived views (an older init committed them), then init says how to stop tracking them', async () => {
+    const dir = await fromFixture('ruby');
+    try {
+      await runGit(dir, ['init', '-q']);
+      await fs.mkdir(path.join(dir, '.ralph'));
+      await fs.writeFile(path.join(dir, '.ralph/BACKLOG.md'), '# BACKLOG\n');
+      await runGit(dir, ['add', '-A']);
+      await runGit(dir, ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'mine']);
+      const r = await initProject({ dir });
+      assert.match(r.warnings.join('\n'), /\.ralph\/BACKLOG\.md is tracked by git[\s\S]*git rm --cached -- \.ralph\/BACKLOG\.md/);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('given an existing repository with commits, then init does not commit', async () => {
     const dir = await fromFixture('ruby');
     try {
@@ -248,7 +287,7 @@ describe('project/init (real files, real git)', function () {
       await runGit(dir, ['add', '-A']);
       await runGit(dir, ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'mine']);
       const head = await git(dir, 'rev-parse', 'HEAD');
-      const r = await initProject({ dir });
+      const r = await initProject({ gitInit: true, dir });
       assert.equal(r.git.initialized, false);
       assert.equal(r.git.commit, null);
       assert.equal(await git(dir, 'rev-parse', 'HEAD'), head);
@@ -262,7 +301,7 @@ describe('project/init (real files, real git)', function () {
     const dir = await fromFixture('go');
     try {
       await fs.writeFile(path.join(dir, 'ralph.config.json'), '{\n  "name": "x",\n  "lang": "go",\n}\n');
-      const r = await initProject({ dir });
+      const r = await initProject({ gitInit: true, dir });
       assert.ok(r.kept.includes('ralph.config.json'));
       assert.match(r.warnings.join('\n'), /ralph\.config\.json:4:1: not valid JSON: trailing comma/);
       assert.equal(await fs.readFile(path.join(dir, 'ralph.config.json'), 'utf8'), '{\n  "name": "x",\n  "lang": "go",\n}\n');
@@ -279,7 +318,7 @@ describe('project/init (real files, real git)', function () {
       await fs.writeFile(path.join(dir, 'specs/api.md'), '# API\n## Auth\n## Users\n');
       await fs.writeFile(path.join(dir, 'adrs/sub/0001.yaml'), 'title: x\nstatus: accepted\n');
       await fs.writeFile(path.join(dir, 'specs/notes.txt'), 'ignored');
-      const r = await initProject({ dir });
+      const r = await initProject({ gitInit: true, dir });
       const registry = await fs.readFile(path.join(dir, '.ralph/SPEC_REGISTRY.md'), 'utf8');
       assert.match(registry, /\| adrs\/sub\/0001\.yaml \| yaml \| never \| 2 \| 0 \|/);
       assert.match(registry, /\| specs\/api\.md \| markdown \| never \| 3 \| 0 \|/);
@@ -295,7 +334,7 @@ describe('project/init .gitignore (real git)', () => {
   it("given the store's files, then git ignores the database, journal, temp files, locks, logs and inbox, and tracks the rest", async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-ignore-'));
     try {
-      await initProject({ dir });
+      await initProject({ gitInit: true, dir });
       const ignored = [
         '.ralph/ralph.db',
         '.ralph/ralph.db.tmp-12-abc',
@@ -308,16 +347,14 @@ describe('project/init .gitignore (real git)', () => {
         '.ralph/inbox/cmd_1.json',
         '.ralph/proposals/prop_1.json',
         '.ralph/commits/pending/p.patch',
-      ];
-      const tracked = [
-        'ralph.config.json',
+        // derived views and the harness's logs: a run rewrites them, so they are never committed
         '.ralph/BACKLOG.md',
-        '.ralph/phases/plan.md',
-        '.ralph/core.md',
-        '.ralph/GUARDRAILS.md',
         '.ralph/SPEC_REGISTRY.md',
-        '.ralph/templates.json',
+        '.ralph/GUARDRAILS.md',
+        '.ralph/REFLECTIONS.md',
+        '.ralph/EVOLVE_LOG.md',
       ];
+      const tracked = ['ralph.config.json', '.ralph/phases/plan.md', '.ralph/core.md', '.ralph/templates.json', '.ralph/.gitignore'];
       for (const p of ignored) {
         const r = await runGit(dir, ['check-ignore', '-q', '--no-index', p], { allowExitCodes: [1] });
         assert.equal(r.exitCode, 0, `${p} should be ignored`);

@@ -25,7 +25,7 @@ describe('project/repair checks (real files, real git)', function () {
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-repair-'));
     await fs.writeFile(path.join(dir, 'go.mod'), 'module x\n');
-    await initProject({ dir });
+    await initProject({ dir, gitInit: true });
   });
   afterEach(async () => fs.rm(dir, { recursive: true, force: true }));
 

@@ -89,7 +89,7 @@ describe('ralph init / repair as a built CLI (child processes)', function () {
       path.join(dir, '.ralph/BACKLOG.md'),
       '# BACKLOG\n\n## Wave 1: Core Infrastructure\n\n| ID | Status | Title | Source | Effort | Deps |\n|----|--------|-------|--------|--------|------|\n| A-1 | planned | One | spec | S | - |\n| A-2 | in_progress | Two | spec | M | A-1 |\n',
     );
-    const init = run(cli, ['--dir', dir, 'init']);
+    const init = run(cli, ['--dir', dir, 'init', '--git-init']);
     assert.equal(init.code, 0, init.err);
     assert.match(init.out, /Language: python \(detected from pyproject\.toml\)/);
     assert.match(init.out, /^Migrated 2 items from BACKLOG\.md into SQLite$/m);

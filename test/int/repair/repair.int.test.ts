@@ -103,12 +103,12 @@ describe('ralph repair (real projects, real stores)', function () {
     await fs.mkdir(ralphDir);
     await fs.writeFile(path.join(ralphDir, 'BACKLOG.md'), BACKLOG);
     const c = capture();
-    assert.equal(await runInitCommand(['--name', 'demo'], c.io, { cwd: dir }), 0, c.err);
+    assert.equal(await runInitCommand(['--name', 'demo', '--git-init'], c.io, { cwd: dir }), 0, c.err);
     assert.match(c.out, /^Migrated 3 items from BACKLOG\.md into SQLite$/m);
   });
   afterEach(async () => fs.rm(dir, { recursive: true, force: true }));
 
-  it('given init with a BACKLOG.md, then ralph.db opens in python sqlite3 with the rows, the tree is committed clean, and repair finds nothing', async () => {
+  it("given init with a BACKLOG.md, then ralph.db opens in python sqlite3 with the rows, Ralph's files are committed (the user's go.mod is not), and repair finds nothing", async () => {
     const db = path.join(ralphDir, 'ralph.db');
     assert.deepEqual(sqlite(db, 'SELECT task_id, status FROM task_view ORDER BY task_id'), [
       ['T-001', 'pending'],
@@ -117,7 +117,8 @@ describe('ralph repair (real projects, real stores)', function () {
     ]);
     assert.deepEqual(sqlite(db, "SELECT COUNT(*) FROM events WHERE event_type = 'task.migrated'"), [[3]]);
     assert.deepEqual(sqlite(db, 'PRAGMA integrity_check'), [['ok']]);
-    assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' }), '');
+    // Ralph committed only its own files; the user's go.mod is theirs to commit. BACKLOG.md is a derived view: ignored.
+    assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' }), '?? go.mod\n');
     const c = capture();
     assert.equal(await runRepairCommand([], c.io, { cwd: dir }), 0, c.out);
     assert.match(c.out, /No problems/);
@@ -137,6 +138,27 @@ describe('ralph repair (real projects, real stores)', function () {
       assert.match(c.err, /BACKLOG\.md not imported: The Ralph event store is locked by another writer: pid \d+/);
     } finally {
       await store.close();
+    }
+  });
+
+  it('given a folder without git and no terminal to ask, then init exits 1 naming --git-init and writes nothing', async () => {
+    const bare = await fs.mkdtemp(path.join(os.tmpdir(), 'ralph-init-nogit-'));
+    try {
+      const c = capture();
+      assert.equal(await runInitCommand([], c.io, { cwd: bare, confirm: undefined }), 1);
+      assert.match(c.err, /is not a git repository[\s\S]*ralph init --git-init/);
+      assert.deepEqual(await fs.readdir(bare), []);
+      const asked: string[] = [];
+      const no = capture();
+      const refuse = async (q: string): Promise<boolean> => (asked.push(q), false);
+      assert.equal(await runInitCommand([], no.io, { cwd: bare, confirm: refuse }), 1);
+      assert.match(asked[0] ?? '', /Initialize one and commit only Ralph's own files/);
+      assert.deepEqual(await fs.readdir(bare), []);
+      const yes = capture();
+      assert.equal(await runInitCommand([], yes.io, { cwd: bare, confirm: async () => true }), 0, yes.err);
+      assert.match(yes.out, /Git: initialized a repository/);
+    } finally {
+      await fs.rm(bare, { recursive: true, force: true });
     }
   });
 

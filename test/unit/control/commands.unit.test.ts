@@ -72,8 +72,17 @@ describe('control commands', function () {
       assert.equal(r.migrated, 0);
       assert.equal(r.createdBacklog, true);
       const text = fs.readFileSync(path.join(h.ralphDir, 'BACKLOG.md'), 'utf8');
-      assert.match(text, /## Wave 0: Critical Fixes & Foundation[\s\S]*## Wave 1[\s\S]*## Wave 2: Core Features/);
+      assert.match(text, /## Wave 0\n[\s\S]*## Wave 1\n[\s\S]*## Wave 2\n/);
+      assert.doesNotMatch(text, /Critical Fixes/, 'no fixed title that may not fit the tasks');
       assert.ok(fs.existsSync(path.join(h.ralphDir, 'STATE.json')));
+    });
+
+    it('keeps the wave titles someone wrote into BACKLOG.md when it renders it again, and plain headings elsewhere', async () => {
+      h.writeBacklog(BACKLOG.replace(/## Wave 1[^\n]*/, '## Wave 1: Search and export'));
+      await importBacklog(h.ctx);
+      const text = fs.readFileSync(path.join(h.ralphDir, 'BACKLOG.md'), 'utf8');
+      assert.match(text, /^## Wave 1: Search and export$/m);
+      assert.match(text, /^## Wave 0: Critical Fixes & Foundation$/m, "the fixture's own title for wave 0");
     });
 
     it('imports each row once as task.migrated, mapping statuses; done without a patch stays pending with a note', async () => {

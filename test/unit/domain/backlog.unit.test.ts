@@ -54,7 +54,7 @@ describe('domain/backlog', () => {
     assert.deepEqual(importStatus('blocked'), { status: 'blocked' });
   });
 
-  it('renders the reference format: waves in order, rows by id, wave titles, `-` for empty', () => {
+  it('renders the reference format: waves in order, rows by id, `-` for empty', () => {
     const tasks = [
       { ...newTask({ id: 'W1-002', title: 'b', effort: 'S', wave: 1 }), source: null },
       { ...newTask({ id: 'W1-001', title: 'a | b', source: 'ES:1', effort: 'M', wave: 1, deps: 'W0-001' }), status: 'done' as const },
@@ -65,7 +65,7 @@ describe('domain/backlog', () => {
       [
         '# BACKLOG',
         '',
-        '## Wave 1: Core Infrastructure',
+        '## Wave 1',
         '',
         '| ID | Status | Title | Source | Effort | Deps |',
         '|----|--------|-------|--------|--------|------|',
@@ -91,12 +91,27 @@ describe('domain/backlog', () => {
     assert.equal(again, text);
   });
 
-  it('has the wave titles 0..8 and a skeleton with waves 0-2', () => {
-    assert.equal(waveHeading(0), '## Wave 0: Critical Fixes & Foundation');
-    assert.equal(waveHeading(8), '## Wave 8: Stretch Goals');
-    assert.equal(waveHeading(9), '## Wave 9');
+  it('heads waves "Wave N", or with the title someone gave it, and has a skeleton with waves 0-2', () => {
+    assert.equal(waveHeading(0), '## Wave 0');
+    assert.equal(waveHeading(3, 'Search'), '## Wave 3: Search');
     const sk = skeletonBacklog();
-    assert.match(sk, /## Wave 2: Core Features/);
-    assert.deepEqual(parseBacklog(sk), { rows: [], problems: [] });
+    assert.match(sk, /## Wave 2\n/);
+    assert.deepEqual(parseBacklog(sk), { rows: [], problems: [], waveTitles: new Map() });
+  });
+
+  it('reads the wave titles and renders them back', () => {
+    const text = '# BACKLOG\n\n## Wave 0: Critical Fixes & Foundation\n\n## Wave 4 - Polish\n\n## Wave 5\n';
+    const { waveTitles } = parseBacklog(text);
+    assert.deepEqual(
+      [...waveTitles],
+      [
+        [0, 'Critical Fixes & Foundation'],
+        [4, 'Polish'],
+      ],
+    );
+    assert.match(
+      renderBacklog([], [0, 4, 5], waveTitles),
+      /## Wave 0: Critical Fixes & Foundation[\s\S]*## Wave 4: Polish[\s\S]*## Wave 5\n/,
+    );
   });
 });
