@@ -1,24 +1,29 @@
-// The composition root's body: builds the engine session for the folder once and
-// registers every view, command, provider and status item, keeping two lifetimes apart —
-// extension-lifetime registrations in `context.subscriptions`, loop-run-lifetime ones inside
-// the Engine (restartable). extension.ts loads this module right after activate() returns
-// (its own chunk in the bundle, with the store and the control plane it needs), so VS Code's
-// activation pays only for the entry point; the database still opens on first use.
+// The composition root's body: builds one engine session per workspace folder on disk (a
+// multi-root workspace has one Ralph project per folder) and registers every view, command,
+// provider and status item once, keeping two lifetimes apart — extension-lifetime
+// registrations in `context.subscriptions`, loop-run-lifetime ones inside each Engine
+// (restartable). extension.ts loads this module right after activate() returns (its own
+// chunk in the bundle, with the store and the control plane it needs), so VS Code's
+// activation pays only for the entry point; the databases still open on first use.
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { Engine } from './engine';
+import type { EngineLog } from './engine';
 import { EventLogProvider } from './eventLog';
-import type { LoopStateKey } from './ids';
 import { ContextKeys, Settings, Views } from './ids';
 import { registerMonitor, commandActions } from './monitor/monitorPanel';
+import type { MonitorTarget } from './monitor/monitorPanel';
 import { Notifier } from './notifications';
 import { PatchContentProvider } from './patchContent';
+import { Projects } from './projects';
+import type { ProjectFolder } from './projects';
 import { RalphStatusBar } from './statusBar';
 import { registerTerminalPath } from './terminalPath';
 import { AgentsTreeProvider } from './trees/agentsTree';
 import { BacklogTreeProvider } from './trees/backlogTree';
-import type { TaskItem, WaveItem } from './trees/backlogTree';
+import type { BacklogNode } from './trees/backlogTree';
 import { DeferredTreeProvider } from './trees/deferredTree';
+import { Walkthrough } from './walkthrough';
 
 /** The tree providers (tests read them through the extension's API). */
 export interface RalphViews {
@@ -27,109 +32,158 @@ export interface RalphViews {
   readonly agents: AgentsTreeProvider;
 }
 
-/** What the composition built: the session and its views. */
+/** What the composition built: the sessions and their views. */
 export interface Composition {
-  readonly engine: Engine;
+  readonly projects: Projects;
   readonly views: RalphViews;
 }
 
-/** Builds the engine session for `folder` and registers everything that shows it. */
-export function composeRalph(
-  context: vscode.ExtensionContext,
-  folder: vscode.WorkspaceFolder,
-  output: vscode.LogOutputChannel,
-  activationMs: () => number,
-): Composition {
+/** The workspace folders Ralph can work in (on disk). */
+function diskFolders(): ProjectFolder[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ dir: f.uri.fsPath, name: f.name }));
+}
+
+/** Builds one engine session per folder on disk and registers everything that shows them. */
+export function composeRalph(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, activationMs: () => number): Composition {
   const subs = context.subscriptions;
-  const eng = new Engine({
-    projectDir: folder.uri.fsPath,
-    log: output,
-    watch: (_ralphDir, onChange) => {
-      // ralph.db (checkpoints), the journal (every acknowledged event), the writer lock, STATE.json.
-      const w = vscode.workspace.createFileSystemWatcher(
-        new vscode.RelativePattern(
-          folder,
-          '{.ralph/ralph.db,.ralph/ralph.events.journal,.ralph/locks/writer.lock,.ralph/STATE.json,ralph.config.json}',
-        ),
-      );
-      w.onDidChange(onChange);
-      w.onDidCreate(onChange);
-      w.onDidDelete(onChange);
-      return w;
-    },
-  });
-  subs.push({ dispose: () => void eng.shutdown() });
+  // Several folders: every line of the shared output says which one it is about.
+  const logFor = (name: string): EngineLog => {
+    const tag = (m: string): string => (list.multi ? `[${name}] ${m}` : m);
+    return { info: (m) => output.info(tag(m)), warn: (m) => output.warn(tag(m)), error: (m) => output.error(tag(m)) };
+  };
+  const list: Projects = new Projects(
+    (folder) =>
+      new Engine({
+        projectDir: folder.dir,
+        name: folder.name,
+        log: logFor(folder.name),
+        watch: (_ralphDir, onChange) => {
+          // ralph.db (checkpoints), the journal (every acknowledged event), the writer lock, STATE.json.
+          const w = vscode.workspace.createFileSystemWatcher(
+            new vscode.RelativePattern(
+              vscode.Uri.file(folder.dir),
+              '{.ralph/ralph.db,.ralph/ralph.events.journal,.ralph/locks/writer.lock,.ralph/STATE.json,ralph.config.json}',
+            ),
+          );
+          w.onDidChange(onChange);
+          w.onDidCreate(onChange);
+          w.onDidDelete(onChange);
+          return w;
+        },
+      }),
+  );
+  list.setFolders(diskFolders());
+  subs.push(
+    { dispose: () => void list.shutdown() },
+    vscode.workspace.onDidChangeWorkspaceFolders(() => list.setFolders(diskFolders())),
+  );
 
   // Views.
-  const backlog = new BacklogTreeProvider(eng);
-  const backlogView = vscode.window.createTreeView<TaskItem | WaveItem>(Views.backlog, {
-    treeDataProvider: backlog,
-    showCollapseAll: true,
-  });
-  const deferred = new DeferredTreeProvider(eng);
+  const backlog = new BacklogTreeProvider(list);
+  const backlogView = vscode.window.createTreeView<BacklogNode>(Views.backlog, { treeDataProvider: backlog, showCollapseAll: true });
+  const deferred = new DeferredTreeProvider(list);
   const deferredView = vscode.window.createTreeView(Views.deferred, { treeDataProvider: deferred });
-  const agents = new AgentsTreeProvider(eng);
+  const agents = new AgentsTreeProvider(list);
   const agentsView = vscode.window.createTreeView(Views.agents, { treeDataProvider: agents });
   subs.push(backlog, backlogView, deferred, deferredView, agents, agentsView);
   const updateBadge = (): void => {
-    const n = eng.deferred().length;
+    const n = list.list().reduce((a, e) => a + e.deferred().length, 0);
     deferredView.badge = n > 0 ? { value: n, tooltip: `${n} patch(es) wait for a decision` } : undefined;
     deferredView.description = n > 0 ? `${n} waiting` : undefined;
-    const promoted = eng.tasks().some((t) => t.status === 'done');
-    if (promoted !== hasPromoted) {
-      hasPromoted = promoted;
-      void vscode.commands.executeCommand('setContext', ContextKeys.hasPromoted, promoted);
-    }
   };
-  let hasPromoted = false;
-  subs.push(eng.onDidChangeData(updateBadge));
+  subs.push(list.onDidChangeData(updateBadge), list.onDidChangeProjects(updateBadge));
 
-  // Content providers, status bar, notifications.
-  const patches = new PatchContentProvider(eng);
-  subs.push(patches, new EventLogProvider(eng), new RalphStatusBar(eng), new Notifier(eng, output));
+  // Content providers, status bar, notifications, the walkthrough's real state.
+  const patches = new PatchContentProvider((patchId) => list.list().find((e) => e.patch(patchId) !== undefined));
+  subs.push(patches, new EventLogProvider(list), new RalphStatusBar(list), new Notifier(list, output), new Walkthrough(list));
 
   // The CLI that ships in the extension, on the integrated terminal's PATH.
   subs.push(registerTerminalPath(context, output));
 
-  // The loop's log lines go to the "Ralph" channel.
-  const loopLog = eng.onDidLoopEvent((e) => {
-    if (e.type === 'log') output[e.level](`${e.agent}: ${e.message}`);
-    else if (e.type === 'gate.progress') output.trace(`${e.agent} ${e.gate}: ${e.line}`);
-    // The summary is printed once, from the stored loop.stopped event (the Notifier).
-    else if (e.type !== 'summary') {
-      const line = eng.formatLoopEvent(e);
-      if (line) output.info(line);
-    }
-  });
-  subs.push(loopLog);
+  // The loops' log lines go to the "Ralph" channel.
+  subs.push(
+    list.onDidLoopEvent(({ engine, event: e }) => {
+      const tag = list.multi ? `[${engine.name}] ` : '';
+      if (e.type === 'log') output[e.level](`${tag}${e.agent}: ${e.message}`);
+      else if (e.type === 'gate.progress') output.trace(`${tag}${e.agent} ${e.gate}: ${e.line}`);
+      // The summary is printed once, from the stored loop.stopped event (the Notifier).
+      else if (e.type !== 'summary') {
+        const line = engine.formatLoopEvent(e);
+        if (line) output.info(`${tag}${line}`);
+      }
+    }),
+  );
 
-  // Context keys for `when` clauses.
+  // Context keys for `when` clauses: what some folder allows (commands then ask which folder).
   let last = '';
   const updateContext = (): void => {
-    const state: LoopStateKey = eng.loopState();
-    const role = eng.role();
-    const key = `${eng.isInitialized()}|${state}|${role}`;
+    const engines = list.list();
+    const focus = list.focus(vscode.window.activeTextEditor?.document.uri.fsPath);
+    const initialized = engines.filter((e) => e.isInitialized());
+    const keys: Record<string, boolean | string> = {
+      [ContextKeys.initialized]: initialized.length > 0,
+      [ContextKeys.loopState]: focus?.loopState() ?? 'stopped',
+      [ContextKeys.canStart]: initialized.some((e) => e.loopState() === 'stopped'),
+      [ContextKeys.canStop]: initialized.some((e) => e.loopState() !== 'stopped'),
+      [ContextKeys.canPause]: initialized.some((e) => e.loopState() === 'running'),
+      [ContextKeys.canResume]: initialized.some((e) => e.loopState() === 'paused'),
+      [ContextKeys.isWriter]: engines.some((e) => e.role() === 'writer'),
+      [ContextKeys.isObserver]: engines.some((e) => e.role() === 'observer'),
+      [ContextKeys.multiRoot]: list.multi,
+      [ContextKeys.hasSpecs]: (focus?.specCount() ?? 0) > 0,
+    };
+    const key = JSON.stringify(keys);
     if (key === last) return;
     last = key;
-    void vscode.commands.executeCommand('setContext', ContextKeys.initialized, eng.isInitialized());
-    void vscode.commands.executeCommand('setContext', ContextKeys.loopState, state);
-    void vscode.commands.executeCommand('setContext', ContextKeys.isWriter, role === 'writer');
-    void vscode.commands.executeCommand('setContext', ContextKeys.isObserver, role === 'observer');
+    for (const [k, v] of Object.entries(keys)) void vscode.commands.executeCommand('setContext', k, v);
+    const observed = engines.filter((e) => e.role() === 'observer');
     backlogView.message =
-      role === 'observer' ? 'Following the loop of another process (read-only; your commands go to its inbox).' : undefined;
+      observed.length === 0
+        ? undefined
+        : `Following the loop of another process${list.multi ? ` in ${observed.map((e) => e.name).join(', ')}` : ''} (read-only; your commands go to its inbox).`;
   };
-  subs.push(eng.onDidChangeState(updateContext));
+  subs.push(
+    list.onDidChangeState(updateContext),
+    list.onDidChangeProjects(updateContext),
+    vscode.window.onDidChangeActiveTextEditor(updateContext),
+  );
   updateContext();
 
-  // Commands and the monitor.
-  subs.push(
-    ...registerCommands({ extension: context, engine: eng, output, patches, backlog, backlogView, activationMs }),
-    registerMonitor(context, () => ({
-      source: eng.dataSource,
-      actions: commandActions(context.extension.id),
+  // Commands and the monitors (one per folder).
+  const target = (e: Engine): MonitorTarget => ({
+    key: e.projectDir,
+    title: list.multi ? `Ralph Monitor — ${e.name}` : 'Ralph Monitor',
+    deps: {
+      source: e.dataSource,
+      actions: commandActions(context.extension.id, e.projectDir),
       log: output,
       refreshMs: vscode.workspace.getConfiguration().get<number>(Settings.monitorRefresh, 250),
-    })),
+    },
+  });
+  subs.push(
+    ...registerCommands({ extension: context, projects: list, output, patches, backlog, backlogView, activationMs }),
+    registerMonitor(
+      context,
+      async (args) => {
+        const byArg = args.find((a): a is string => typeof a === 'string' && list.get(a) !== undefined);
+        const engines = list.list().filter((e) => e.isInitialized());
+        let e = byArg ? list.get(byArg) : engines.length <= 1 ? (engines[0] ?? list.list()[0]) : undefined;
+        if (!e) {
+          const pick = await vscode.window.showQuickPick(
+            engines.map((x) => ({ label: x.name, description: x.projectDir, engine: x })),
+            { title: 'Ralph: show the monitor of which folder?' },
+          );
+          e = pick?.engine;
+        }
+        return e ? target(e) : undefined;
+      },
+      (state) => {
+        // The page saved its last snapshot, which names its folder.
+        const name = (state as { snapshot?: { project?: { name?: unknown } } } | undefined)?.snapshot?.project?.name;
+        const e = list.list().find((x) => x.name === name) ?? (list.multi ? undefined : list.list()[0]);
+        return e ? target(e) : undefined;
+      },
+    ),
   );
-  return { engine: eng, views: { backlog, deferred, agents } };
+  return { projects: list, views: { backlog, deferred, agents } };
 }

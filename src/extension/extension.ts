@@ -1,20 +1,23 @@
 // The extension's entry point and composition root. VS Code counts loading this module and
 // the synchronous part of activate() as Ralph's activation, so both stay small: activate()
-// creates the output channel and hands the rest to composition.ts (the engine session,
-// views, commands, status bar, monitor), which loads as a chunk of its own right after;
-// VS Code holds back commands and views until the returned promise settles, so nothing
-// runs against a half-built extension. Activation errors are shown and rethrown.
+// creates the output channel and hands the rest to composition.ts (one engine session per
+// workspace folder, views, commands, status bar, monitor), which loads as a chunk of its own
+// right after; VS Code holds back commands and views until the returned promise settles, so
+// nothing runs against a half-built extension. Activation errors are shown and rethrown.
 import * as vscode from 'vscode';
 import type * as CompositionModule from './composition';
 import type { RalphViews } from './composition';
 import type { Engine } from './engine';
 import { Commands } from './ids';
+import type { Projects } from './projects';
 
 export type { RalphViews } from './composition';
 
-/** What tests read: the session, the tree providers and the activation times. */
+/** What tests read: the sessions, the tree providers and the activation times. */
 export interface RalphApi {
+  /** The first folder's session (the only one in a single-folder window). */
   readonly engine: Engine | undefined;
+  readonly projects: Projects | undefined;
   readonly views: RalphViews | undefined;
   /** The synchronous part of activate(), which VS Code adds to the time it took to load this module. */
   readonly activationMs: number;
@@ -22,7 +25,7 @@ export interface RalphApi {
   readonly readyMs: number;
 }
 
-let engine: Engine | undefined;
+let projects: Projects | undefined;
 let views: RalphViews | undefined;
 let activationMs = 0;
 let readyMs = 0;
@@ -44,21 +47,20 @@ export function activate(context: vscode.ExtensionContext): RalphApi | Promise<R
     throw e;
   };
   try {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || folder.uri.scheme !== 'file') {
+    if (!(vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === 'file')) {
       for (const id of Object.values(Commands)) {
         context.subscriptions.push(
           vscode.commands.registerCommand(id, () => vscode.window.showInformationMessage('Ralph needs an open folder (a git repository).')),
         );
       }
       activationMs = performance.now() - started;
-      return { engine: undefined, views: undefined, activationMs, readyMs: activationMs };
+      return { engine: undefined, projects: undefined, views: undefined, activationMs, readyMs: activationMs };
     }
     activationMs = performance.now() - started;
     return loadComposition()
       .then((m) => {
-        const built = m.composeRalph(context, folder, output, () => activationMs);
-        engine = built.engine;
+        const built = m.composeRalph(context, output, () => activationMs);
+        projects = built.projects;
         views = built.views;
         readyMs = performance.now() - started;
         output.info(
@@ -66,7 +68,10 @@ export function activate(context: vscode.ExtensionContext): RalphApi | Promise<R
         );
         return {
           get engine() {
-            return engine;
+            return projects?.list()[0];
+          },
+          get projects() {
+            return projects;
           },
           get views() {
             return views;
@@ -86,8 +91,8 @@ export function activate(context: vscode.ExtensionContext): RalphApi | Promise<R
 }
 
 export async function deactivate(): Promise<void> {
-  // A running loop is stopped (agents aborted, claims released) and the store checkpointed.
-  await engine?.shutdown();
-  engine = undefined;
+  // Running loops are stopped (agents aborted, claims released) and the stores checkpointed.
+  await projects?.shutdown();
+  projects = undefined;
   views = undefined;
 }

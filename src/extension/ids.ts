@@ -48,6 +48,21 @@ export const ContextKeys = {
   isObserver: 'ralph.isObserver',
   /** At least one task is done (its patch promoted): the walkthrough's last step. */
   hasPromoted: 'ralph.hasPromoted',
+  /** Some initialized folder's loop is stopped / runs / runs or is paused / is paused. */
+  canStart: 'ralph.canStart',
+  canPause: 'ralph.canPause',
+  canStop: 'ralph.canStop',
+  canResume: 'ralph.canResume',
+  /** The window has several folders (one Ralph project each). */
+  multiRoot: 'ralph.multiRoot',
+  /** The focused folder has spec files (the empty Backlog says to start, not to add specs). */
+  hasSpecs: 'ralph.hasSpecs',
+  /** Walkthrough steps done, from the real state of the folders. */
+  gitRepository: 'ralph.walkthrough.gitRepository',
+  trusted: 'ralph.walkthrough.trusted',
+  configured: 'ralph.walkthrough.configured',
+  started: 'ralph.walkthrough.started',
+  reviewed: 'ralph.walkthrough.reviewed',
 } as const;
 
 export type LoopStateKey = 'running' | 'paused' | 'stopped';

@@ -10,6 +10,7 @@ import type { LoopEvent } from '../loop/events';
 import type { StoredEvent } from '../store';
 import type { Engine } from './engine';
 import type { NotificationLevel } from './ids';
+import type { Projects } from './projects';
 import { Commands, Settings } from './ids';
 import { Disposable } from './lifecycle';
 import type { Toast } from './notificationRules';
@@ -29,55 +30,62 @@ export class Notifier extends Disposable {
   private readonly summarized = new Set<string>();
 
   constructor(
-    private readonly engine: Engine,
+    private readonly projects: Projects,
     private readonly output: NotifierOutput,
   ) {
     super();
-    this._register(engine.onDidChangeData((events) => this.onEvents(events)));
-    this._register(engine.onDidLoopEvent((e) => this.onLoopEvent(e)));
+    this._register(projects.onDidChangeData(({ engine, events }) => this.onEvents(engine, events)));
+    this._register(projects.onDidLoopEvent(({ engine, event }) => this.onLoopEvent(engine, event)));
+  }
+
+  /** "[api] " when the window has several folders: every message says which. */
+  private tag(engine: Engine): string {
+    return this.projects.multi ? `[${engine.name}] ` : '';
   }
 
   private level(): NotificationLevel {
     return vscode.workspace.getConfiguration().get<NotificationLevel>(Settings.notificationLevel, 'verdicts');
   }
 
-  private onEvents(events: readonly StoredEvent[]): void {
+  private onEvents(engine: Engine, events: readonly StoredEvent[]): void {
     const level = this.level();
     const now = Date.now();
+    const tag = this.tag(engine);
     for (const e of events) {
       if (now - Date.parse(e.ts) > FRESH_MS) continue;
-      if (e.event_type === 'loop.stopped') this.printSummary(e);
+      if (e.event_type === 'loop.stopped') this.printSummary(engine, e);
       const n = noticeFor(e, level);
       // This window's own loop already printed its promotions as they happened.
-      if (n.output && !(this.engine.loopHost && e.event_type === 'patch.promoted')) this.output.info(n.output);
-      if (n.status) void vscode.window.setStatusBarMessage(`$(check) Ralph: ${n.status}`, 8000);
-      if (n.toast) this.show(n.toast, e);
+      if (n.output && !(engine.loopHost && e.event_type === 'patch.promoted')) this.output.info(`${tag}${n.output}`);
+      if (n.status) void vscode.window.setStatusBarMessage(`$(check) Ralph: ${tag}${n.status}`, 8000);
+      if (n.toast) this.show(engine, { ...n.toast, text: `${tag}${n.toast.text}` }, e);
     }
   }
 
-  private onLoopEvent(e: LoopEvent): void {
+  private onLoopEvent(engine: Engine, e: LoopEvent): void {
     if (e.type === 'loop.state' && e.state === 'running') this.budgetShown.clear();
     if (e.type !== 'budget' || this.level() === 'none') return;
-    const key = `${e.scope}:${e.message.replace(/\$[\d.]+/g, '')}`;
+    const key = `${engine.projectDir}:${e.scope}:${e.message.replace(/\$[\d.]+/g, '')}`;
     if (this.budgetShown.has(key)) return;
     this.budgetShown.add(key);
     const text =
       e.scope === 'day'
-        ? `Ralph paused: ${e.message}. Raise budgets.per_day in ralph.config.json or resume tomorrow.`
-        : `Ralph: ${e.message}`;
+        ? `Ralph ${this.tag(engine)}paused: ${e.message}. Raise budgets.per_day in ralph.config.json or resume tomorrow.`
+        : `Ralph: ${this.tag(engine)}${e.message}`;
     void vscode.window.showWarningMessage(text, 'Open ralph.config.json').then((c) => {
-      if (c) return vscode.commands.executeCommand(Commands.openConfig);
+      if (c) return vscode.commands.executeCommand(Commands.openConfig, engine.projectDir);
       return undefined;
     });
   }
 
-  private printSummary(e: StoredEvent): void {
+  private printSummary(engine: Engine, e: StoredEvent): void {
     if (this.summarized.has(e.event_id)) return;
     this.summarized.add(e.event_id);
-    void this.engine.formatSummary(e.payload).then((text) => this.output.info(text));
+    const tag = this.tag(engine);
+    void engine.formatSummary(e.payload).then((text) => this.output.info(`${tag}${text}`));
   }
 
-  private show(n: Toast, e: StoredEvent): void {
+  private show(engine: Engine, n: Toast, e: StoredEvent): void {
     const show =
       n.kind === 'error'
         ? vscode.window.showErrorMessage
@@ -88,10 +96,12 @@ export class Notifier extends Disposable {
     void show(n.text, ...n.actions).then((choice) => {
       const p = e.payload as Record<string, unknown>;
       const taskId = e.event_type === 'patch.promoted' ? String(p.task_id) : e.entity_id;
+      // Every button names the folder: several folders may have the same task ids.
+      const dir = engine.projectDir;
       if (choice === 'Show Diff')
-        return vscode.commands.executeCommand(Commands.openPatchDiff, e.event_type === 'patch.promoted' ? e.entity_id : taskId);
-      if (choice === 'Override') return vscode.commands.executeCommand(Commands.overrideVerdict, taskId, String(p.decision));
-      if (choice === 'Reveal') return vscode.commands.executeCommand(Commands.revealTask, taskId);
+        return vscode.commands.executeCommand(Commands.openPatchDiff, e.event_type === 'patch.promoted' ? e.entity_id : taskId, dir);
+      if (choice === 'Override') return vscode.commands.executeCommand(Commands.overrideVerdict, taskId, String(p.decision), dir);
+      if (choice === 'Reveal') return vscode.commands.executeCommand(Commands.revealTask, taskId, dir);
       if (choice === 'Show Output') this.output.show(true);
       return undefined;
     });

@@ -20,10 +20,13 @@ export class PatchNotFoundError extends Error {
   }
 }
 
+/** The project a patch belongs to (several folders: each has its own store). */
+export type PatchProjects = (patchId: string) => Engine | undefined;
+
 export class PatchContentProvider extends Disposable implements vscode.TextDocumentContentProvider {
   private readonly cache = new Map<string, Promise<FileSides[]>>();
 
-  constructor(private readonly engine: Engine) {
+  constructor(private readonly projectOf: PatchProjects) {
     super();
     this._register(vscode.workspace.registerTextDocumentContentProvider(Schemes.patch, this));
     // Sides built from the hunks alone give way to whole files once the folder is trusted.
@@ -32,18 +35,21 @@ export class PatchContentProvider extends Disposable implements vscode.TextDocum
 
   /** The patch file's text (its path in patch_view is project-relative or absolute). */
   patchText(patch: Patch): string {
-    if (patch.patch_path === null) throw new PatchNotFoundError(patch.patch_id);
-    const file = path.isAbsolute(patch.patch_path) ? patch.patch_path : path.join(this.engine.projectDir, patch.patch_path);
+    const dir = this.projectOf(patch.patch_id)?.projectDir;
+    if (patch.patch_path === null || dir === undefined) throw new PatchNotFoundError(patch.patch_id);
+    const file = path.isAbsolute(patch.patch_path) ? patch.patch_path : path.join(dir, patch.patch_path);
     return fs.readFileSync(file, 'utf8');
   }
 
   sides(patch: Patch): Promise<FileSides[]> {
     let p = this.cache.get(patch.patch_id);
     if (!p) {
-      const text = this.patchText(patch);
-      p = vscode.workspace.isTrusted
-        ? materializePatch(this.engine.projectDir, text)
-        : Promise.resolve().then(() => sidesFromPatchText(text));
+      const dir = this.projectOf(patch.patch_id)?.projectDir;
+      if (dir === undefined) p = Promise.reject(new PatchNotFoundError(patch.patch_id));
+      else {
+        const text = this.patchText(patch);
+        p = vscode.workspace.isTrusted ? materializePatch(dir, text) : Promise.resolve().then(() => sidesFromPatchText(text));
+      }
       p.catch(() => this.cache.delete(patch.patch_id));
       this.cache.set(patch.patch_id, p);
     }
@@ -65,7 +71,7 @@ export class PatchContentProvider extends Disposable implements vscode.TextDocum
     const side = q.get('side');
     const file = uri.path.replace(/^\//, '');
     if (patchId === null || (side !== 'before' && side !== 'after') || file === '') return '';
-    const patch = this.engine.patch(patchId);
+    const patch = this.projectOf(patchId)?.patch(patchId);
     if (!patch) return `(patch ${patchId} is not in the event store)\n`;
     const entry = (await this.sides(patch)).find((s) => s.entry.path === file);
     if (!entry) return '';

@@ -1,22 +1,26 @@
 // The one Ralph status bar item: loop state (spinning while this window's loop runs, an eye
 // while following another process's loop), the primary's phase and task, and today's cost;
-// a click opens the monitor. Recomputed from the monitor's snapshot, at most twice a second.
+// a click opens the monitor. With several folders it speaks of the folder of the active
+// editor (else one whose loop runs, else the first initialized) and names it; the tooltip
+// lists every folder. Recomputed from the monitor's snapshot, at most twice a second.
 import * as vscode from 'vscode';
 import type { Engine } from './engine';
 import { Commands } from './ids';
 import { Disposable } from './lifecycle';
+import type { Projects } from './projects';
 
 export class RalphStatusBar extends Disposable {
   private readonly item = this._register(vscode.window.createStatusBarItem('ralph.status', vscode.StatusBarAlignment.Left, 50));
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly engine: Engine) {
+  constructor(private readonly projects: Projects) {
     super();
     this.item.name = 'Ralph Loop';
-    this.item.command = Commands.showMonitor;
-    this._register(engine.onDidChangeState(() => this.schedule()));
-    this._register(engine.onDidLoopEvent(() => this.schedule()));
-    this._register(engine.onDidChangeData(() => this.schedule()));
+    this._register(projects.onDidChangeState(() => this.schedule()));
+    this._register(projects.onDidLoopEvent(() => this.schedule()));
+    this._register(projects.onDidChangeData(() => this.schedule()));
+    this._register(projects.onDidChangeProjects(() => this.schedule(0)));
+    this._register(vscode.window.onDidChangeActiveTextEditor(() => this.schedule(0)));
     this._register({ dispose: () => this.timer && clearTimeout(this.timer) });
     this.schedule(0);
   }
@@ -30,33 +34,39 @@ export class RalphStatusBar extends Disposable {
 
   private async update(): Promise<void> {
     if (this.isDisposed) return;
-    if (!this.engine.isInitialized()) {
-      this.item.text = '$(circle-large-outline) Ralph';
-      this.item.tooltip = 'No Ralph project in this folder: run "Ralph: Initialize Project".';
-      this.item.command = Commands.initialize;
+    const engine = this.projects.focus(vscode.window.activeTextEditor?.document.uri.fsPath);
+    if (!engine) {
+      this.item.hide();
+      return;
+    }
+    const name = this.projects.multi ? ` [${engine.name}]` : '';
+    if (!engine.isInitialized()) {
+      this.item.text = `$(circle-large-outline) Ralph${name}`;
+      this.item.tooltip = `No Ralph project in ${engine.name}: run "Ralph: Initialize Project".${this.others(engine)}`;
+      this.item.command = { command: Commands.initialize, title: 'Initialize Project', arguments: [engine.projectDir] };
       this.item.show();
       return;
     }
-    this.item.command = Commands.showMonitor;
-    await this.engine.open();
+    this.item.command = { command: Commands.showMonitor, title: 'Show Monitor', arguments: [engine.projectDir] };
+    await engine.open();
     let phase = '';
     let task: string | null = null;
     let cost = 0;
     try {
-      const snap = await this.engine.dataSource.snapshot();
+      const snap = await engine.dataSource.snapshot();
       phase = snap.state.phase;
       task = snap.state.currentTask;
       cost = snap.cost.cost;
     } catch {
       // the tooltip still shows the state below
     }
-    const primary = this.engine.agents().find((a) => a.role === 'primary');
-    if (primary && this.engine.loopHost) {
+    const primary = engine.agents().find((a) => a.role === 'primary');
+    if (primary && engine.loopHost) {
       phase = primary.phase;
       task = primary.taskId;
     }
-    const state = this.engine.loopState();
-    const observing = this.engine.role() === 'observer';
+    const state = engine.loopState();
+    const observing = engine.role() === 'observer';
     const icon = observing ? '$(eye)' : state === 'running' ? '$(sync~spin)' : state === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
     const parts = [
       observing ? 'observing' : undefined,
@@ -64,13 +74,20 @@ export class RalphStatusBar extends Disposable {
       state === 'stopped' ? undefined : (task ?? undefined),
       `$${cost.toFixed(2)} today`,
     ].filter((p): p is string => !!p);
-    this.item.text = `${icon} Ralph: ${parts.join(' · ')}`;
+    this.item.text = `${icon} Ralph${name}: ${parts.join(' · ')}`;
     const who = observing
-      ? `run by another process (pid ${this.engine.externalWriter()?.pid ?? '?'}); this window follows it`
+      ? `run by another process (pid ${engine.externalWriter()?.pid ?? '?'}); this window follows it`
       : state === 'stopped'
         ? 'not running'
         : 'run by this window';
-    this.item.tooltip = `Ralph loop ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}\nClick to open the monitor.`;
+    this.item.tooltip = `Ralph loop${name} ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}\nClick to open the monitor.${this.others(engine)}`;
     this.item.show();
+  }
+
+  /** The other folders' loops, for the tooltip. */
+  private others(shown: Engine): string {
+    const rest = this.projects.list().filter((e) => e !== shown);
+    if (rest.length === 0) return '';
+    return `\n\nOther folders:\n${rest.map((e) => `${e.name}: ${e.isInitialized() ? `loop ${e.loopState()}${e.role() === 'observer' ? ' (observing)' : ''}` : 'no Ralph project'}`).join('\n')}`;
   }
 }

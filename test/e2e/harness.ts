@@ -147,9 +147,12 @@ export class CodeServer {
     return `vscode-remote://127.0.0.1:${this.port}${absPath}`;
   }
 
-  /** The URL of the workbench for `folder`, with optional payload entries (extension dev/tests). */
+  /**
+   * The URL of the workbench for `folder` (a `.code-workspace` file opens that multi-root
+   * workspace), with optional payload entries (extension dev/tests).
+   */
   workbenchUrl(folder: string, payload: Payload = []): string {
-    const params = new URLSearchParams({ folder });
+    const params = new URLSearchParams(folder.endsWith('.code-workspace') ? { workspace: folder } : { folder });
     if (payload.length > 0) params.set('payload', JSON.stringify(payload));
     return `${this.url}/?${params.toString()}`;
   }

@@ -79,13 +79,15 @@ describe('monitor panel in code-server', function () {
     await session?.dispose();
   });
 
-  it('shows phase, task counts and cost from the project with zero CSP violations', async () => {
+  it('shows the phase (stopped: no loop runs, whatever STATE.json last said), task counts and cost with zero CSP violations', async () => {
     const repo = await prepareProject();
     session = await startSession(repo, { vsix: [vsix] });
     const wb = session.workbench;
     await wb.runCommand('Ralph: Show Monitor');
     const frame = wb.webviewFrame();
-    await frame.locator('#phase', { hasText: 'implement' }).waitFor();
+    await frame.locator('#phase', { hasText: 'stopped' }).waitFor();
+    assert.equal(await frame.locator('#phase-label').innerText(), 'PHASE');
+    assert.equal(await frame.locator('#current').innerText(), '—');
     assert.equal(await frame.locator('#tasks-total').innerText(), '6');
     assert.equal(await frame.locator('#tasks-deferred .n').innerText(), '1');
     assert.equal(await frame.locator('#cost-today').innerText(), '$0.750');

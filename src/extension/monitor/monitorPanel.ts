@@ -1,6 +1,6 @@
-// The monitor webview panel: one instance, restored across reloads by its serializer. It
-// posts nothing before the page says `ready`, then one snapshot and batched incremental
-// updates; it validates every message from the page and answers each request by id.
+// The monitor webview panel: one per project (folder), restored across reloads by its
+// serializer. It posts nothing before the page says `ready`, then one snapshot and batched
+// incremental updates; it validates every message from the page and answers each request by id.
 import * as vscode from 'vscode';
 import type { MonitorDataSource } from '../../monitor/dataSource';
 import { MonitorSession } from '../../monitor/session';
@@ -30,49 +30,72 @@ export interface MonitorDeps {
   readonly refreshMs?: number;
 }
 
-/** Actions that run the extension's commands (the deferred commands take the task id). */
-export function commandActions(extensionId: string): MonitorActions {
+/**
+ * Actions that run the extension's commands (they take the task id, then the project's
+ * folder, so a window with several folders acts on this monitor's one).
+ */
+export function commandActions(extensionId: string, projectDir: string): MonitorActions {
   return {
-    openTask: (taskId) => vscode.commands.executeCommand(MonitorIds.revealTask, taskId),
-    showDiff: (taskId, patchId) => vscode.commands.executeCommand(MonitorIds.openPatchDiff, patchId ?? taskId),
+    openTask: (taskId) => vscode.commands.executeCommand(MonitorIds.revealTask, taskId, projectDir),
+    showDiff: (taskId, patchId) => vscode.commands.executeCommand(MonitorIds.openPatchDiff, patchId ?? taskId, projectDir),
     resolveDeferred: (taskId, decision) =>
-      vscode.commands.executeCommand(decision === 'approve' ? MonitorIds.approveDeferred : MonitorIds.rejectDeferred, taskId),
+      vscode.commands.executeCommand(decision === 'approve' ? MonitorIds.approveDeferred : MonitorIds.rejectDeferred, taskId, projectDir),
     openSettings: () => vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${extensionId} ralph.monitor`),
   };
 }
 
+/** Which project a monitor shows: its key (the folder), its tab title and its data. */
+export interface MonitorTarget {
+  readonly key: string;
+  readonly title: string;
+  readonly deps: MonitorDeps;
+}
+
 export class MonitorPanel {
   public static readonly viewType = MonitorIds.viewType;
-  public static currentPanel: MonitorPanel | undefined;
+  /** The open monitors, one per project. */
+  public static readonly panels = new Map<string, MonitorPanel>();
+
+  /** The only or the first open monitor (tests). */
+  public static get currentPanel(): MonitorPanel | undefined {
+    return MonitorPanel.panels.values().next().value;
+  }
 
   private readonly _disposables: vscode.Disposable[] = [];
   private readonly session: MonitorSession;
   private disposed = false;
 
-  /** Shows the monitor, creating it beside the active editor when there is none. */
-  public static createOrShow(extensionUri: vscode.Uri, deps: MonitorDeps): MonitorPanel {
+  /** Shows the project's monitor, creating it beside the active editor when there is none. */
+  public static createOrShow(extensionUri: vscode.Uri, target: MonitorTarget): MonitorPanel {
     const column = vscode.window.activeTextEditor ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
-    if (MonitorPanel.currentPanel) {
-      MonitorPanel.currentPanel.panel.reveal(column);
-      return MonitorPanel.currentPanel;
+    const open = MonitorPanel.panels.get(target.key);
+    if (open) {
+      open.panel.reveal(column);
+      return open;
     }
-    const panel = vscode.window.createWebviewPanel(MonitorPanel.viewType, 'Ralph Monitor', column, webviewOptions(extensionUri));
-    MonitorPanel.currentPanel = new MonitorPanel(panel, extensionUri, deps);
-    return MonitorPanel.currentPanel;
+    const panel = vscode.window.createWebviewPanel(MonitorPanel.viewType, target.title, column, webviewOptions(extensionUri));
+    return new MonitorPanel(panel, extensionUri, target);
   }
 
   /** Takes over a panel VS Code restored after a reload (from the serializer). */
-  public static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, deps: MonitorDeps): MonitorPanel {
-    MonitorPanel.currentPanel?.dispose();
-    MonitorPanel.currentPanel = new MonitorPanel(panel, extensionUri, deps);
-    return MonitorPanel.currentPanel;
+  public static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, target: MonitorTarget): MonitorPanel {
+    MonitorPanel.panels.get(target.key)?.dispose();
+    return new MonitorPanel(panel, extensionUri, target);
   }
+
+  private readonly deps: MonitorDeps;
+  private readonly key: string;
 
   private constructor(
     private readonly panel: vscode.WebviewPanel,
     private readonly extensionUri: vscode.Uri,
-    private readonly deps: MonitorDeps,
+    target: MonitorTarget,
   ) {
+    this.deps = target.deps;
+    this.key = target.key;
+    MonitorPanel.panels.set(this.key, this);
+    const deps = this.deps;
+    panel.title = target.title;
     panel.webview.options = webviewOptions(extensionUri);
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'ralph.svg');
     panel.webview.html = this.html();
@@ -101,7 +124,7 @@ export class MonitorPanel {
   public dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    if (MonitorPanel.currentPanel === this) MonitorPanel.currentPanel = undefined;
+    if (MonitorPanel.panels.get(this.key) === this) MonitorPanel.panels.delete(this.key);
     this.panel.dispose();
     while (this._disposables.length) {
       try {
@@ -133,26 +156,39 @@ function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscod
   };
 }
 
-/** Restores the monitor after a window reload; the page restores its own last state. */
+/**
+ * Restores the monitors after a window reload; each page restores its own last state, whose
+ * snapshot names the project it showed.
+ */
 export class MonitorPanelSerializer implements vscode.WebviewPanelSerializer {
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly deps: () => MonitorDeps,
+    private readonly targetOf: (state: unknown) => MonitorTarget | undefined,
   ) {}
 
-  async deserializeWebviewPanel(panel: vscode.WebviewPanel, _state: unknown): Promise<void> {
-    MonitorPanel.revive(panel, this.extensionUri, this.deps());
+  async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+    const target = this.targetOf(state);
+    if (target) MonitorPanel.revive(panel, this.extensionUri, target);
+    else panel.dispose(); // its folder left the workspace
   }
 }
 
 /**
- * Registers `ralph.showMonitor` and the serializer. `deps` is called when a panel is
- * created or restored, so the engine can be opened lazily.
+ * Registers `ralph.showMonitor` and the serializer. `targetFor` picks the project a command
+ * invocation means (its arguments, or the user's choice) and is called when a panel is
+ * created, so the engine can be opened lazily; `targetOf` finds the project of a restored page.
  */
-export function registerMonitor(context: vscode.ExtensionContext, deps: () => MonitorDeps): vscode.Disposable {
+export function registerMonitor(
+  context: vscode.ExtensionContext,
+  targetFor: (args: readonly unknown[]) => Promise<MonitorTarget | undefined>,
+  targetOf: (state: unknown) => MonitorTarget | undefined,
+): vscode.Disposable {
   return vscode.Disposable.from(
-    vscode.commands.registerCommand(MonitorIds.showMonitor, () => MonitorPanel.createOrShow(context.extensionUri, deps())),
-    vscode.window.registerWebviewPanelSerializer(MonitorPanel.viewType, new MonitorPanelSerializer(context.extensionUri, deps)),
-    { dispose: () => MonitorPanel.currentPanel?.dispose() },
+    vscode.commands.registerCommand(MonitorIds.showMonitor, async (...args: unknown[]) => {
+      const target = await targetFor(args);
+      return target ? MonitorPanel.createOrShow(context.extensionUri, target) : undefined;
+    }),
+    vscode.window.registerWebviewPanelSerializer(MonitorPanel.viewType, new MonitorPanelSerializer(context.extensionUri, targetOf)),
+    { dispose: () => [...MonitorPanel.panels.values()].forEach((p) => p.dispose()) },
   );
 }

@@ -1,22 +1,28 @@
 // The Deferred view: tasks whose patch waits for a decision, with risk tier, reason and the
 // judge's verdict when there is one. Inline Approve/Reject, Modify in the context menu;
-// clicking an item opens its patch as a diff.
+// clicking an item opens its patch as a diff. With several folders, each folder's queue sits
+// under its own node.
 import * as vscode from 'vscode';
 import type { Task } from '../../domain/model';
 import type { Engine } from '../engine';
 import { Commands } from '../ids';
 import { Disposable } from '../lifecycle';
+import type { Projects } from '../projects';
+import { FolderItem } from './folderItem';
 import { RefreshBatcher, taskLabel } from './taskVisuals';
+
+const VIEW = 'deferred';
 
 export class DeferredItem extends vscode.TreeItem {
   override readonly contextValue = 'ralph.deferred';
   constructor(
+    readonly engine: Engine,
     readonly task: Task,
     readonly patchId: string | null,
     verdict: { decision: string; rationale: string; actor: string; ts: string } | undefined,
   ) {
     super(taskLabel(task), vscode.TreeItemCollapsibleState.None);
-    this.id = `deferred:${task.task_id}`;
+    this.id = `deferred:${engine.projectDir}:${task.task_id}`;
     const reason = task.deferred_reason ?? 'deferred';
     this.description = `${/^tier \d/.test(reason) ? '' : `tier ${task.risk_tier} · `}${reason}${verdict ? ` · ${verdict.actor}: ${verdict.decision}` : ''}`;
     this.iconPath = new vscode.ThemeIcon(
@@ -33,17 +39,20 @@ export class DeferredItem extends vscode.TreeItem {
   }
 }
 
-export class DeferredTreeProvider extends Disposable implements vscode.TreeDataProvider<DeferredItem> {
-  private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<DeferredItem | undefined>());
+type DeferredNode = FolderItem | DeferredItem;
+
+export class DeferredTreeProvider extends Disposable implements vscode.TreeDataProvider<DeferredNode> {
+  private readonly _onDidChangeTreeData = this._register(new vscode.EventEmitter<DeferredNode | undefined>());
   readonly onDidChangeTreeData = this._onDidChangeTreeData.event;
   private readonly batcher = this._register(new RefreshBatcher(() => this.fireIfChanged()));
   /** What the tree last showed; an unchanged queue does not re-render (hover and clicks survive). */
   private shown = '';
 
-  constructor(private readonly engine: Engine) {
+  constructor(private readonly projects: Projects) {
     super();
-    this._register(engine.onDidChangeData(() => this.refresh()));
-    this._register(engine.onDidChangeState(() => this.refresh()));
+    this._register(projects.onDidChangeData(() => this.refresh()));
+    this._register(projects.onDidChangeState(() => this.refresh()));
+    this._register(projects.onDidChangeProjects(() => this.refresh()));
   }
 
   refresh(): void {
@@ -51,7 +60,9 @@ export class DeferredTreeProvider extends Disposable implements vscode.TreeDataP
   }
 
   private signature(): string {
-    return JSON.stringify(this.engine.deferred().map((t) => [t, this.engine.lastVerdict(t.task_id)]));
+    return JSON.stringify(
+      this.projects.list().map((e) => [e.projectDir, e.isInitialized(), e.deferred().map((t) => [t, e.lastVerdict(t.task_id)])]),
+    );
   }
 
   private fireIfChanged(): void {
@@ -61,7 +72,7 @@ export class DeferredTreeProvider extends Disposable implements vscode.TreeDataP
     this._onDidChangeTreeData.fire(undefined);
   }
 
-  getTreeItem(element: DeferredItem): vscode.TreeItem {
+  getTreeItem(element: DeferredNode): vscode.TreeItem {
     return element;
   }
 
@@ -69,12 +80,18 @@ export class DeferredTreeProvider extends Disposable implements vscode.TreeDataP
     return undefined;
   }
 
-  async getChildren(element?: DeferredItem): Promise<DeferredItem[]> {
-    if (element) return [];
-    await this.engine.open();
+  async getChildren(element?: DeferredNode): Promise<DeferredNode[]> {
+    if (element instanceof DeferredItem) return [];
+    if (element instanceof FolderItem) return this.items(element.engine);
+    const all = this.projects.list();
+    await Promise.all(all.map((e) => e.open()));
     this.shown = this.signature();
-    return this.engine
-      .deferred()
-      .map((t) => new DeferredItem(t, this.engine.patchOfTask(t.task_id)?.patch_id ?? null, this.engine.lastVerdict(t.task_id)));
+    if (!this.projects.multi) return all[0] ? this.items(all[0]) : [];
+    // Only folders with something to decide: an empty folder node would be noise.
+    return all.filter((e) => e.deferred().length > 0).map((e) => new FolderItem(e, VIEW, `${e.deferred().length} waiting`));
+  }
+
+  private items(e: Engine): DeferredItem[] {
+    return e.deferred().map((t) => new DeferredItem(e, t, e.patchOfTask(t.task_id)?.patch_id ?? null, e.lastVerdict(t.task_id)));
   }
 }

@@ -69,7 +69,8 @@ describe('extension host: Ralph extension', function () {
       assert.equal(MonitorIds[k as keyof typeof MonitorIds], v);
     }
     const inline = manifest.contributes.menus['view/item/context']?.filter((m) => m.group?.startsWith('inline')).map((m) => m.command);
-    assert.deepEqual(inline, [Commands.approveDeferred, Commands.rejectDeferred]);
+    // Approve/Reject on deferred rows; Initialize on a folder without a project (several folders).
+    assert.deepEqual(inline, [Commands.approveDeferred, Commands.rejectDeferred, Commands.initialize]);
   });
 
   it('given activation, then it took little time and did not open the database', () => {
@@ -104,14 +105,14 @@ describe('extension host: Ralph extension', function () {
     const tasks = (await api.views!.backlog.getChildren(waves[1])) as TaskItem[];
     const t = tasks[0]!;
     // (instanceof would compare with this bundle's copy of the class, not the extension's.)
-    assert.equal(t.id, 'task:W2-001');
+    assert.equal(t.id, `task:${folder}:W2-001`);
     assert.equal(t.contextValue, 'ralph.task.deferred');
     assert.match(String(t.description), /M · tier 2/);
     assert.equal((t.iconPath as vscode.ThemeIcon).id, 'clock');
     assert.match((t.tooltip as vscode.MarkdownString).value, /specs\/auth\.md:3/);
     assert.equal(api.views!.backlog.getParent(t), waves[1]);
-    const found = await api.views!.backlog.find('W2-001');
-    assert.equal(found?.id, 'task:W2-001');
+    const found = await api.views!.backlog.find(api.engine!, 'W2-001');
+    assert.equal(found?.id, `task:${folder}:W2-001`);
 
     const deferred = (await api.views!.deferred.getChildren()) as DeferredItem[];
     assert.equal(deferred.length, 1);
