@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { missingPackages } from './ensure-system-deps.mjs';
 
 export const CODE_SERVER_VERSION = '4.100.3';
 // The @vscode/ripgrep version code-server 4.100.3 depends on, and the rg archive it fetches.
@@ -42,16 +43,13 @@ function which(cmd) {
   }
 }
 
+/** code-server's native modules and the e2e browser: the packages of the one list in ensure-system-deps.mjs. */
 function checkSystem() {
-  const missing = [];
-  if (!which('rg')) missing.push('ripgrep');
-  if (!which('pkg-config')) missing.push('pkg-config');
-  if (!fs.existsSync('/usr/include/krb5.h') && !fs.existsSync('/usr/include/krb5/krb5.h')) missing.push('libkrb5-dev');
-  if (!fs.existsSync('/usr/bin/chromium')) missing.push('chromium');
+  const missing = missingPackages(['ripgrep', 'pkg-config', 'libkrb5-dev', 'chromium']);
   if (missing.length > 0) {
     throw new Error(
       `missing system packages: ${missing.join(' ')} — install them with ` +
-        `apt-get install -y --no-install-recommends ${missing.join(' ')} (.ci/run does this)`,
+        `apt-get install -y --no-install-recommends ${missing.join(' ')} (npm test's pretest step does this as root)`,
     );
   }
 }
