@@ -1,12 +1,13 @@
 // The ralphctl-compatible commands of `ralph`: arguments and output text as the reference
 // prints them (REFERENCE.md), plus `--json` where a program reads the answer.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ControlContext } from '../control/context';
 import type * as ControlModule from '../control/index';
 import type { InboxCommand } from '../control/inbox';
 import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
-import { loadControl } from './lazy';
+import { loadControl, loadProjectConfig } from './lazy';
 
 export interface CliIo {
   out(text: string): void;
@@ -445,13 +446,19 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     async run(ctx, a, io) {
       const { statusFacts, statusFactsAt, parseMoment, renderStatus } = await loadControl();
       noMore(a, 0, this.usage);
+      // A broken ralph.config.json is what `ralph start` would stop on: say so here too, in the
+      // same file:line:col words (stderr, so the reference's status text stays as it was).
+      const { CONFIG_FILE, loadConfig } = await loadProjectConfig();
+      const config = fs.existsSync(path.join(ctx.projectDir, CONFIG_FILE)) ? loadConfig(ctx.projectDir) : undefined;
+      const configError = config && !config.ok ? config.error.message : null;
+      if (configError !== null) io.err(`ralph: warning: ${configError}\n`);
       const at = opt(a, 'at');
       const past = at === undefined ? undefined : await statusFactsAt(ctx, parseMoment(at));
       if (past !== undefined) io.err(`as of ${past.at} (${past.lastEventId === null ? 'no event yet' : `up to ${past.lastEventId}`})\n`);
       const f = past ?? statusFacts(ctx);
       if (json(a)) {
         io.out(
-          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts) })}\n`,
+          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts), configError })}\n`,
         );
       } else io.out(renderStatus(f));
       return 0;

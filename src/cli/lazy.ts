@@ -6,6 +6,7 @@
 import type { GitPort } from '../control/context';
 import type * as ControlModule from '../control/index';
 import type * as IdsModule from '../domain/ids';
+import type * as ConfigModule from '../project/config';
 import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
@@ -23,6 +24,12 @@ export const loadIds = (): Promise<typeof IdsModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../domain/ids.js')
     : Promise.resolve().then(() => require('../domain/ids') as typeof IdsModule);
+
+/** ralph.config.json's reader (`status` warns about a broken one). */
+export const loadProjectConfig = (): Promise<typeof ConfigModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../project/config.js')
+    : Promise.resolve().then(() => require('../project/config') as typeof ConfigModule);
 
 /** `init` and `repair` (the project layer). */
 export const loadProjectCommands = (): Promise<typeof ProjectCommandsModule> =>
