@@ -4,7 +4,7 @@
 // The dispatcher tries these before the ralphctl-compatible table. Each command loads its
 // implementation when it runs (lazy.ts), so the table costs nothing to list.
 import type { CliIo } from './controlCommands';
-import { loadLoopCommands, loadMcpCommand, loadProjectCommands, loadReqCommand } from './lazy';
+import { loadLogsCommand, loadLoopCommands, loadMcpCommand, loadProjectCommands, loadReqCommand } from './lazy';
 
 export interface HostCommand {
   readonly name: string;
@@ -40,6 +40,12 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     summary: `ask the running loop to ${verb}`,
     run: async (dir, args, io) => (await loadLoopCommands()).loopRequestCommand(dir, verb, args, io),
   })),
+  {
+    name: 'logs',
+    usage: 'logs [--agent A] [--task T] [--all] [--follow]',
+    summary: "the agents' transcripts: each invocation's text, tool calls and results; --follow: as they are written",
+    run: async (dir, args, io) => (await loadLogsCommand()).logsCommand(dir, args, io),
+  },
   {
     name: 'req',
     usage: 'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback',

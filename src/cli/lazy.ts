@@ -11,6 +11,7 @@ import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
 import type * as GitPortModule from './gitPort';
+import type * as LogsCommandModule from './logsCommand';
 import type * as ProjectCommandsModule from './projectCommands';
 
 /** The control plane (store, views, every ralphctl command). */
@@ -50,6 +51,11 @@ export const loadMcpCommand = (): Promise<typeof McpCommandModule> =>
     : Promise.resolve().then(() => require('../mcp/cli') as typeof McpCommandModule);
 
 /** `req` (REQ mode: the specification, the REQ engine). */
+export const loadLogsCommand = (): Promise<typeof LogsCommandModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./logsCommand.js')
+    : Promise.resolve().then(() => require('./logsCommand') as typeof LogsCommandModule);
+
 export const loadReqCommand = (): Promise<typeof ReqCommandModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../req/cli.js')

@@ -104,7 +104,7 @@ export function loopSchemas(tier: z.ZodNumber, optStr: z.ZodOptional<z.ZodNullab
       specs: z.array(z.string()),
       retry_at: z.string(),
     }),
-    'agent.started': z.looseObject({ ...agentRun, prompt_bytes: count, budget_usd: z.number().min(0) }),
+    'agent.started': z.looseObject({ ...agentRun, prompt_bytes: count, budget_usd: z.number().min(0), transcript: optStr }),
     /** How the invocation ended; a failed one says why (exit code, errors, stderr tail, redacted). */
     'agent.finished': z.looseObject({
       ...agentRun,

@@ -3,7 +3,9 @@
 // signal, then the metrics line, the totals and the agent.* notifications. Every agent the
 // loop starts (primary, workers, judge, decomposition) goes through `Invocation.invoke`, so
 // anything that must wrap every agent run belongs in `runBackend`.
-import type { AgentResult } from '../agents/types';
+import { relative } from 'node:path';
+import type { AgentEvent, AgentEventListener, AgentResult } from '../agents/types';
+import { TranscriptWriter, transcriptPath } from '../agents/transcript';
 import { metricsLineFor } from '../agents/metrics';
 import { registerSecretEnv, secretValuesOf } from '../shared/redaction';
 import { extractJsonAnswer } from '../agents/structured';
@@ -110,12 +112,22 @@ export class Invocation {
     const promptBytes = Buffer.byteLength(req.prompt);
     const run = { role: req.role, phase: req.phase, task_id: taskId, backend: backend.id };
     // Recorded while the agent starts, not before: the journal's fsync stays off the critical path.
+    const transcript = this.openTranscript(req, taskId, backend.id);
     const recorded = this.record(req.agent, [
-      domainEvent('agent.started', req.agent, req.agent, { ...run, prompt_bytes: promptBytes, budget_usd: budgetUsd }),
+      domainEvent('agent.started', req.agent, req.agent, {
+        ...run,
+        prompt_bytes: promptBytes,
+        budget_usd: budgetUsd,
+        transcript: relative(this.ctx.ralphDir, transcript.file),
+      }),
     ]);
     const started = this.ctx.clock.now();
-    const result = await this.runBackend(req, taskId, budgetUsd, signal);
+    const result = await this.runBackend(req, taskId, budgetUsd, signal, transcript.onEvent).catch((e: unknown) => {
+      transcript.close();
+      throw e;
+    });
     const duration = this.ctx.clock.now() - started;
+    transcript.finish({ ...result, durationMs: duration });
     await recorded;
     const ts = new Date(this.ctx.clock.now()).toISOString();
     this.costLines.push({ ts, cost: result.costUsd, task: taskId });
@@ -167,7 +179,25 @@ export class Invocation {
   }
 
   /** The backend's run of one request: the one place an agent process is started from. */
-  private async runBackend(req: InvokeRequest, taskId: string | null, budgetUsd: number, signal: AbortSignal): Promise<AgentResult> {
+  /** The run's transcript under .ralph/logs/transcripts, redacting the agents' secret values too. */
+  private openTranscript(req: InvokeRequest, taskId: string | null, backend: string): TranscriptWriter {
+    const run = { agent: req.agent, role: req.role, phase: req.phase, taskId, backend, startedAt: new Date(this.ctx.clock.now()) };
+    return new TranscriptWriter(
+      transcriptPath(this.ctx.ralphDir, run),
+      run,
+      secretValuesOf(this.ctx.agentEnv ?? {}),
+      () => new Date(this.ctx.clock.now()),
+      (m) => this.ctx.log(req.agent, 'warn', m),
+    );
+  }
+
+  private async runBackend(
+    req: InvokeRequest,
+    taskId: string | null,
+    budgetUsd: number,
+    signal: AbortSignal,
+    listener: AgentEventListener,
+  ): Promise<AgentResult> {
     const { settings } = this.ctx;
     // The stop request reaches the backend only once its process is known to run (its
     // `init` event): src/agents/process.ts registers its abort listener after an await, so
@@ -178,7 +208,8 @@ export class Invocation {
       if (running) local.abort();
     };
     signal.addEventListener('abort', onStop, { once: true });
-    const onEvent = (e: { type: string }): void => {
+    const onEvent = (e: AgentEvent): void => {
+      listener(e);
       if (e.type === 'init' && !running) {
         running = true;
         if (signal.aborted) local.abort();

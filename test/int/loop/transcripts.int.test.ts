@@ -1,0 +1,112 @@
+// Transcripts through the REAL `claude` CLI (pinned, in .tools/) and the scripted model
+// server: every invocation of a run leaves one transcript under .ralph/logs/transcripts,
+// named by its agent.started event, with its tool calls in order, its footer, no secret
+// value of the agents' environment, and `ralph logs` prints it.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createClaudeBackend } from '../../../src/agents/claudeBackend';
+import { TRANSCRIPTS_DIR } from '../../../src/agents/transcript';
+import { runCli } from '../../../src/cli/run';
+import { ControlAdapter } from '../../../src/loop/controlAdapter';
+import { Loop } from '../../../src/loop/loop';
+import { JsonlMetrics } from '../../../src/loop/metricsFile';
+import type { EventStore } from '../../../src/store/types';
+import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
+import type { Sandbox } from '../../kit/agentEnv';
+import { startModelServer } from '../../kit/modelServer';
+import type { ModelServer } from '../../kit/modelServer';
+import { addTasks, createSampleProject, openSampleStore, plan, sampleSettings, script } from './sampleProject';
+import type { SampleProject } from './sampleProject';
+
+const SECRET = 'sk-ant-api03-transcript-secret-0123456789abcdef';
+
+describe('transcripts of a run through the real claude CLI', function () {
+  this.timeout(240_000);
+  let p: SampleProject;
+  let store: EventStore;
+  let server: ModelServer | undefined;
+  let sandbox: Sandbox | undefined;
+
+  beforeEach(async () => {
+    p = createSampleProject();
+    store = await openSampleStore(p.ralphDir);
+  });
+  afterEach(async () => {
+    await server?.close();
+    sandbox?.cleanup();
+    await store.close().catch(() => undefined);
+    rmSync(p.dir, { recursive: true, force: true });
+  });
+
+  it('given a planned task whose agent writes, runs a command and quotes a secret, then one transcript per invocation tells it in order', async () => {
+    const claudeBin = ensureAgentClis().claude;
+    await addTasks(store, p.ralphDir, [{ id: 'T-1', title: 'Add add()', effort: 'M', wave: 0 }]);
+    server = await startModelServer({
+      scripts: [
+        script('plan/T-1/', [], plan('T-1', [{ description: 'write add', files: ['src/add.js'] }])),
+        {
+          name: 'implement',
+          match: 'RALPH-KEY: implement/T-1/step-1/',
+          turns: [
+            {
+              text: `Using the key ${SECRET} to check.`,
+              tools: [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }],
+            },
+            { tools: [{ tool: 'bash', command: 'node -e "console.log(require(\'./src/add.js\')(2, 3))"' }] },
+            { text: 'done' },
+          ],
+        },
+        { name: 'fallback', turns: [{ text: 'nothing to do' }] },
+      ],
+    });
+    sandbox = claudeSandbox(server.url);
+    const settings = sampleSettings({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
+    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, permissionMode: 'bypassPermissions' });
+    const loop = new Loop({
+      projectDir: p.dir,
+      settings,
+      control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
+      backends: { primary: backend, worker: backend, judge: backend },
+      metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
+      agentEnv: { ...sandbox.env, SERVICE_API_KEY: SECRET },
+      once: true,
+    });
+    await loop.run();
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-1'")?.status, 'done');
+
+    const started = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'agent.started' ORDER BY event_id");
+    const named = started.map((r) => (JSON.parse(r.payload) as { transcript?: string }).transcript);
+    const files = readdirSync(join(p.ralphDir, TRANSCRIPTS_DIR)).sort();
+    assert.ok(started.length >= 2, `${started.length} invocations`);
+    assert.deepEqual(
+      named.map((n) => n?.split('/').pop()),
+      files,
+      'one transcript per invocation, each named by its agent.started event',
+    );
+
+    const implement = files.map((f) => readFileSync(join(p.ralphDir, TRANSCRIPTS_DIR, f), 'utf8')).find((t) => t.includes(' implement '));
+    assert.ok(implement, files.join(', '));
+    if (process.env['RALPH_SHOW']) console.log(implement);
+    const lines = implement.split('\n');
+    assert.match(lines[0] ?? '', /^# primary \(primary\) implement T-1 via claude, started /);
+    const kinds = lines
+      .map((l) => /^\d\d:\d\d:\d\d\.\d{3} (init|assistant|tool \w+|result \w+)/.exec(l)?.[1])
+      .filter((k): k is string => k !== undefined);
+    const order = kinds.filter((k) => k.startsWith('tool') || k.startsWith('result'));
+    assert.deepEqual(order, ['tool Write', 'result Write', 'tool Bash', 'result Bash'], implement);
+    assert.ok(kinds[0] === 'init', implement);
+    assert.match(implement, /^\d\d:\d\d:\d\d\.\d{3} tool Write: src\/add\.js$/m);
+    assert.match(implement, /tool Bash: node -e/);
+    assert.match(implement, /^# ended success: \d+ turn\(s\), \d+ tokens in/m);
+    assert.match(implement, /Using the key \[REDACTED\] to check\./);
+    for (const f of files) assert.ok(!readFileSync(join(p.ralphDir, TRANSCRIPTS_DIR, f), 'utf8').includes(SECRET), f);
+
+    let out = '';
+    const code = await runCli(['--dir', p.dir, 'logs', '--task', 'T-1', '--all'], {
+      io: { out: (t) => void (out += t), err: () => undefined },
+    });
+    assert.equal(code, 0);
+    assert.ok(out.includes(implement), 'ralph logs --task T-1 --all prints the transcript');
+  });
+});
