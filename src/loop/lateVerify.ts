@@ -27,6 +27,8 @@ export type ReverifyOutcome =
   | { readonly kind: 'failed'; readonly gate: GateResult }
   | { readonly kind: 'empty' }
   | { readonly kind: 'widened'; readonly added: readonly string[] }
+  /** The re-based change may not be kept (tier 3, control files): nothing was captured. */
+  | { readonly kind: 'restricted'; readonly reasons: readonly string[] }
   | { readonly kind: 'stopped' };
 
 export interface ReverifyRequest {
@@ -45,7 +47,11 @@ export interface ReverifyRequest {
     worktree: string,
     base: string,
     signal: AbortSignal,
-  ) => Promise<{ gates: GateResult[]; patch: CapturedPatch | null }>;
+  ) => Promise<{
+    gates: GateResult[];
+    patch: CapturedPatch | null;
+    restricted?: { readonly risk: { readonly reasons: readonly string[] } };
+  }>;
   readonly now: () => number;
 }
 
@@ -61,6 +67,7 @@ export async function reverifyOnTip(req: ReverifyRequest): Promise<ReverifyOutco
   if (applied.status === 'conflict') return { kind: 'conflict', files: applied.files, detail: applied.detail };
   const v = await req.verify(req.task, wt.path, req.tip, req.signal);
   if (req.signal.aborted) return { kind: 'stopped' };
+  if (v.restricted !== undefined) return { kind: 'restricted', reasons: v.restricted.risk.reasons };
   const failed = v.gates.find((g) => !g.ok);
   if (failed !== undefined) return { kind: 'failed', gate: failed };
   if (v.patch === null || v.patch.isEmpty) return { kind: 'empty' };
@@ -122,5 +129,7 @@ export function lateFailureReason(
       return `${lead(origin, 'applies')}: ${moved} and the re-based patch changes nothing (its change is already there)`;
     case 'widened':
       return `${lead(origin, 'applies')}: ${moved} and the re-based patch touches files it did not before (${outcome.added.join(', ')})`;
+    case 'restricted':
+      return `${lead(origin, 'applies')}: ${moved} and the re-based change may not be kept (${outcome.reasons.join('; ')})`;
   }
 }

@@ -5,6 +5,7 @@
 // its own, so the change passes the same gates and the same risk-tiered promotion.
 import { domainEvent } from '../domain/events';
 import { isClean } from '../git/repo';
+import { resetWorktree } from '../git/worktrees';
 import type { RalphWorktree } from '../git/worktrees';
 import { structuredOutput } from './invocation';
 import type { LoopRun } from './loopRun';
@@ -91,6 +92,12 @@ async function maintenance(run: LoopRun, phase: PeriodicPhase, wt: RalphWorktree
   if (await isClean(wt.path)) return;
   const v = await harness.verification.verify('primary', probe, wt.path, wt.base, signal);
   if (v.patch?.isEmpty === true) return;
+  if (v.restricted !== undefined) {
+    // A maintenance change may not touch secrets or Ralph's own files: dropped, nothing kept.
+    await resetWorktree(wt.path, wt.base);
+    ctx.log('primary', 'warn', `${phase} change dropped: ${v.restricted.risk.reasons.join('; ')}`);
+    return;
+  }
   await control.createTask({ id, title: probe.title ?? phase, source: 'harness', effort: 'S', wave: 0 }, 'primary');
   await control.claimTask(id, 'primary');
   const failed = v.gates.find((g) => !g.ok);

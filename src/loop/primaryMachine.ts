@@ -164,6 +164,8 @@ export type PhaseFact =
   | { readonly kind: 'verified'; readonly gates: readonly GateOutcome[] }
   | { readonly kind: 'reflected'; readonly reflection: ReflectionClass; readonly identicalFailure: boolean }
   | { readonly kind: 'committed'; readonly outcome: CommitOutcome }
+  /** The change may not be made (its plan or its files are tier 3 or Ralph's control files): the harness decomposed or blocked the task. */
+  | { readonly kind: 'restricted'; readonly reason: string }
   | { readonly kind: 'periodic_done'; readonly phase: PeriodicPhase }
   | { readonly kind: 'agent_failed'; readonly error: string };
 
@@ -176,9 +178,10 @@ export interface GateOutcome {
 /**
  * promoted: on the branch; deferred/decomposed: left to the judge or proposals;
  * waiting: the user's checkout blocks promotion (retried later); no_change: nothing to
- * promote (task released, defect 5); conflict: the patch no longer applies after rebase.
+ * promote (task released, defect 5); conflict: the patch no longer applies after rebase;
+ * blocked: the patch may not land at all (Ralph's control files), the task is blocked.
  */
-export type CommitOutcome = 'promoted' | 'deferred' | 'decomposed' | 'waiting' | 'no_change' | 'conflict' | 'abandoned';
+export type CommitOutcome = 'promoted' | 'deferred' | 'decomposed' | 'waiting' | 'no_change' | 'conflict' | 'abandoned' | 'blocked';
 
 /** Side effects the loop performs for a transition; the machine only names them. */
 export type Effect =
@@ -317,6 +320,7 @@ export function transition(state: PrimaryState, fact: PhaseFact): Transition {
       if (fact.kind === 'no_work') return backToAssess(state, 'no ready task', [{ type: 'idle', reason: 'no ready task' }]);
       break;
     case 'plan':
+      if (fact.kind === 'restricted') return backToAssess(state, fact.reason);
       if (fact.kind === 'planned') {
         if (fact.plan.subSteps.length === 0) return fail(state, { origin: 'plan', gate: 'plan_output', output: 'plan has no sub-steps' });
         return {
@@ -338,6 +342,7 @@ export function transition(state: PrimaryState, fact: PhaseFact): Transition {
       }
       break;
     case 'verify':
+      if (fact.kind === 'restricted') return backToAssess(state, fact.reason);
       if (fact.kind === 'verified') {
         const failed = fact.gates.find((g) => !g.ok);
         if (failed) return fail(state, { origin: 'verify', gate: failed.gate, output: failed.output });
@@ -364,6 +369,8 @@ export function transition(state: PrimaryState, fact: PhaseFact): Transition {
             return backToAssess(state, 'no change produced', [{ type: 'release_task', taskId, reason: 'the run changed no files' }]);
           case 'abandoned':
             return backToAssess(state, 'the task changed while its patch was verified; not promoted');
+          case 'blocked':
+            return backToAssess(state, 'the patch may not land; task blocked');
           case 'conflict':
             return backToAssess(state, 'patch does not apply on the new tip', [
               { type: 'release_task', taskId, reason: 'patch no longer applies after rebase and re-verify' },

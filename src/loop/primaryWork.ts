@@ -31,6 +31,7 @@ const COMMIT_OUTCOME: Record<PromotionOutcome['kind'], CommitOutcome> = {
   no_change: 'no_change',
   conflict: 'conflict',
   abandoned: 'abandoned',
+  blocked: 'blocked',
 };
 
 /** Runs one primary phase and reports the machine fact (the machine picks what is next). */
@@ -192,6 +193,19 @@ export class PrimaryWork {
     const wt = this.wt;
     if (!task || !wt) return { kind: 'agent_failed', error: 'verify without a task' };
     const v = await this.run.harness.verification.verify('primary', task, wt.path, wt.base, this.run.lifecycle.signal);
+    if (v.restricted !== undefined) {
+      const r = await this.run.harness.promotion.refuse(
+        task,
+        'primary',
+        v.restricted.risk,
+        v.restricted.files,
+        { worktree: wt.path, base: wt.base },
+        this.run.lifecycle.signal,
+      );
+      this.task = null;
+      this.patch = null;
+      return { kind: 'restricted', reason: r.kind === 'blocked' ? r.reason : `change is tier 3: ${v.restricted.risk.reasons.join('; ')}` };
+    }
     this.patch = v.patch;
     this.gates = v.gates;
     return { kind: 'verified', gates: v.gates.map((g) => ({ gate: g.gate, ok: g.ok, output: g.outputTail })) };

@@ -2,16 +2,21 @@
 // (`patch.queued`), its tier classified from the files the patch really touches, the policy
 // applied — tier 0/1 promoted through git plumbing onto exactly the commit its gates ran on
 // (a moved branch: the worktree re-based and verified again, a few times), tier 2 deferred
-// to the judge, tier 3 decomposed. The store is asked before git: a patch the store no longer
-// wants is never put on the branch. Late promotions (approved, waited) are latePromotion.ts.
-import { copyFile, mkdir } from 'node:fs/promises';
+// to the judge, tier 3 decomposed, a change to Ralph's control files blocked. The store is
+// asked before git: a patch the store no longer wants is never put on the branch. Every
+// promotion, fresh or late, reads its patch again and checks it with the rules loaded when
+// the run started, before git: no patch is promoted past the rules, or by rules it changed.
+// A refused change leaves nothing behind: its pending patch file is removed (not archived)
+// and its worktree reset. Late promotions (approved, waited) are latePromotion.ts.
+import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { domainEvent } from '../domain/events';
-import { classifyRisk } from '../domain/risk';
-import type { RiskTier } from '../domain/risk';
+import { parsePatch, touchedPaths } from '../domain/patchText';
+import { assessChange, CONTROL_FILES_REASON } from '../domain/risk';
+import type { ChangedPath, RiskAssessment, RiskTier } from '../domain/risk';
 import { decidePolicy } from '../domain/policy';
 import type { CapturedPatch } from '../git/capture';
-import { touchedPaths } from '../git/patchParse';
+import { resetWorktree } from '../git/worktrees';
 import { formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
 import { branchTip } from '../git/repo';
@@ -30,6 +35,8 @@ export type PromotionOutcome =
   | { readonly kind: 'waiting'; readonly patchId: string; readonly reason: string }
   | { readonly kind: 'no_change' }
   | { readonly kind: 'conflict'; readonly reason: string }
+  /** The change may not land at all (it touches Ralph's control files): the task is blocked with why. */
+  | { readonly kind: 'blocked'; readonly reason: string }
   /** The store moved on while the patch was verified (a human dropped, blocked or re-deferred the task, discarded the patch): not promoted. */
   | { readonly kind: 'abandoned'; readonly reason: string };
 
@@ -58,9 +65,54 @@ export class Promotion {
     private readonly decomposition: Decomposition,
   ) {}
 
-  /** The risk tier of a patch's files: the one place a patch is classified. */
+  /**
+   * The risk of a change, by the rules loaded when the run started (ralph.config.json in the
+   * user's checkout, which no patch may touch): the one place a change is classified.
+   */
+  assess(task: Pick<LoopTask, 'effort' | 'source'>, changes: readonly ChangedPath[]): RiskAssessment {
+    return assessChange(changes, { effort: task.effort, source: task.source }, this.ctx.settings.riskPatterns);
+  }
+
+  /** The risk tier of a list of paths (recovery, plans). */
   classifyFiles(task: LoopTask, files: readonly string[]): RiskTier {
-    return classifyRisk(files, { effort: task.effort, source: task.source }, this.ctx.settings.riskPatterns);
+    return this.assess(
+      task,
+      files.map((path) => ({ path })),
+    ).tier;
+  }
+
+  /**
+   * A change that may not land: a patch touching Ralph's control files blocks its task with
+   * the reason; a tier-3 one is decomposed (the decomposition agent sees paths, never the
+   * content). Either way its patch (if one was queued) is discarded and its file removed, and
+   * the worktree is reset first, so no copy of the content stays behind.
+   */
+  async refuse(
+    task: LoopTask,
+    agent: AgentName,
+    assessment: RiskAssessment,
+    files: readonly string[],
+    at: { readonly worktree: string; readonly base: string; readonly patch?: { readonly id: string; readonly path: string } },
+    signal: AbortSignal,
+  ): Promise<PromotionOutcome> {
+    const { control } = this.ctx;
+    const touchesControl = assessment.controlFiles.length > 0;
+    const why = touchesControl
+      ? `${CONTROL_FILES_REASON} (${assessment.controlFiles.join(', ')})`
+      : `risk tier 3: ${assessment.reasons.join('; ')}`;
+    await resetWorktree(at.worktree, at.base).catch((e: unknown) =>
+      this.ctx.log(agent, 'warn', `reset of ${at.worktree} failed: ${String(e)}`),
+    );
+    if (at.patch !== undefined) {
+      await control.discardPatch(at.patch.id, why, agent);
+      await rm(at.patch.path, { force: true });
+    }
+    if (touchesControl) {
+      await control.blockTask(task.task_id, agent, why);
+      return { kind: 'blocked', reason: why };
+    }
+    const accepted = await this.decomposition.decompose(task, files, at.worktree, signal);
+    return { kind: 'decomposed', accepted };
   }
 
   /** Promotion by tier, for a verified change (see the module header). */
@@ -80,7 +132,8 @@ export class Promotion {
     }
     const files = touchedPaths(patch.files);
     const patchId = await control.queuePatch(task.task_id, patch.path, agent);
-    const tier = this.classifyFiles(task, files);
+    const risk = this.assess(task, patch.files);
+    const tier = risk.tier;
     await control.recordRisk(task.task_id, tier, files, patchId, agent);
     // base_commit: the commit the gates ran on, durable for a promotion decided later.
     await control.record([
@@ -92,15 +145,20 @@ export class Promotion {
         risk_tier: tier,
       }),
     ]);
-    const policy = decidePolicy(tier);
+    const policy = decidePolicy(tier, { controlFiles: risk.controlFiles });
+    if (policy.decision === 'block' || policy.decision === 'decompose') {
+      return this.refuse(
+        task,
+        agent,
+        risk,
+        files,
+        { worktree: change.worktree, base: change.base, patch: { id: patchId, path: patch.path } },
+        signal,
+      );
+    }
     if (policy.decision === 'defer') {
       await control.deferTask(task.task_id, agent, policy.reason, tier, patchId);
       return { kind: 'deferred', patchId };
-    }
-    if (policy.decision === 'decompose') {
-      await control.discardPatch(patchId, `risk tier ${tier}: decomposing into smaller tasks`, agent);
-      const accepted = await this.decomposition.decompose(task, files, change.worktree, signal);
-      return { kind: 'decomposed', accepted };
     }
     // Only onto the commit the gates ran on: a moved branch means rebase and verify again.
     const r = await this.promoteQueued(task, patchId, patch.path, agent, patch.baseCommit);
@@ -126,6 +184,10 @@ export class Promotion {
       // branch what the store then refuses to record.
       const why = this.notPromotable(task.task_id, patchId);
       if (why !== null) return this.abandon(task.task_id, patchId, why, agent);
+      // Whatever path led here (fresh, approved by the judge or a human, waited, recovered),
+      // the patch as it is now is checked against the run's rules before git touches it.
+      const refused = await this.refusedByRules(task, patchPath);
+      if (refused !== null) return this.blockRefused(task.task_id, patchId, patchPath, refused, agent);
       const result = await promotePatch(this.ctx.projectDir, {
         branch: this.ctx.branch,
         patchFile: patchPath,
@@ -145,6 +207,30 @@ export class Promotion {
       }
       return { kind: 'conflict', reason: `${result.reason}: ${result.detail}` };
     });
+  }
+
+  /** Why the patch file may not be promoted by the run's rules (unreadable, control files, tier 3), or null. */
+  private async refusedByRules(task: Pick<LoopTask, 'task_id'>, patchPath: string): Promise<string | null> {
+    let changes: ChangedPath[];
+    try {
+      changes = parsePatch(await readFile(patchPath, 'utf8'));
+    } catch (e) {
+      return `the patch file cannot be read: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    const t = this.ctx.control.task(task.task_id);
+    const a = this.assess({ effort: t?.effort ?? null, source: t?.source ?? null }, changes);
+    if (a.controlFiles.length > 0) return `${CONTROL_FILES_REASON} (${a.controlFiles.join(', ')})`;
+    if (a.tier === 3) return `risk tier 3 (${a.reasons.join('; ')}): decompose it`;
+    return null;
+  }
+
+  /** A patch refused at promotion: discarded, its file removed, its task blocked with the reason. */
+  private async blockRefused(taskId: string, patchId: string, patchPath: string, why: string, agent: string): Promise<PromotionOutcome> {
+    const { control } = this.ctx;
+    await control.discardPatch(patchId, why, agent);
+    await rm(patchPath, { force: true });
+    await control.blockTask(taskId, agent, why);
+    return { kind: 'blocked', reason: why };
   }
 
   /** Why the store no longer wants this patch promoted, or null when it does. */
@@ -218,6 +304,17 @@ export class Promotion {
     // Stopped mid-way: the gates were cancelled, not failed. The patch stays queued for the
     // next run's recovery, which verifies it again on whatever the tip is then.
     if (signal.aborted) return { kind: 'waiting', patchId, reason: 'the loop stopped during the re-verification after a rebase' };
+    if (v.restricted !== undefined) {
+      await control.discardPatch(patchId, 'the re-based change may not be kept', change.agent);
+      return this.refuse(
+        change.task,
+        change.agent,
+        v.restricted.risk,
+        v.restricted.files,
+        { worktree: change.worktree, base: rb.base },
+        signal,
+      );
+    }
     const failed = v.gates.find((g) => !g.ok);
     if (failed || v.patch === null) return give(`after rebase onto ${tip.slice(0, 8)} the ${failed?.gate ?? 'verify'} gate fails`);
     // The re-based patch is queued before the old one is closed: the task stays proposed

@@ -5,7 +5,9 @@
 // branch update and promote-patch neither loses nor duplicates the commit.
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { filesTouchedByPatch, touchedPaths } from '../git/patchParse';
+import { parsePatch } from '../domain/patchText';
+import { CONTROL_FILES_REASON } from '../domain/risk';
+import type { ChangedPath } from '../domain/risk';
 import { recoverInterruptedPromotion } from '../git/promote';
 import { judgeRoot, worktreesRoot } from '../git/repoCache';
 import { findOrphanedWorktrees, migrateLegacyWorktrees, removeWorktree } from '../git/worktrees';
@@ -79,7 +81,15 @@ export async function recover(run: LoopRun): Promise<void> {
     }
     // A run killed between queueing a patch and deferring it left a sensitive patch
     // looking ready: it goes to the judge (tier 2) or back to be decomposed (tier 3).
-    const tier = harness.promotion.classifyFiles(t, await patchFiles(patch.patch_path));
+    const risk = harness.promotion.assess(t, await patchChanges(patch.patch_path));
+    const tier = risk.tier;
+    if (risk.controlFiles.length > 0) {
+      const why = `${CONTROL_FILES_REASON} (${risk.controlFiles.join(', ')})`;
+      await control.discardPatch(patch.patch_id, why, 'harness');
+      await rm(patch.patch_path, { force: true });
+      await control.blockTask(t.task_id, 'harness', why);
+      continue;
+    }
     if (tier >= 2 && !control.approvedSinceDeferral(t.task_id)) {
       if (tier === 2) {
         const why = `risk tier 2, found unreviewed after a restart: deferred to the judge`;
@@ -98,10 +108,10 @@ export async function recover(run: LoopRun): Promise<void> {
   }
 }
 
-/** The files a patch file touches; none when it cannot be read (promoteLate reports that). */
-async function patchFiles(patchPath: string): Promise<string[]> {
+/** What a patch file changes; nothing when it cannot be read (promoteLate reports that). */
+async function patchChanges(patchPath: string): Promise<ChangedPath[]> {
   try {
-    return touchedPaths(filesTouchedByPatch(await readFile(patchPath, 'utf8')));
+    return parsePatch(await readFile(patchPath, 'utf8'));
   } catch {
     return [];
   }

@@ -1,11 +1,17 @@
-// The harness's own verification of a change: the configured command gates run in the
-// agent's worktree with gate.* notifications and their time in the totals, then the change
-// captured as a patch file under .ralph/commits/pending/ and the forbidden patterns checked
-// on the lines it adds. What passes here is what promotion may land (never the model's word).
+// The harness's own verification of a change: first what it touches is read without writing
+// anything (a change to Ralph's control files, or a tier-3 one, is refused here, before a
+// gate runs and before git stores a byte of it); then the configured command gates run in
+// the agent's worktree with gate.* notifications and their time in the totals, then the
+// change is captured as a patch file under .ralph/commits/pending/ and the forbidden
+// patterns are checked on the lines it adds. What passes here is what promotion may land
+// (never the model's word).
 import { idFilePath } from '../shared/idFiles';
 import { join } from 'node:path';
 import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
+import { previewChanges } from '../git/preview';
+import { assessChange } from '../domain/risk';
+import type { RiskAssessment } from '../domain/risk';
 import type { HarnessContext } from './context';
 import type { AgentName } from './events';
 import { forbiddenPatternsGate, runGates } from './gates';
@@ -18,6 +24,8 @@ export const CAPTURE_NAME = /^.+_(primary|worker-\d+)_\d{17}_\d+\.patch$/;
 export interface Verified {
   readonly gates: GateResult[];
   readonly patch: CapturedPatch | null;
+  /** Set when the change may not be kept at all (control files, tier 3): nothing was captured. */
+  readonly restricted?: { readonly risk: RiskAssessment; readonly files: readonly string[] };
 }
 
 export class Verification {
@@ -64,6 +72,8 @@ export class Verification {
    */
   async verify(agent: AgentName, task: LoopTask, worktree: string, base: string, signal: AbortSignal): Promise<Verified> {
     const { settings } = this.ctx;
+    const restricted = await this.restricted(task, worktree, base);
+    if (restricted != null) return { gates: [], patch: null, restricted };
     const results = await this.gates(agent, task.task_id, settings.verifyGates, worktree, signal);
     if (results.some((r) => !r.ok)) return { gates: results, patch: null };
     const patch = await capturePatch(worktree, base, this.pendingPatchPath(task.task_id, agent));
@@ -78,6 +88,17 @@ export class Verification {
       outputTail: fp.outputTail,
     });
     return { gates: [...results, fp], patch };
+  }
+
+  /**
+   * The change's risk from the worktree itself (paths and symlink targets, nothing stored),
+   * when it is one no patch file or git object may be made of; null otherwise. The captured
+   * patch is classified again from its own text: that stays the final word.
+   */
+  private async restricted(task: LoopTask, worktree: string, base: string): Promise<Verified['restricted'] | null> {
+    const changes = await previewChanges(worktree, base);
+    const risk = assessChange(changes, task, this.ctx.settings.riskPatterns);
+    return risk.tier === 3 || risk.controlFiles.length > 0 ? { risk, files: changes.map((c) => c.path) } : null;
   }
 
   private pendingPatchPath(taskId: string, agent: string): string {

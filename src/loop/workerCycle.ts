@@ -99,6 +99,10 @@ export class WorkerCycle {
       } else {
         const v = await harness.verification.verify(name, task, wt.path, wt.base, signal);
         if (signal.aborted) return false;
+        if (v.restricted !== undefined) {
+          await harness.promotion.refuse(task, name, v.restricted.risk, v.restricted.files, { worktree: wt.path, base: wt.base }, signal);
+          return false;
+        }
         const failed = v.gates.find((g) => !g.ok);
         if (!failed && v.patch !== null) {
           const r = await harness.promotion.promote(

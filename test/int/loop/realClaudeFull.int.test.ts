@@ -307,9 +307,9 @@ describe('loop: the whole story through the real claude CLI', function () {
       assert.match(git(dir, 'show', 'main:src/auth/token.js'), /t\.length >= 16/);
     });
 
-    it('CALC-5 (tier 3) was decomposed: the parent dropped for its two accepted children, both done, the secrets file never on main', () => {
-      const queued = events.find((e) => e.type === 'patch.queued' && e.taskId === 'CALC-5');
-      assert.ok(queued?.type === 'patch.queued' && queued.tier === 3);
+    it('CALC-5 (tier 3) was decomposed before any patch was made of it: the parent dropped for its two accepted children, both done, the secrets file never on main', () => {
+      // The change writes config/secrets.json: refused before capture, no patch is made of it.
+      assert.ok(!events.some((e) => e.type === 'patch.queued' && e.taskId === 'CALC-5'), story(events));
       assert.ok(events.some((e) => e.type === 'task.decomposed' && e.taskId === 'CALC-5' && e.accepted === 2));
       assert.ok(server.requests.some((q) => q.prompt.includes('RALPH-KEY: decompose/CALC-5/')));
       const st = statusOf(host.store);

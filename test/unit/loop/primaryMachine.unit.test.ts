@@ -165,6 +165,37 @@ describe('loop/primaryMachine', () => {
       assert.equal(s.phase, 'plan');
     });
 
+    it('given a restricted plan or change, then back to assess with no commit, no retry and no release (the harness decomposed or blocked it)', () => {
+      const planned = run(initialPrimaryState(), { kind: 'claimed', taskId: 'T-3' });
+      const fromPlan = transition(planned, { kind: 'restricted', reason: 'plan is tier 3: config/.env' });
+      assert.equal(fromPlan.state.phase, 'assess');
+      assert.equal(fromPlan.state.taskId, null);
+      assert.deepEqual(fromPlan.effects, []);
+      const verifying = run(
+        planned,
+        { kind: 'planned', plan: { subSteps: [{ title: 'a' }] } },
+        { kind: 'implemented', build: ok('build') },
+      );
+      const fromVerify = transition(verifying, { kind: 'restricted', reason: 'change is tier 3' });
+      assert.equal(fromVerify.state.phase, 'assess');
+      assert.equal(fromVerify.state.counters.commitsTotal, 0);
+      assert.deepEqual(fromVerify.effects, []);
+    });
+
+    it('given a patch blocked at commit (control files), then back to assess without releasing the task', () => {
+      const s = run(
+        initialPrimaryState(),
+        { kind: 'claimed', taskId: 'T-4' },
+        { kind: 'planned', plan: { subSteps: [{ title: 'a' }] } },
+        { kind: 'implemented', build: ok('build') },
+        { kind: 'verified', gates: [ok('test')] },
+      );
+      const t = transition(s, { kind: 'committed', outcome: 'blocked' });
+      assert.equal(t.state.phase, 'assess');
+      assert.ok(!t.effects.some((e) => e.type === 'release_task'));
+      assert.equal(t.state.counters.commitsTotal, 0);
+    });
+
     it('given a run that changed nothing, then the task is released with a reason (defect 5)', () => {
       const s = run(
         initialPrimaryState(),
