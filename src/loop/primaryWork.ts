@@ -152,6 +152,20 @@ export class PrimaryWork {
       return { kind: 'plan_invalid', error: v.message };
     }
     this.planError = null;
+    // Risk is known before the work: a plan that would touch tier-3 files or Ralph's control
+    // files is decomposed (or blocked) now, before any code is written. The patch's real
+    // files are classified again when it is captured.
+    const planFiles = [...new Set([...v.value.files, ...v.value.steps.flatMap((st) => st.files)])];
+    const risk = harness.promotion.assess(
+      task,
+      planFiles.map((path) => ({ path })),
+    );
+    if (risk.tier === 3 || risk.controlFiles.length > 0) {
+      ctx.log('primary', 'info', `${task.task_id}: the plan is restricted (${risk.reasons.join('; ')}); not implementing it`);
+      const r = await harness.promotion.refuse(task, 'primary', risk, planFiles, { worktree: wt.path, base: wt.base }, lifecycle.signal);
+      this.task = null;
+      return { kind: 'restricted', reason: r.kind === 'blocked' ? r.reason : `plan is tier 3: ${risk.reasons.join('; ')}` };
+    }
     this.plan = v.value;
     return { kind: 'planned', plan: { subSteps: v.value.steps.map((st) => ({ title: st.description, files: st.files })) } };
   }

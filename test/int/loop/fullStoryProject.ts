@@ -157,7 +157,8 @@ export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string,
         'token check written',
       ),
       judge,
-      // CALC-5: writes a secrets file (tier 3): decomposed into two S tasks.
+      // CALC-5: plans a secrets file (tier 3): decomposed into two S tasks before it is implemented
+      // (the implement script stays so a regression would show as a queued tier-3 patch).
       say('plan/CALC-5/', [], plan('CALC-5', [{ d: 'Rotation config', files: ['config/secrets.json'] }])),
       say('implement/CALC-5/step-1/', [w('config/secrets.json', '{"rotate_days": 30}\n')], 'rotation configured'),
       say('decompose/CALC-5/', [], {

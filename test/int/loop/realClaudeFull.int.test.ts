@@ -3,7 +3,7 @@
 // in which a spec becomes tasks through evolve_goals proposals, the primary completes a
 // two-step plan, a worker an S task in parallel, a task fails its tests and is fixed on
 // retry, a tier-2 patch is judged in a separate invocation (its request checked) and
-// promoted, a tier-3 task is decomposed, and the user's edits in the checkout survive (one
+// promoted, a tier-3 task is decomposed from its plan, and the user's edits in the checkout survive (one
 // beside the promotions, one on a file a patch touches: the promotion waits until the user
 // commits). Then the same story in a child process killed with SIGKILL while the judge runs,
 // and a resume in this process that finishes it: every task done once, nothing left running.
@@ -307,9 +307,10 @@ describe('loop: the whole story through the real claude CLI', function () {
       assert.match(git(dir, 'show', 'main:src/auth/token.js'), /t\.length >= 16/);
     });
 
-    it('CALC-5 (tier 3) was decomposed before any patch was made of it: the parent dropped for its two accepted children, both done, the secrets file never on main', () => {
-      // The change writes config/secrets.json: refused before capture, no patch is made of it.
+    it('CALC-5 (tier 3) was decomposed from its plan, before any code: the parent dropped for its two accepted children, both done, the secrets file never on main', () => {
+      // The plan names config/secrets.json: it is never implemented, so no patch is made of it.
       assert.ok(!events.some((e) => e.type === 'patch.queued' && e.taskId === 'CALC-5'), story(events));
+      assert.ok(!server.requests.some((q) => q.prompt.includes('RALPH-KEY: implement/CALC-5/')));
       assert.ok(events.some((e) => e.type === 'task.decomposed' && e.taskId === 'CALC-5' && e.accepted === 2));
       assert.ok(server.requests.some((q) => q.prompt.includes('RALPH-KEY: decompose/CALC-5/')));
       const st = statusOf(host.store);
