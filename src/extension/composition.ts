@@ -6,6 +6,7 @@
 // chunk in the bundle, with the store and the control plane it needs), so VS Code's
 // activation pays only for the entry point; the databases still open on first use.
 import * as vscode from 'vscode';
+import { registerChat, type RalphChat } from './chat';
 import { registerCommands } from './commands';
 import { Engine } from './engine';
 import type { EngineLog } from './engine';
@@ -32,10 +33,11 @@ export interface RalphViews {
   readonly agents: AgentsTreeProvider;
 }
 
-/** What the composition built: the sessions and their views. */
+/** What the composition built: the sessions, their views and the chat surfaces. */
 export interface Composition {
   readonly projects: Projects;
   readonly views: RalphViews;
+  readonly chat: RalphChat;
 }
 
 /** The workspace folders Ralph can work in (on disk). */
@@ -185,5 +187,14 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
       },
     ),
   );
-  return { projects: list, views: { backlog, deferred, agents } };
+  // Chat: the @ralph participant, the language-model tools, the MCP server definitions. The
+  // chat talks to the folder of the active editor (else the first one).
+  const chat = registerChat({
+    extension: context,
+    engine: () => list.focus(vscode.window.activeTextEditor?.document.uri.fsPath) ?? list.list()[0],
+    folders: () => list.list().map((e) => e.projectDir),
+    log: output,
+  });
+  subs.push(...chat.disposables);
+  return { projects: list, views: { backlog, deferred, agents }, chat: chat.chat };
 }

@@ -5,6 +5,7 @@
 // right after; VS Code holds back commands and views until the returned promise settles, so
 // nothing runs against a half-built extension. Activation errors are shown and rethrown.
 import * as vscode from 'vscode';
+import type { RalphChat } from './chat';
 import type * as CompositionModule from './composition';
 import type { RalphViews } from './composition';
 import type { Engine } from './engine';
@@ -19,6 +20,8 @@ export interface RalphApi {
   readonly engine: Engine | undefined;
   readonly projects: Projects | undefined;
   readonly views: RalphViews | undefined;
+  /** The chat participant's handler and the language-model tools (src/extension/chat). */
+  readonly chat: RalphChat | undefined;
   /** The synchronous part of activate(), which VS Code adds to the time it took to load this module. */
   readonly activationMs: number;
   /** From entering activate() until everything is registered (the composition loaded and run). */
@@ -27,6 +30,7 @@ export interface RalphApi {
 
 let projects: Projects | undefined;
 let views: RalphViews | undefined;
+let chat: RalphChat | undefined;
 let activationMs = 0;
 let readyMs = 0;
 
@@ -54,7 +58,7 @@ export function activate(context: vscode.ExtensionContext): RalphApi | Promise<R
         );
       }
       activationMs = performance.now() - started;
-      return { engine: undefined, projects: undefined, views: undefined, activationMs, readyMs: activationMs };
+      return { engine: undefined, projects: undefined, views: undefined, chat: undefined, activationMs, readyMs: activationMs };
     }
     activationMs = performance.now() - started;
     return loadComposition()
@@ -62,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): RalphApi | Promise<R
         const built = m.composeRalph(context, output, () => activationMs);
         projects = built.projects;
         views = built.views;
+        chat = built.chat;
         readyMs = performance.now() - started;
         output.info(
           `Ralph activated in ${activationMs.toFixed(1)} ms, ready in ${readyMs.toFixed(1)} ms (the database opens on first use)`,
@@ -75,6 +80,9 @@ export function activate(context: vscode.ExtensionContext): RalphApi | Promise<R
           },
           get views() {
             return views;
+          },
+          get chat() {
+            return chat;
           },
           get activationMs() {
             return activationMs;
@@ -95,4 +103,5 @@ export async function deactivate(): Promise<void> {
   await projects?.shutdown();
   projects = undefined;
   views = undefined;
+  chat = undefined;
 }

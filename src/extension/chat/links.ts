@@ -1,0 +1,32 @@
+// Command links in chat answers: a task id reveals the task in the Backlog, a patch id opens
+// its diff, "story" opens the task's story. The markdown that carries them must trust exactly
+// these commands.
+import * as vscode from 'vscode';
+import type { StoryLinks } from '../../control/story';
+import { Commands } from '../ids';
+import { ChatIds } from './chatIds';
+
+export const LINKED_COMMANDS: readonly string[] = [
+  Commands.revealTask,
+  Commands.openPatchDiff,
+  ChatIds.showTaskStory,
+  Commands.showMonitor,
+];
+
+export function commandUri(command: string, ...args: unknown[]): string {
+  return `command:${command}?${encodeURIComponent(JSON.stringify(args))}`;
+}
+
+export function commandLinks(): StoryLinks {
+  return {
+    task: (id) => commandUri(Commands.revealTask, id),
+    patch: (id) => commandUri(Commands.openPatchDiff, id),
+  };
+}
+
+/** Markdown whose links may run the linked commands (and nothing else). */
+export function trustedMarkdown(text: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(text);
+  md.isTrusted = { enabledCommands: [...LINKED_COMMANDS] };
+  return md;
+}

@@ -1,0 +1,262 @@
+// Ralph's chat surfaces inside VS Code 1.100.3's real extension host, over the real store of
+// the workspace: the @ralph participant's handler answers /status, /why, /add, /approve and
+// /reject; vscode.lm.invokeTool runs the language-model tools — the reading ones answer; the
+// deciding ones carry a confirmation saying what will happen and, confirmed, record their
+// decision with actor lm-tool; the story document opens.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { decideAndAppend } from '../../../src/control/tasks';
+import { domainEvent } from '../../../src/domain/events';
+import type { RalphApi } from '../../../src/extension/extension';
+import { Commands } from '../../../src/extension/ids';
+import { ChatIds } from '../../../src/extension/chat/chatIds';
+import type { StoredEvent } from '../../../src/store';
+
+const EXTENSION_ID = 'ralph-loop.ralph-loop';
+const TOOL_NAMES = [
+  'ralph_status',
+  'ralph_list_tasks',
+  'ralph_show_task',
+  'ralph_deferred_queue',
+  'ralph_add_task',
+  'ralph_decide',
+  'ralph_pause',
+  'ralph_resume',
+  'ralph_stop',
+];
+
+interface Recorded {
+  markdown: string[];
+  buttons: vscode.Command[];
+}
+
+/** A ChatResponseStream that records what the handler says. */
+function recorder(): { stream: vscode.ChatResponseStream; out: Recorded } {
+  const out: Recorded = { markdown: [], buttons: [] };
+  const stream = {
+    markdown: (v: string | vscode.MarkdownString) => void out.markdown.push(typeof v === 'string' ? v : v.value),
+    button: (c: vscode.Command) => void out.buttons.push(c),
+    anchor: () => undefined,
+    progress: () => undefined,
+    reference: () => undefined,
+    filetree: () => undefined,
+    push: () => undefined,
+  } as unknown as vscode.ChatResponseStream;
+  return { stream, out };
+}
+
+const token = new vscode.CancellationTokenSource().token;
+
+describe('extension host: @ralph and the language-model tools', function () {
+  this.timeout(120_000);
+  let api: RalphApi;
+
+  async function ask(command: string | undefined, prompt: string): Promise<{ out: Recorded; result: vscode.ChatResult }> {
+    const { stream, out } = recorder();
+    const request = {
+      prompt,
+      command,
+      references: [],
+      toolReferences: [],
+      toolInvocationToken: undefined,
+      model: undefined,
+    } as unknown as vscode.ChatRequest;
+    const result = (await api.chat!.handler(request, { history: [] } as unknown as vscode.ChatContext, stream, token)) as vscode.ChatResult;
+    return { out, result };
+  }
+  const text = (r: vscode.LanguageModelToolResult): string =>
+    r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : ((p as { value?: string }).value ?? ''))).join('');
+  const events = (): StoredEvent[] => api.engine!.recentEvents(1000).reverse();
+
+  before(async () => {
+    const ext = vscode.extensions.getExtension<RalphApi>(EXTENSION_ID);
+    assert.ok(ext);
+    api = await ext.activate();
+    if (!api.engine!.isInitialized()) await vscode.commands.executeCommand(Commands.initialize);
+    await api.engine!.open();
+    // Three tasks whose tier-2 patches wait for a decision (queued, deferred: as the loop leaves them).
+    await api.engine!.withWriter((ctx) =>
+      decideAndAppend(ctx, () => ({
+        events: ['CHAT-1', 'CHAT-2', 'CHAT-3'].flatMap((id, i) => {
+          const patch = `patch_${id}_1`;
+          return [
+            domainEvent('task.created', id, 'test', {
+              title: `Chat task ${i + 1}`,
+              source: 'specs/chat.md:1',
+              effort: 'M',
+              deps: '-',
+              wave: 5,
+              provenance: 'spec',
+            }),
+            domainEvent('task.claimed', id, 'primary', { old_status: 'pending', new_status: 'claimed', claimed_by: 'primary' }),
+            domainEvent('patch.queued', patch, 'primary', {
+              task_id: id,
+              patch_path: `.ralph/commits/pending/${id}.patch`,
+              created_by: 'primary',
+            }),
+            domainEvent('task.proposed', id, 'primary', { old_status: 'claimed', new_status: 'proposed', patch_id: patch }),
+            domainEvent('task.deferred', id, 'primary', {
+              old_status: 'proposed',
+              new_status: 'deferred',
+              patch_id: patch,
+              risk_tier: 2,
+              reason: 'tier 2 (sensitive): defer to the judge',
+            }),
+          ];
+        }),
+        result: undefined,
+      })),
+    );
+  });
+
+  it('registers the participant and every tool; the MCP server definition only where VS Code has the API', () => {
+    assert.ok(api.chat, 'the chat surfaces are registered');
+    assert.deepEqual(api.chat.registered.participant, true);
+    assert.deepEqual(api.chat.registered.tools, true);
+    const hasMcpApi =
+      typeof (vscode.lm as unknown as { registerMcpServerDefinitionProvider?: unknown }).registerMcpServerDefinitionProvider === 'function';
+    assert.equal(api.chat.registered.mcpServer, hasMcpApi);
+    console.log(`      [vscode ${vscode.version}] MCP server definition API: ${hasMcpApi ? 'present, registered' : 'absent, skipped'}`);
+    const ours = vscode.lm.tools.filter((t) => t.name.startsWith('ralph_'));
+    assert.deepEqual(ours.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
+    assert.ok(ours.find((t) => t.name === 'ralph_decide')?.tags.includes('ralph-decides'));
+  });
+
+  it('/status answers from the store, with links that reveal the waiting tasks', async () => {
+    const { out, result } = await ask('status', '');
+    const md = out.markdown.join('\n');
+    assert.match(md, /=== Ralph Loop v3 Status ===/);
+    assert.match(md, /Deferred: 3/);
+    assert.match(md, /Waiting for a decision: \[CHAT-1\]\(command:ralph\.revealTask\?%5B%22CHAT-1%22%5D\) \(tier 2, Chat task 1\)/);
+    assert.deepEqual(
+      out.buttons.map((b) => b.command),
+      [Commands.showMonitor],
+    );
+    assert.deepEqual(result.metadata, { command: 'status', ok: true });
+  });
+
+  it("/why tells the task's story with its patch and offers the story, the backlog and the diff", async () => {
+    const { out } = await ask('why', 'CHAT-1');
+    const md = out.markdown.join('\n');
+    assert.match(md, /^# CHAT-1: Chat task 1/m);
+    assert.match(md, /\*\*deferred\*\* · wave 5 · effort M · tier 2 · source specs\/chat\.md:1/);
+    assert.match(md, /patch \[patch_CHAT-1_1\]\(command:ralph\.openPatchDiff\?%5B%22patch_CHAT-1_1%22%5D\): queued/);
+    assert.deepEqual(
+      out.buttons.map((b) => [b.command, b.arguments]),
+      [
+        [ChatIds.showTaskStory, ['CHAT-1']],
+        [Commands.revealTask, ['CHAT-1']],
+        [Commands.openPatchDiff, ['patch_CHAT-1_1']],
+      ],
+    );
+    const bad = await ask('why', '../../etc/passwd');
+    assert.match(bad.out.markdown.join(''), /is not a task id/);
+    assert.deepEqual(bad.result.metadata, { command: 'why', ok: false });
+  });
+
+  it('/approve and /reject decide as the person (actor human, via vscode-chat); /reject needs a note; /add goes through the policy', async () => {
+    const approved = await ask('approve', 'CHAT-1 reviewed it');
+    assert.match(approved.out.markdown.join(''), /^Approved \[CHAT-1\]/);
+    assert.equal(api.engine!.task('CHAT-1')?.status, 'proposed');
+    const bare = await ask('reject', 'CHAT-2');
+    assert.match(bare.out.markdown.join(''), /needs a note/);
+    assert.equal(api.engine!.task('CHAT-2')?.status, 'deferred');
+    await ask('reject', 'CHAT-2 empty tokens must fail');
+    assert.equal(api.engine!.task('CHAT-2')?.status, 'pending');
+    const decisions = events().filter((e) => e.event_type === 'task.deferral_resolved' && e.entity_id.startsWith('CHAT-'));
+    assert.deepEqual(
+      decisions.map((e) => [e.entity_id, e.actor, e.payload['decision'], e.payload['client'], e.payload['rationale']]),
+      [
+        ['CHAT-1', 'human', 'approve', 'vscode-chat', 'reviewed it'],
+        ['CHAT-2', 'human', 'reject', 'vscode-chat', 'empty tokens must fail'],
+      ],
+    );
+    const added = await ask('add', 'Validate emails wave 6 effort M');
+    assert.match(added.out.markdown.join(''), /^Added \[W6-001\]\(command:ralph\.revealTask/);
+    assert.equal(api.engine!.task('W6-001')?.title, 'Validate emails');
+    assert.equal(api.engine!.task('W6-001')?.provenance, 'auto');
+  });
+
+  it('vscode.lm.invokeTool: the reading tools answer from the store', async () => {
+    const call = async (name: string, input: object): Promise<string> =>
+      text(await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }, token));
+    assert.match(await call('ralph_status', {}), /Ralph Loop v3 Status/);
+    assert.match(
+      await call('ralph_list_tasks', { status: ['deferred'] }),
+      /^1 task\(s\) with status deferred\n[\s\S]*\| CHAT-3 \| deferred \| 5 \| M \| 2 \| Chat task 3 \|/,
+    );
+    assert.match(
+      await call('ralph_show_task', { task_id: 'CHAT-2' }),
+      /human \(vscode-chat\) \| task\.deferral_resolved \| reject: empty tokens must fail/,
+    );
+    assert.match(await call('ralph_deferred_queue', {}), /1 deferred patch\(es\) wait/);
+    await assert.rejects(
+      Promise.resolve(vscode.lm.invokeTool('ralph_show_task', { input: { task_id: 'NOPE-9' }, toolInvocationToken: undefined }, token)),
+      /No task NOPE-9/,
+    );
+  });
+
+  it('every deciding tool asks for confirmation (what will happen, named); the reading tools do not', async () => {
+    // VS Code shows these as the confirmation before it runs the tool. Its own dialog cannot
+    // be observed here: under extension tests (extensionTestsLocationURI) VS Code's dialog
+    // service answers every confirmation "yes" without showing it.
+    const asked: [string, Record<string, unknown>, RegExp, RegExp][] = [
+      ['ralph_add_task', { title: 'Sneaky task', wave: 6 }, /^Add a task to the Ralph backlog\?$/, /"Sneaky task" \(effort S, wave 6\)/],
+      [
+        'ralph_decide',
+        { task_id: 'CHAT-3', decision: 'approve' },
+        /^Approve CHAT-3's patch\?$/,
+        /promoted onto the branch, overriding the judge/,
+      ],
+      ['ralph_decide', { task_id: 'CHAT-3', decision: 'reject', note: 'no' }, /^Reject CHAT-3's patch\?$/, /discarded: "no"/],
+      ['ralph_pause', {}, /^Pause the Ralph loop\?$/, /asked to pause/],
+      ['ralph_resume', {}, /^Resume the Ralph loop\?$/, /asked to resume/],
+      ['ralph_stop', {}, /^Stop the Ralph loop\?$/, /asked to stop/],
+    ];
+    const before = events().length;
+    for (const [name, input, title, message] of asked) {
+      const prepared = (await api.chat!.tools.get(name)!.prepareInvocation!({ input }, token)) as vscode.PreparedToolInvocation;
+      assert.match(String(prepared.confirmationMessages?.title), title, name);
+      assert.match((prepared.confirmationMessages?.message as vscode.MarkdownString).value, message, name);
+    }
+    for (const name of ['ralph_status', 'ralph_list_tasks', 'ralph_show_task', 'ralph_deferred_queue']) {
+      const prepared = (await api.chat!.tools.get(name)!.prepareInvocation!(
+        { input: { task_id: 'CHAT-3' } },
+        token,
+      )) as vscode.PreparedToolInvocation;
+      assert.equal(prepared.confirmationMessages, undefined, `${name} does not ask`);
+    }
+    assert.equal(events().length, before, 'asking decides nothing');
+  });
+
+  it('vscode.lm.invokeTool on a deciding tool, confirmed, decides with actor lm-tool; bad input is refused', async () => {
+    const r = await vscode.lm.invokeTool(
+      'ralph_decide',
+      { input: { task_id: 'CHAT-3', decision: 'modify', note: 'reject empty strings' }, toolInvocationToken: undefined },
+      token,
+    );
+    assert.match(text(r), /^Sent back CHAT-3/);
+    const last = events()
+      .filter((e) => e.entity_id === 'CHAT-3' && e.event_type === 'task.deferral_resolved')
+      .at(-1);
+    assert.equal(last?.actor, 'lm-tool');
+    assert.equal(last?.payload['client'], 'vscode');
+    assert.equal(last?.payload['client_version'], vscode.version);
+    const before = events().length;
+    await assert.rejects(
+      Promise.resolve(
+        vscode.lm.invokeTool('ralph_decide', { input: { task_id: 'x y', decision: 'approve' }, toolInvocationToken: undefined }, token),
+      ),
+      /invalid input: task_id|did not match|pattern/,
+    );
+    assert.equal(events().length, before, 'nothing decided on bad input');
+  });
+
+  it('Show Task Story opens the story as a markdown document', async () => {
+    await vscode.commands.executeCommand(ChatIds.showTaskStory, 'CHAT-2');
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: ChatIds.storyScheme, path: '/CHAT-2.md' }));
+    assert.match(doc.getText(), /^# CHAT-2: Chat task 2/);
+    assert.match(doc.getText(), /\*\*human\*\* \(via vscode-chat\) reject: empty tokens must fail/);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+});
