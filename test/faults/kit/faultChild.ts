@@ -1,0 +1,183 @@
+// A loop run (`ralph start --once` in miniature, openLoopHost with the project's config)
+// that kills itself with SIGKILL at one chosen instant: the k-th time it reaches a named
+// point. Points are hooks on what the run really does, installed around Node's own
+// primitives (fs, child_process) and the store, so the product code runs unchanged:
+//
+//   append.before / append.after    a store command starts / is acknowledged (durable)
+//   journal.write / journal.sync    the journal's bytes are written / about to be fsynced
+//   checkpoint.temp                 ralph.db's temp file is being written
+//   checkpoint.rename / .renamed    ralph.db is about to be / was just replaced
+//   journal.trim                    the journal is about to be replaced by its trimmed tail
+//   derived.rename                  STATE.json or BACKLOG.md is about to be replaced
+//   patch.capture / patch.captured  a patch file in commits/pending/ is about to be / was written
+//   git.<sub>.start / git.<sub>.done   a git process (commit-tree, update-ref, read-tree, apply,
+//                                   checkout-index, worktree) is spawned / has exited
+//   checkout.update                 `git read-tree -m -u` in the user's checkout has exited
+//   agent.running / gate.running    an agent's or a gate's process group runs (ledger record written)
+//   judge.started / judge.finished  the judge is about to start / has answered
+//   inbox.take / inbox.taken        an inbox command file is about to be / was moved
+//   event.<type>                    the loop emitted this event (patch.queued, patch.promoted, ...)
+//
+// Protocol on stdout, one line each: `ack <event_id> <event_type> <entity_id> <commit|->` when
+// a command's events are durable, `point <name> <n>` as points are passed, `kill <name> <n>`
+// just before the SIGKILL, `event <json>` for loop events, `done <stopReason>` at a clean end.
+// Usage: faultChild <projectDir> <point> <k>   (point `none`: run to the end)
+import { createRequire } from 'node:module';
+import type * as Fs from 'node:fs';
+import type * as Cp from 'node:child_process';
+import type { FileHandle } from 'node:fs/promises';
+import { openLoopHost } from '../../../src/loop/host';
+import { ProcessLedger } from '../../../src/shared/processLedger';
+import type { EventStore, StoredEvent } from '../../../src/store/types';
+
+const req = createRequire(__filename);
+const fs = req('node:fs') as typeof Fs;
+const cp = req('node:child_process') as typeof Cp;
+
+const [projectDir, killPoint = 'none', killAtText = '1'] = process.argv.slice(2);
+if (projectDir === undefined) throw new Error('usage: faultChild <projectDir> <point> <k>');
+const killAt = Number(killAtText);
+const counts = new Map<string, number>();
+const say = (line: string): void => void fs.writeSync(1, `${line}\n`);
+
+/** Passes a point: counts it, and dies there if it is the chosen instant. */
+function point(name: string): void {
+  const n = (counts.get(name) ?? 0) + 1;
+  counts.set(name, n);
+  if (name === killPoint && n === killAt) {
+    say(`kill ${name} ${n}`);
+    process.kill(process.pid, 'SIGKILL');
+  }
+}
+
+const isDb = (p: string): boolean => /[/\\]ralph\.db$/.test(p);
+const isJournal = (p: string): boolean => /[/\\]ralph\.events\.journal$/.test(p);
+const isDerived = (p: string): boolean => /[/\\](STATE\.json|BACKLOG\.md)$/.test(p);
+const isPatch = (p: string): boolean => /[/\\]commits[/\\]pending[/\\][^/\\]+\.patch$/.test(p);
+const isInbox = (p: string): boolean => /[/\\]\.ralph[/\\]inbox[/\\][^/\\]+$/.test(p);
+
+async function hookFiles(): Promise<void> {
+  const paths = new WeakMap<FileHandle, string>();
+  const fsp = fs.promises;
+  const open = fsp.open.bind(fsp);
+  fsp.open = (async (p: Fs.PathLike, ...rest: unknown[]) => {
+    const h = await (open as (p: Fs.PathLike, ...r: unknown[]) => Promise<FileHandle>)(p, ...rest);
+    paths.set(h, String(p));
+    return h;
+  }) as typeof fsp.open;
+  const rename = fsp.rename.bind(fsp);
+  fsp.rename = async (from: Fs.PathLike, to: Fs.PathLike): Promise<void> => {
+    const t = String(to);
+    if (isDb(t)) point('checkpoint.rename');
+    else if (isJournal(t)) point('journal.trim');
+    else if (isPatch(t)) point('patch.capture');
+    else if (isDerived(t)) point('derived.rename');
+    await rename(from, to);
+    if (isDb(t)) point('checkpoint.renamed');
+    else if (isPatch(t)) point('patch.captured');
+  };
+  const renameSync = fs.renameSync.bind(fs);
+  fs.renameSync = (from: Fs.PathLike, to: Fs.PathLike): void => {
+    const f = String(from);
+    const t = String(to);
+    if (isDerived(t)) point('derived.rename');
+    else if (isDb(t)) point('checkpoint.rename');
+    else if (isInbox(f)) point('inbox.take');
+    renameSync(from, to);
+    if (isInbox(f)) point('inbox.taken');
+  };
+  // The FileHandle prototype, reached through a handle on a file that surely exists.
+  {
+    const h = await open(process.execPath, 'r');
+    const proto = Object.getPrototypeOf(h) as FileHandle;
+    await h.close();
+    const write = proto.write;
+    const datasync = proto.datasync;
+    proto.write = function (this: FileHandle, ...args: unknown[]) {
+      const p = paths.get(this) ?? '';
+      if (isJournal(p)) point('journal.write');
+      else if (/[/\\]ralph\.db\.tmp-/.test(p)) point('checkpoint.temp');
+      return (write as (...a: unknown[]) => ReturnType<FileHandle['write']>).apply(this, args);
+    } as FileHandle['write'];
+    proto.datasync = function (this: FileHandle) {
+      if (isJournal(paths.get(this) ?? '')) point('journal.sync');
+      return datasync.apply(this);
+    };
+  }
+}
+
+const GIT_POINTS = new Set(['commit-tree', 'update-ref', 'read-tree', 'apply', 'checkout-index', 'worktree']);
+
+function hookGit(): void {
+  const spawn = cp.spawn.bind(cp);
+  cp.spawn = ((command: string, args?: readonly string[], options?: Cp.SpawnOptions) => {
+    const sub = command === 'git' ? args?.find((a) => GIT_POINTS.has(a)) : undefined;
+    const inCheckout = sub === 'read-tree' && args?.includes('-u') === true && String(options?.cwd ?? '') === projectDir;
+    if (sub !== undefined) point(`git.${sub}.start`);
+    const child = spawn(command, args ?? [], options ?? {});
+    if (sub !== undefined) {
+      // Registered before the caller's listeners: the process has exited, Ralph has not heard yet.
+      child.once('exit', () => {
+        point(`git.${sub}.done`);
+        if (inCheckout) point('checkout.update');
+      });
+    }
+    return child;
+  }) as typeof cp.spawn;
+}
+
+function hookLedger(): void {
+  const started = ProcessLedger.prototype.started;
+  ProcessLedger.prototype.started = function (this: ProcessLedger, pid: number, what: string, cwd: string): void {
+    started.call(this, pid, what, cwd);
+    point(what.startsWith('sh -c ') ? 'gate.running' : 'agent.running');
+  };
+}
+
+function hookStore(store: EventStore): void {
+  const ack = (events: readonly StoredEvent[]): void => {
+    for (const e of events) {
+      const commit = typeof e.payload['commit_hash'] === 'string' ? e.payload['commit_hash'] : '-';
+      say(`ack ${e.event_id} ${e.event_type} ${e.entity_id} ${commit}`);
+    }
+  };
+  const execute = store.execute.bind(store);
+  store.execute = async (decide) => {
+    point('append.before');
+    const r = await execute(decide);
+    ack(r.events);
+    point('append.after');
+    return r;
+  };
+  const append = store.append.bind(store);
+  store.append = async (events) => {
+    point('append.before');
+    const r = await append(events);
+    ack(r);
+    point('append.after');
+    return r;
+  };
+}
+
+async function main(): Promise<void> {
+  await hookFiles();
+  hookGit();
+  hookLedger();
+  const host = await openLoopHost({ projectDir: projectDir as string, once: true });
+  hookStore(host.store);
+  host.loop.events.on((e) => {
+    if (e.type === 'gate.progress') return;
+    say(`event ${JSON.stringify(e)}`);
+    if (e.type === 'agent.started' && e.agent === 'judge') point('judge.started');
+    if (e.type === 'agent.finished' && e.agent === 'judge') point('judge.finished');
+    if (e.type !== 'log' && e.type !== 'summary') point(`event.${e.type}`);
+  });
+  const summary = await host.loop.run();
+  await host.close();
+  say(`done ${summary.stopReason}`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exitCode = 1;
+});
