@@ -1,6 +1,6 @@
 // Read-only documents for a patch's before/after sides (scheme `ralph-patch`) and the
-// command that opens them: one file as a diff editor, several as a multi-file diff
-// (`vscode.changes`). Patch files never change once queued, so their sides are cached.
+// command that opens them: one modified file as a diff editor, several (or an added or
+// deleted one) as a multi-file diff (`vscode.changes`). Patch files never change once queued, so their sides are cached.
 // In Restricted Mode nothing here starts a process: the sides come from the stored patch
 // text alone (patchFiles.ts), and a folder trusted later gets the full files.
 import * as fs from 'node:fs';
@@ -97,7 +97,7 @@ export async function openPatchDiff(engine: Engine, provider: PatchContentProvid
     return;
   }
   const title = `${patch.task_id} · ${patch.patch_id}`;
-  if (sides.length === 1) {
+  if (sides.length === 1 && sides[0]!.entry.status !== 'added' && sides[0]!.entry.status !== 'deleted') {
     const s = sides[0]!;
     await vscode.commands.executeCommand(
       'vscode.diff',
@@ -108,10 +108,12 @@ export async function openPatchDiff(engine: Engine, provider: PatchContentProvid
     );
     return;
   }
+  // A new file has no left side and a deleted one no right side: the multi-file diff then
+  // shows the file as added (or deleted), not as a change from one empty line.
   const resources = sides.map((s) => [
     vscode.Uri.file(path.join(engine.projectDir, s.entry.path)),
-    provider.uri(patch.patch_id, 'before', s.entry.path),
-    provider.uri(patch.patch_id, 'after', s.entry.path),
+    s.entry.status === 'added' ? undefined : provider.uri(patch.patch_id, 'before', s.entry.path),
+    s.entry.status === 'deleted' ? undefined : provider.uri(patch.patch_id, 'after', s.entry.path),
   ]);
   await vscode.commands.executeCommand('vscode.changes', title, resources);
 }

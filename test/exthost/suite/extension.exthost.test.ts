@@ -136,14 +136,18 @@ describe('extension host: Ralph extension', function () {
     await until('a diff tab for the patch', () =>
       vscode.window.tabGroups.all.some((g) => g.tabs.some((tab) => tab.label.includes('W2-001'))),
     );
-    // The multi-file diff loads both sides of each file under the file's own path (a
-    // modification, not a rename between two paths).
-    const sides = (): string[] =>
+    // The multi-file diff loads both sides of a modified file under the file's own path (a
+    // modification, not a rename between two paths), and only the new side of an added file
+    // (shown as added, not as a change from one empty line).
+    const sides = (file: string): string[] =>
       vscode.workspace.textDocuments
-        .filter((d) => d.uri.scheme === 'ralph-patch' && d.uri.path === '/src/auth/token.test.js')
+        .filter((d) => d.uri.scheme === 'ralph-patch' && d.uri.path === file)
         .map((d) => new URLSearchParams(d.uri.query).get('side') ?? '?')
         .sort();
-    await until('both sides of the added test file', () => sides().join() === 'after,before');
+    await until('both sides of the modified file and the new side of the added one', () => {
+      return sides('/src/auth/token.js').join() === 'after,before' && sides('/src/auth/token.test.js').includes('after');
+    });
+    assert.deepEqual(sides('/src/auth/token.test.js'), ['after'], 'an added file has no left side');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
