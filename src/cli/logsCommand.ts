@@ -3,12 +3,15 @@
 // Without --follow: the latest matching transcript (--all: every one, oldest first). With
 // --follow: that, then every line as it is written and every new matching transcript as it
 // starts, like `tail -f`, until interrupted.
+//
+// Loaded lazily by the dispatcher: it imports nothing the entry point has (args.ts, lazy.ts),
+// which would move those into a chunk `ralph help` then has to load.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseArgs } from 'node:util';
 import { TRANSCRIPTS_DIR } from '../agents/transcript';
-import { parseArgs, opt, UsageError } from './args';
+import { idProblem, quoteId } from '../domain/ids';
 import type { CliIo } from './controlCommands';
-import { loadIds } from './lazy';
 
 export interface TranscriptFilter {
   readonly agent?: string;
@@ -109,16 +112,39 @@ export async function followTranscripts(
   });
 }
 
-/** The command: exit 0, or 1 when no transcript matches (without --follow). */
+function parseLogsArgs(args: readonly string[]): { agent?: string; task?: string; follow: boolean; all: boolean } {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { agent: { type: 'string' }, task: { type: 'string' }, follow: { type: 'boolean' }, all: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length > 0) throw new Error(`unexpected argument '${positionals[0]}'`);
+  return {
+    ...(values.agent === undefined ? {} : { agent: values.agent }),
+    ...(values.task === undefined ? {} : { task: values.task }),
+    follow: values.follow === true,
+    all: values.all === true,
+  };
+}
+
+/** The command: exit 0, 1 when no transcript matches (without --follow), 2 for a usage error. */
 export async function logsCommand(dir: string, args: readonly string[], io: CliIo, signal?: AbortSignal): Promise<number> {
-  const a = parseArgs(args, { values: ['agent', 'task'], switches: ['follow', 'all'] });
-  if (a.positionals.length > 0) throw new UsageError('usage: ralph logs [--agent A] [--task T] [--all] [--follow]');
-  const { idProblem, quoteId } = await loadIds();
-  const agent = opt(a, 'agent');
-  const task = opt(a, 'task');
+  const usage = 'usage: ralph logs [--agent A] [--task T] [--all] [--follow]';
+  let parsed: ReturnType<typeof parseLogsArgs>;
+  try {
+    parsed = parseLogsArgs(args);
+  } catch (e) {
+    io.err(`ralph: ${e instanceof Error ? e.message : String(e)}; ${usage}\n`);
+    return 2;
+  }
+  const { agent, task, follow, all } = parsed;
   for (const [kind, value, flag] of [['agent', agent, '--agent'] as const, ['task', task, '--task'] as const]) {
     const problem = value === undefined ? null : idProblem(value, kind);
-    if (problem !== null) throw new UsageError(`${flag}: invalid ${kind} id ${quoteId(value ?? '')}: ${problem}`);
+    if (problem !== null) {
+      io.err(`ralph: ${flag}: invalid ${kind} id ${quoteId(value ?? '')}: ${problem}\n`);
+      return 2;
+    }
   }
   const filter: TranscriptFilter = { ...(agent === undefined ? {} : { agent }), ...(task === undefined ? {} : { task }) };
   const ralphDir = path.join(dir, '.ralph');
@@ -126,7 +152,7 @@ export async function logsCommand(dir: string, args: readonly string[], io: CliI
     io.err(`ralph: no Ralph project in ${dir} (run \`ralph init\` first)\n`);
     return 4;
   }
-  if (a.switches.has('follow')) {
+  if (follow) {
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
     process.once('SIGINT', onSignal);
@@ -146,7 +172,7 @@ export async function logsCommand(dir: string, args: readonly string[], io: CliI
     io.err(`ralph: no transcript${agent ? ` of ${agent}` : ''}${task ? ` for ${task}` : ''} in ${path.join('.ralph', TRANSCRIPTS_DIR)}\n`);
     return 1;
   }
-  const shown = a.switches.has('all') ? found : found.slice(-1);
+  const shown = all ? found : found.slice(-1);
   io.out(shown.map((t) => fs.readFileSync(path.join(tdir, t.file), 'utf8')).join('\n'));
   return 0;
 }
