@@ -126,9 +126,11 @@ for (const variant of ['with bubblewrap on PATH', 'without bubblewrap on PATH'] 
       assert.ok(result.durationMs > 0);
 
       const kinds = events.filter((e): e is Extract<AgentEvent, { type: 'tool_use' }> => e.type === 'tool_use').map((e) => e.name);
-      assert.deepEqual(kinds, ['file_change', 'command_execution', 'file_change']);
+      // The second turn's two calls may run in either order: codex executes a turn's calls side by side.
+      assert.equal(kinds[0], 'file_change');
+      assert.deepEqual(kinds.slice(1).sort(), ['command_execution', 'file_change']);
       const cat = events.find(
-        (e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result' && e.output.includes('there'),
+        (e): e is Extract<AgentEvent, { type: 'tool_result' }> => e.type === 'tool_result' && /^hi\n(there|world)/.test(e.output),
       );
       assert.ok(cat !== undefined, 'the command output came back');
       assert.equal(server.requests.length, 3);
