@@ -42,6 +42,8 @@ export function buildReqSchemas() {
       round: z.number().int().min(1),
       title: z.string(),
       worktree: z.string(),
+      /** The commit the worktree started from (a manual fix is captured against it). */
+      base: z.string().nullish(),
     }),
     /** The test-utilities check before a REQ: present, dispatched (and with what result), or given up. */
     'req.test_infra': z.looseObject({
@@ -76,7 +78,12 @@ export function buildReqSchemas() {
     /** A REQ that cannot run because one it depends on (transitively) is blocked. */
     'req.blocked_auto': z.looseObject({ by: reqId }),
     /** The user's decision on a blocked REQ (CLI, VS Code). */
-    'req.decided': z.looseObject({ decision: z.enum(REQ_DECISIONS), note: z.string().nullish() }),
+    'req.decided': z.looseObject({
+      decision: z.enum(REQ_DECISIONS),
+      note: z.string().nullish(),
+      /** The decision file it came from (applied exactly once). */
+      file: z.string().nullish(),
+    }),
     /** Skipped: by decision, or because a REQ it depends on was skipped (`because`). */
     'req.skipped': z.looseObject({ reason: z.string(), because: z.string().nullish() }),
     /** Back to pending with a fresh round budget (rollback, continue, a dependent released). */

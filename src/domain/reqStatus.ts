@@ -34,6 +34,7 @@ export interface ReqRow {
   readonly options: readonly ReqDecision[];
   readonly commit: string | null;
   readonly worktree: string | null;
+  readonly worktreeBase: string | null;
 }
 
 export type ReqRunState = 'idle' | 'running' | ReqTerminalState;
@@ -69,6 +70,7 @@ interface Mutable {
   options: ReqDecision[];
   commit: string | null;
   worktree: string | null;
+  worktreeBase: string | null;
 }
 
 const FILE_STATUS: Record<string, ReqState> = {
@@ -101,6 +103,7 @@ export function foldReqView(
       options: [],
       commit: null,
       worktree: null,
+      worktreeBase: null,
     });
   let order = build.order;
   let layers = build.layers;
@@ -143,6 +146,7 @@ export function foldReqView(
         s.round = e.data.round;
         s.layer = null;
         s.worktree = e.data.worktree;
+        s.worktreeBase = e.data.base ?? null;
         current = e.entity_id;
         break;
       case 'req.layer':
@@ -183,7 +187,10 @@ export function foldReqView(
         s.blockKind = null;
         s.blockReason = null;
         s.options = [];
-        if (!e.data.keep_worktree) s.worktree = null;
+        if (!e.data.keep_worktree) {
+          s.worktree = null;
+          s.worktreeBase = null;
+        }
         break;
       case 'req.learning':
         learnings.push({ text: e.data.text, kind: e.data.kind as LearningKind, source: e.entity_id, why: e.data.why ?? null });
@@ -234,6 +241,7 @@ export function foldReqView(
         options: s.options,
         commit: s.commit,
         worktree: s.worktree,
+        worktreeBase: s.worktreeBase,
       };
     });
   return { rows, order, layers, iteration, maxIterations: max, runState, cycle, current, learnings, checkpointAt, stopRequested };

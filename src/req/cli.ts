@@ -6,6 +6,9 @@ import { reqStatusProblems, reqSummaryLine } from '../domain/reqStatus';
 import type { ReqStatusReport } from '../domain/reqStatus';
 import { readReqStatus } from './view';
 import type * as HostModule from './host';
+import { idProblem, quoteId } from '../domain/ids';
+import { REQ_DECISIONS } from '../domain/reqEvents';
+import type { ReqDecision } from '../domain/reqEvents';
 
 /** The engine (agents, git, the loop's harness): loaded by `run` and `resume` only. */
 const loadHost = (): Promise<typeof HostModule> =>
@@ -117,6 +120,37 @@ async function statusCommand(dir: string, args: readonly string[], io: ReqCliIo)
   return 0;
 }
 
+async function decideCommand(dir: string, args: readonly string[], io: ReqCliIo): Promise<number> {
+  const [id, decision, ...noteParts] = args;
+  if (id === undefined || decision === undefined) {
+    io.err(`ralph req decide: usage: ralph req decide REQ-ID ${REQ_DECISIONS.join('|')} [note...]\n`);
+    return 2;
+  }
+  const problem = idProblem(id, 'requirement');
+  if (problem !== null) {
+    io.err(`ralph req decide: invalid requirement id ${quoteId(id)}: ${problem}\n`);
+    return 2;
+  }
+  if (!(REQ_DECISIONS as readonly string[]).includes(decision)) {
+    io.err(`ralph req decide: unknown decision ${quoteId(decision)} (one of ${REQ_DECISIONS.join(', ')})\n`);
+    return 2;
+  }
+  const note = noteParts.join(' ').trim();
+  const actor = `cli:${process.env['USER'] ?? 'user'}`;
+  const { applyReqDecision } = await loadHost();
+  const r = await applyReqDecision(dir, { req: id, decision: decision as ReqDecision, actor, ...(note ? { note } : {}) });
+  if (r.kind === 'queued') {
+    io.out(`QUEUED ${r.file} (the running REQ loop applies it between REQs)\n`);
+    return 0;
+  }
+  if (r.kind === 'refused') {
+    io.err(`ralph: ${r.message}\n`);
+    return 1;
+  }
+  io.out(`${id}: ${decision} — ${r.help}\n`);
+  return 0;
+}
+
 /** `ralph req <verb> ...`. */
 export async function reqCommand(dir: string, args: readonly string[], io: ReqCliIo): Promise<number> {
   const [verb, ...rest] = args;
@@ -127,6 +161,8 @@ export async function reqCommand(dir: string, args: readonly string[], io: ReqCl
       return runCommand(dir, rest, io, false);
     case 'resume':
       return runCommand(dir, rest, io, true);
+    case 'decide':
+      return decideCommand(dir, rest, io);
     default:
       io.err(`ralph req: ${verb === undefined ? 'missing verb' : `unknown verb '${verb}'`} (usage: ralph ${REQ_USAGE})\n`);
       return 2;

@@ -26,7 +26,8 @@ import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
 import { runGit } from '../git/exec';
 import { touchedPaths } from '../git/patchParse';
-import { currentBranch } from '../git/repo';
+import { branchTip, changedFiles, currentBranch } from '../git/repo';
+import { rebaseWorktree } from '../git/rebase';
 import { ensureWorktree } from '../git/worktrees';
 import type { RalphWorktree } from '../git/worktrees';
 import type { Requirement } from '../project/specification';
@@ -51,6 +52,8 @@ import type { ReqSettings } from './settings';
 import { loadSpecification, writeSpecStatuses } from './spec';
 import type { OrderedSpecification } from './spec';
 import { reqEvents, viewOf } from './view';
+import { doneReqDecision, failReqDecision, pendingReqDecisions } from './decisions';
+import { decideReq, ReqDecisionError } from '../domain/reqDecide';
 
 const ACTOR = 'req';
 /** Files only the orchestrator writes: an agent's edit of them in its worktree is undone before capture. */
@@ -164,6 +167,8 @@ export class ReqEngine {
         resume: options.resume === true,
       }),
     ]);
+    await this.takeDecisions();
+    await this.verifyManualFixes();
     const state = await this.loop();
     const report = this.status();
     const summary = `${report.requirements.done}/${report.requirements.total} done, ${report.requirements.blocked} blocked, ${report.requirements.skipped} skipped`;
@@ -175,6 +180,7 @@ export class ReqEngine {
 
   private async loop(): Promise<ReqTerminalState> {
     for (;;) {
+      await this.takeDecisions();
       const v = this.view();
       if (v.stopRequested || this.d.signal?.aborted) return this.terminal(v, true);
       const next = this.nextReady(v);
@@ -228,12 +234,16 @@ export class ReqEngine {
     const title = reqTitle(r);
     this.line(`[${iteration}/${this.d.req.maxIterations}] ${r.id} ${title}`);
     await this.claim(r, row.level);
-    const wt = await ensureWorktree(this.d.projectDir, { name: `req-${r.id}`, branch: this.branch, keepIgnored: true });
+    // `continue` keeps the REQ's worktree; anything else starts fresh from the branch tip.
+    const wt: RalphWorktree =
+      row.status === 'pending' && row.worktree !== null && row.worktreeBase !== null && existsSync(row.worktree)
+        ? await this.onTip({ name: `req-${r.id}`, path: row.worktree, branch: `ralph/req-${r.id}`, base: row.worktreeBase })
+        : await ensureWorktree(this.d.projectDir, { name: `req-${r.id}`, branch: this.branch, keepIgnored: true });
     const failures: RoundFailure[] = [];
     let timeouts = 0;
     const infra = await this.testInfra(r, wt, iteration);
     for (let round = 1; round <= this.d.req.rounds; round++) {
-      await this.record([domainEvent('req.started', r.id, ACTOR, { iteration, round, title, worktree: wt.path })]);
+      await this.record([domainEvent('req.started', r.id, ACTOR, { iteration, round, title, worktree: wt.path, base: wt.base })]);
       const out = await this.round(r, title, wt, round, iteration, failures, infra);
       if (out.kind === 'stopped') {
         await this.d.control.releaseTask(r.id, ACTOR, 'the REQ run stopped');
@@ -275,6 +285,74 @@ export class ReqEngine {
       ['skip', 'manual', 'stop', 'rollback'],
       this.d.req.rounds,
     );
+  }
+
+  /** A kept worktree (a manual fix, `continue`) moved onto the branch's tip when other REQs landed since. */
+  private async onTip(wt: RalphWorktree): Promise<RalphWorktree> {
+    const tip = await branchTip(this.d.projectDir, this.branch);
+    if (tip === null || tip === wt.base) return wt;
+    const rb = await rebaseWorktree(wt.path, tip);
+    if (rb.status !== 'rebased') this.line(`  ${wt.name}: rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}`);
+    return { ...wt, base: rb.status === 'rebased' ? rb.base : wt.base };
+  }
+
+  /** Decisions queued by other processes (`ralph req decide`, VS Code), each applied once. */
+  private async takeDecisions(): Promise<void> {
+    const applied = new Set(
+      reqEvents(this.d.store).flatMap((e) => (e.type === 'req.decided' && typeof e.data.file === 'string' ? [e.data.file] : [])),
+    );
+    for (const t of pendingReqDecisions(this.ralphDir)) {
+      if (!applied.has(t.name)) {
+        try {
+          const { req: id, decision, actor, note } = t.decision;
+          await this.record(decideReq(this.view(), id, decision, actor, { note, file: t.name }));
+          this.line(`decision: ${id} ${decision} (by ${actor})`);
+        } catch (e) {
+          if (!(e instanceof ReqDecisionError)) throw e;
+          failReqDecision(this.ralphDir, t.name, e.message);
+          this.line(`decision refused: ${e.message}`);
+          continue;
+        }
+      }
+      doneReqDecision(this.ralphDir, t.name);
+    }
+  }
+
+  /** REQs the user chose to fix by hand: their worktrees verified as they are now, committed when they pass. */
+  private async verifyManualFixes(): Promise<void> {
+    const signal = this.d.signal ?? new AbortController().signal;
+    for (const row of this.view().rows) {
+      if (row.status !== 'manual' || row.worktree === null || row.worktreeBase === null || !existsSync(row.worktree)) continue;
+      const r = this.ordered?.spec.requirements.find((x) => x.id === row.id);
+      if (!r) continue;
+      const title = reqTitle(r);
+      const wt = await this.onTip({ name: `req-${r.id}`, path: row.worktree, branch: `ralph/req-${r.id}`, base: row.worktreeBase });
+      const round = row.round + 1;
+      this.line(`${r.id}: verifying the manual fix in ${wt.path}`);
+      await this.claim(r, row.level);
+      await this.record([
+        domainEvent('req.started', r.id, ACTOR, { iteration: this.view().iteration, round, title, worktree: wt.path, base: wt.base }),
+      ]);
+      await this.restoreOrchestratorFiles(wt);
+      await writeSpecStatuses(join(wt.path, this.d.req.specShownAs), new Map([[r.id, 'done']]));
+      const v = await this.verify(r, wt, round, signal);
+      const out = v.ok ? await this.commit(r, title, wt, round, v.patch, v.gates, null) : null;
+      if (out?.kind === 'passed') {
+        await this.passed(r, title, out.commit, out.patchId, round, null, null);
+        continue;
+      }
+      const summary = v.ok ? (out?.kind === 'failed' ? out.failure.summary : 'not committed') : v.summary;
+      await this.record([
+        domainEvent('req.round_failed', r.id, ACTOR, { round, layer: v.ok ? 'commit' : v.layer, summary, timed_out: false }),
+      ]);
+      await this.block(
+        r,
+        'retries',
+        `the manual fix does not pass: ${summary.split('\n')[0] ?? ''}`,
+        ['skip', 'manual', 'stop', 'rollback'],
+        round,
+      );
+    }
   }
 
   private async block(r: Requirement, kind: ReqBlockKind, reason: string, options: ReqDecision[], rounds: number): Promise<void> {
@@ -429,6 +507,16 @@ export class ReqEngine {
       answer = parsed.data;
     }
     await this.restoreOrchestratorFiles(wt);
+    if ((await changedFiles(wt.path, wt.base)).length === 0)
+      return {
+        kind: 'failed',
+        timedOut: false,
+        failure: {
+          round,
+          layer: 'no_change',
+          summary: 'the round changed no files: write the tests and the code for the acceptance criteria',
+        },
+      };
     // The orchestrator's AGENTS.md update goes into the REQ's own commit.
     // The REQ's commit also marks it done in specification.yaml (nothing is committed on a failure).
     await writeSpecStatuses(join(wt.path, this.d.req.specShownAs), new Map([[r.id, 'done']]));

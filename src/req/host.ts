@@ -16,6 +16,12 @@ import type { EventStore } from '../store/types';
 import { ReqEngine } from './engine';
 import { reqSettingsFromConfig } from './settings';
 import type { ReqSettings } from './settings';
+import { queueReqDecision } from './decisions';
+import { loadSpecification } from './spec';
+import { reqEvents, reqFileSettings, viewOf } from './view';
+import { decideReq, REQ_DECISION_HELP, ReqDecisionError } from '../domain/reqDecide';
+import type { ReqDecision } from '../domain/reqEvents';
+import { toNewEvent } from '../domain/events';
 
 export interface ReqHostOptions {
   readonly projectDir: string;
@@ -34,6 +40,43 @@ export interface ReqHost {
   readonly control: ControlAdapter;
   readonly config: RalphConfig;
   close(): Promise<void>;
+}
+
+export type DecisionResult =
+  | { readonly kind: 'applied'; readonly help: string }
+  | { readonly kind: 'queued'; readonly file: string }
+  | { readonly kind: 'refused'; readonly message: string };
+
+/**
+ * A decision on a blocked REQ: applied to the event log when no run holds the store, else
+ * queued for the running engine (decisions.ts), which takes it between REQs.
+ */
+export async function applyReqDecision(
+  projectDir: string,
+  d: { req: string; decision: ReqDecision; actor: string; note?: string },
+): Promise<DecisionResult> {
+  const ralphDir = join(projectDir, '.ralph');
+  let store: EventStore;
+  try {
+    store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  } catch (e) {
+    if (e instanceof Error && e.name === 'StoreLockedError') return { kind: 'queued', file: queueReqDecision(ralphDir, d) };
+    throw e;
+  }
+  try {
+    const s = reqFileSettings(projectDir);
+    const loaded = loadSpecification(s.specFile, s.specShownAs);
+    if (!loaded.ok) return { kind: 'refused', message: loaded.error.message };
+    const view = viewOf(loaded.value, reqEvents(store), s.maxIterations);
+    const events = decideReq(view, d.req, d.decision, d.actor, { note: d.note ?? null });
+    await store.append(events.map(toNewEvent));
+    return { kind: 'applied', help: REQ_DECISION_HELP[d.decision] };
+  } catch (e) {
+    if (e instanceof ReqDecisionError) return { kind: 'refused', message: e.message };
+    throw e;
+  } finally {
+    await store.close();
+  }
 }
 
 export async function openReqHost(o: ReqHostOptions): Promise<ReqHost> {
