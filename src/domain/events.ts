@@ -3,7 +3,7 @@
 // validated whenever they are read; other types (run.*, lock.*, whatever emit-event
 // appends) pass through untouched and no projection reacts to them.
 import { z } from 'zod';
-import type { NewEvent, StoredEvent } from '../store/types';
+import type { NewEvent, StoredEvent } from './eventRows';
 import { EFFORTS, TASK_STATUSES } from './model';
 import { checkId } from './ids';
 import { LOOP_EVENT_TYPES, loopSchemas } from './loopEvents';

@@ -2,23 +2,10 @@
 // The sql.js adapter (src/store/sqlJsStore.ts) implements it; projections (the derived
 // tables such as task_view and patch_view) are supplied by their owners at open time.
 
-/** An event as a command produces it, before the store stamps id, time and run. */
-export interface NewEvent {
-  readonly entity_type: string;
-  readonly entity_id: string;
-  readonly event_type: string;
-  readonly actor: string;
-  readonly payload: Readonly<Record<string, unknown>>;
-}
-
-/** An event as stored: the row of the public `events` table, payload parsed. */
-export interface StoredEvent extends NewEvent {
-  /** Unique and sortable in append order at any rate. */
-  readonly event_id: string;
-  /** ISO 8601 UTC with milliseconds, e.g. 2026-11-29T17:26:33.123Z. */
-  readonly ts: string;
-  readonly run_id: string;
-}
+// The event row types belong to the domain (events.ts converts to and from them); the
+// store's port names them as its own.
+import type { NewEvent, StoredEvent } from '../domain/eventRows';
+export type { NewEvent, StoredEvent };
 
 export type SqlValue = string | number | null | Uint8Array;
 export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
