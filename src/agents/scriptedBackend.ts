@@ -1,4 +1,4 @@
-// The scripted backend: the Claude backend pointed at test/kit/scriptedClaude.mjs (run by
+// The scripted backend: the Claude backend pointed at scripted/scriptedClaude.mjs (run by
 // Node), which speaks Claude's stream-json and plays a scenario file. For fast tests and
 // the demo; the scenario (a file path or inline JSON) travels in RALPH_SCENARIO.
 import { existsSync } from 'node:fs';
@@ -22,12 +22,12 @@ export class ScriptedClaudeNotFoundError extends Error {
   }
 }
 
-/** Locates test/kit/scriptedClaude.mjs from src/agents (sources) or dist (bundle). */
+/** Locates scripted/scriptedClaude.mjs from src/agents (sources) or dist (bundle). */
 export function defaultScriptedClaudePath(): string {
   const candidates = [
-    resolve(__dirname, '..', '..', 'test', 'kit', 'scriptedClaude.mjs'),
-    resolve(__dirname, '..', 'test', 'kit', 'scriptedClaude.mjs'),
-    join(process.cwd(), 'test', 'kit', 'scriptedClaude.mjs'),
+    resolve(__dirname, 'scripted', 'scriptedClaude.mjs'),
+    resolve(__dirname, '..', 'src', 'agents', 'scripted', 'scriptedClaude.mjs'),
+    join(process.cwd(), 'src', 'agents', 'scripted', 'scriptedClaude.mjs'),
   ];
   const found = candidates.find((c) => existsSync(c));
   if (found === undefined) throw new ScriptedClaudeNotFoundError(candidates);

@@ -5,16 +5,16 @@
 // patch judged and promoted — then prints the final status and where to look.
 // The agents are the REAL `claude` CLI (pinned, from .tools/) talking to the scripted model
 // server on 127.0.0.1 when it is installed, else the lightweight scripted executable; both
-// play the same scenario. The test kit's server and sandbox are bundled into dist/cli.js.
+// play the same scenario. The server, sandbox and executable are product code (src/agents/scripted/).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claudeSandbox } from '../../test/kit/agentEnv';
-import type { Sandbox } from '../../test/kit/agentEnv';
-import { startModelServer } from '../../test/kit/modelServer';
-import type { ModelServer } from '../../test/kit/modelServer';
-import { findPinnedClaude, PINNED_CLAUDE_VERSION } from '../../test/kit/pinnedClaude';
+import { claudeSandbox } from '../agents/scripted/sandbox';
+import type { Sandbox } from '../agents/scripted/sandbox';
+import { startModelServer } from '../agents/scripted/modelServer';
+import type { ModelServer } from '../agents/scripted/modelServer';
+import { findPinnedClaude, PINNED_CLAUDE_VERSION } from '../agents/scripted/pinnedClaude';
 import { ralphGitEnv } from '../git/gitEnv';
 import { createClaudeBackend } from '../agents/claudeBackend';
 import type { AgentBackend, PermissionMode } from '../agents/types';
@@ -329,7 +329,7 @@ export async function runDemo(print: (line: string) => void, o: DemoOptions = {}
       );
     } else {
       print(
-        'Agents: the lightweight scripted claude executable (test/kit/scriptedClaude.mjs)' +
+        'Agents: the lightweight scripted claude executable (src/agents/scripted/scriptedClaude.mjs)' +
           (o.scripted === true
             ? ' (--scripted)'
             : `; the real claude CLI ${PINNED_CLAUDE_VERSION} was not found in ${process.env.RALPH_TOOLS_DIR ? '$RALPH_TOOLS_DIR' : '.tools/'} (node scripts/ensure-agent-clis.mjs installs it)`),

@@ -127,7 +127,7 @@ export function configureScripted(repo: string): void {
       primary: 'scripted',
       worker: 'scripted',
       judge: 'scripted',
-      scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'test', 'kit', 'scriptedClaude.mjs') },
+      scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
     },
     workers: { count: 1 },
     intervals: { primary: 1, worker: 1 },

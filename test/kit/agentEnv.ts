@@ -5,6 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Sandbox } from '../../src/agents/scripted/sandbox';
+
+// The claude sandbox is product code (the demo uses it); the tests take it from there.
+export { claudeSandbox } from '../../src/agents/scripted/sandbox';
+export type { Sandbox } from '../../src/agents/scripted/sandbox';
 
 const root = resolve(__dirname, '..', '..');
 
@@ -25,32 +30,7 @@ export function ensureAgentClis(): AgentClis {
   return clis;
 }
 
-export interface Sandbox {
-  readonly dir: string;
-  readonly env: Record<string, string>;
-  cleanup(): void;
-}
-
 const basePath = (): string => process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
-
-/** Environment for the real `claude` against the scripted server, in a throwaway home. */
-export function claudeSandbox(serverUrl: string): Sandbox {
-  const dir = mkdtempSync(join(tmpdir(), 'ralph-claude-home-'));
-  mkdirSync(join(dir, 'tmp'));
-  const env = {
-    PATH: basePath(),
-    HOME: dir,
-    TMPDIR: join(dir, 'tmp'),
-    CLAUDE_CONFIG_DIR: join(dir, '.claude'),
-    ANTHROPIC_BASE_URL: serverUrl,
-    ANTHROPIC_API_KEY: 'test-key-not-secret-0123456789',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    CLAUDE_CODE_MAX_RETRIES: '1',
-  };
-  return { dir, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 /**
  * Environment for the real `codex` (throwaway home, key for the mock provider). CODEX_HOME

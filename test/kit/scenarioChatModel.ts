@@ -4,7 +4,7 @@
 // the signal, to prove the loop cannot hang); `error` throws like a LanguageModelError.
 import type { ChatMessage, ChatModelPort, ChatPart } from '../../src/agents/inProcess';
 import type { ToolSpec } from '../../src/agents/localTools';
-import { parseScenario, selectScript, turnAt } from './scenario.cjs';
+import { parseScenario, selectScript, turnAt } from '../../src/agents/scripted/scenario.cjs';
 
 export class ScriptedModelError extends Error {
   override readonly name = 'ScriptedModelError';

@@ -20,7 +20,7 @@ import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { count } from '../kit/tally';
 
 const ROOT = resolve(__dirname, '../../..');
-const SCRIPTED = join(ROOT, 'test/kit/scriptedClaude.mjs');
+const SCRIPTED = join(ROOT, 'src/agents/scripted/scriptedClaude.mjs');
 const SPEC = 'specs/calc.md';
 
 const evolveAnswer = {

@@ -12,8 +12,8 @@ import { metricsFileName, readMetrics } from '../../../src/agents/metrics';
 import type { AgentEvent, AgentRequest } from '../../../src/agents/types';
 import { claudeSandbox, ensureAgentClis, makeTempRepo, processesIn, waitUntil } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
+import { startModelServer } from '../../../src/agents/scripted/modelServer';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 
 const MODEL = 'claude-sonnet-4-5-20250929';
 

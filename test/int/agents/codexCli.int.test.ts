@@ -15,8 +15,8 @@ import { DEFAULT_PRICES, priceTokens } from '../../../src/agents/pricing';
 import type { AgentBackend, AgentEvent, AgentRequest } from '../../../src/agents/types';
 import { codexMockProvider, codexSandbox, ensureAgentClis, makeTempRepo, pathWithout, processesIn, waitUntil } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
+import { startModelServer } from '../../../src/agents/scripted/modelServer';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 
 const MODEL = 'gpt-5.5';
 

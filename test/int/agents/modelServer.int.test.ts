@@ -1,8 +1,8 @@
 // The scripted model server over real HTTP: plain JSON and SSE answers, errors, the
 // request log, script selection by prompt, and stateless turn numbering.
 import { strict as assert } from 'node:assert';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
+import { startModelServer } from '../../../src/agents/scripted/modelServer';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 
 const post = async (server: ModelServer, path: string, body: unknown): Promise<{ status: number; text: string }> => {
   const res = await fetch(server.url + path, {

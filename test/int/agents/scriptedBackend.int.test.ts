@@ -1,4 +1,4 @@
-// The scripted backend: the real Claude backend driving test/kit/scriptedClaude.mjs, which
+// The scripted backend: the real Claude backend driving src/agents/scripted/scriptedClaude.mjs, which
 // performs the scenario's tool calls itself. Fast, and it exercises the same parser.
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';

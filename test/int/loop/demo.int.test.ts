@@ -16,7 +16,10 @@ describe('loop/demo', function () {
     assert.ok(dir !== undefined, text);
     try {
       assert.equal(code, 0, text);
-      assert.match(text, /Agents: the lightweight scripted claude executable \(test\/kit\/scriptedClaude\.mjs\) \(--scripted\)/);
+      assert.match(
+        text,
+        /Agents: the lightweight scripted claude executable \(src\/agents\/scripted\/scriptedClaude\.mjs\) \(--scripted\)/,
+      );
       assert.match(text, /Promoted: 4 \|/);
       assert.match(text, /primary assess → evolve_goals \(backlog empty and specs changed\)/);
       assert.match(text, /worker-1 worker \[CALC-2\]: success/);

@@ -12,8 +12,8 @@ import { runDemo, testsPassOnTip } from '../../../src/loop/demo';
 import type { DemoResult } from '../../../src/loop/demo';
 import { openStore } from '../../../src/store/sqlJsStore';
 import { ensureAgentClis, processesIn } from '../../kit/agentEnv';
-import type { ModelServer } from '../../kit/modelServer';
-import { PINNED_CLAUDE_VERSION } from '../../kit/pinnedClaude';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
+import { PINNED_CLAUDE_VERSION } from '../../../src/agents/scripted/pinnedClaude';
 
 interface Row {
   readonly ts: string;
@@ -38,7 +38,7 @@ describe('loop/demo through the real claude CLI', function () {
     assert.equal(
       /claude: \{[^}]*version: '([^']+)'/.exec(installer)?.[1],
       PINNED_CLAUDE_VERSION,
-      'test/kit/pinnedClaude.ts pins the same claude as scripts/ensure-agent-clis.mjs',
+      'src/agents/scripted/pinnedClaude.ts pins the same claude as scripts/ensure-agent-clis.mjs',
     );
     ensureAgentClis();
     r = await runDemo((l) => lines.push(l), {

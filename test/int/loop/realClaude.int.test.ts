@@ -13,8 +13,8 @@ import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
 import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
+import { startModelServer } from '../../../src/agents/scripted/modelServer';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 

@@ -20,8 +20,8 @@ import type { LoopEvent, LoopSummary } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
 import { claudeSandbox, ensureAgentClis, processesIn, waitUntil } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
+import { startModelServer } from '../../../src/agents/scripted/modelServer';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 import {
   commandOf,
   createStoryProject,

@@ -12,8 +12,8 @@ import { createClaudeBackend } from '../../../src/agents/claudeBackend';
 import { createCodexBackend } from '../../../src/agents/codexBackend';
 import type { AgentRequest } from '../../../src/agents/types';
 import { claudeSandbox, codexMockProvider, codexSandbox, ensureAgentClis, makeTempRepo } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
+import { startModelServer } from '../../../src/agents/scripted/modelServer';
+import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');

@@ -1,7 +1,7 @@
 // The scenario format: validation with messages naming the place, defaults, selection by
 // prompt text and agent, and turn playback.
 import { strict as assert } from 'node:assert';
-import { applyPatchText, loadScenario, parseScenario, selectScript, turnAt } from '../../kit/scenario.cjs';
+import { applyPatchText, loadScenario, parseScenario, selectScript, turnAt } from '../../../src/agents/scripted/scenario.cjs';
 
 describe('test kit scenario format', () => {
   it('given a single script, then it becomes a one-script scenario with defaults', () => {

@@ -1,4 +1,4 @@
-// Types of test/kit/scenario.cjs (the scenario format; see README.md).
+// Types of scenario.cjs (the scenario format; see test/kit/README.md).
 import type { z } from 'zod';
 
 export type ToolCall =

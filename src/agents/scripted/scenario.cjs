@@ -1,7 +1,7 @@
-// The scenario format shared by the scripted model server (test/kit/modelServer.ts) and the
-// scripted claude executable (test/kit/scriptedClaude.mjs): per turn a text, tool calls,
+// The scenario format shared by the scripted model server (modelServer.ts) and the
+// scripted claude executable (scriptedClaude.mjs): per turn a text, tool calls,
 // a structured answer, usage numbers, an HTTP error or "never answer". Plain CommonJS so the
-// scripted executable runs under bare Node and TypeScript imports it; types in scenario.d.cts. See README.md.
+// scripted executable runs under bare Node and TypeScript imports it; types in scenario.d.cts. See test/kit/README.md.
 'use strict';
 const { readFileSync } = require('node:fs');
 const { z } = require('zod');
