@@ -1,8 +1,25 @@
-// Flat ESLint config: typescript-eslint's recommended rules plus the layering rule
-// (only src/extension may import vscode).
+// Flat ESLint config: typescript-eslint's recommended rules plus the layers, enforced by
+// no-restricted-imports (test/unit/lint/layers.unit.test.ts proves each rule fails on a violation):
+//   - only src/extension/ imports vscode;
+//   - nothing in src/ imports test/ (test code must never be bundled into dist/);
+//   - src/domain/ is pure: it imports only domain/, shared/ and libraries, no Node built-ins;
+//   - webview-ui/ is browser code: of src/ it imports only protocol/.
+// A later block replaces (does not merge) the rule's options for its files, so each block
+// repeats the restrictions that still apply there.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+
+const noVscode = { name: 'vscode', message: 'Only src/extension/ may import vscode.' };
+const noTest = { regex: '(^|/)test/', message: 'Nothing in src/ imports test/: test code would be bundled into dist/.' };
+const domainOnly = {
+  regex: '^\\.\\./(?!shared/)|^node:',
+  message: 'src/domain/ is pure: it imports only domain/, shared/ and libraries (no Node built-ins).',
+};
+const webviewOnlyProtocol = {
+  regex: '(^|/)src/(?!protocol/)',
+  message: 'webview-ui/ is browser code: of src/ it imports only protocol/.',
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.e2e/**', 'out/**', '**/*.d.ts'] },
@@ -13,16 +30,29 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Only src/extension/ may import vscode.' }] }],
+      'no-restricted-imports': ['error', { paths: [noVscode] }],
     },
   },
   {
-    files: ['src/extension/**', 'test/exthost/**'],
+    files: ['src/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest] }] },
+  },
+  {
+    files: ['src/extension/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noTest] }] },
+  },
+  {
+    files: ['src/domain/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest, domainOnly] }] },
+  },
+  {
+    files: ['test/exthost/**'],
     rules: { 'no-restricted-imports': 'off' },
   },
   {
     files: ['webview-ui/**'],
     languageOptions: { globals: { ...globals.browser } },
+    rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [webviewOnlyProtocol] }] },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],

@@ -1,0 +1,84 @@
+// The layers are lint rules (eslint.config.mjs): each test lints one import as if it were
+// written in a file of that layer, with the repository's own config, and expects the
+// layer's rule to fail it (and an allowed import in the same file to pass). Nothing is
+// written to the tree: ESLint is given the text and the path it would have.
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { ESLint } from 'eslint';
+
+const root = resolve(__dirname, '..', '..', '..');
+
+async function restrictedImports(filePath: string, code: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: root });
+  const [result] = await eslint.lintText(code, { filePath: resolve(root, filePath) });
+  assert.ok(result, 'eslint returned no result');
+  const fatal = result.messages.filter((m) => m.fatal);
+  assert.deepEqual(fatal, [], 'the scratch file parses');
+  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('lint: the layers are enforced', function () {
+  this.timeout(60_000);
+
+  it('given src/domain/ importing the store, loop or a Node built-in, then lint fails; domain/, shared/ and zod pass', async () => {
+    const bad = await restrictedImports(
+      'src/domain/scratch.ts',
+      [
+        "import type { SqlReader } from '../store/types';",
+        "import { Loop } from '../loop/loop';",
+        "import { readFileSync } from 'node:fs';",
+        'export const x = [Loop, readFileSync] as unknown as SqlReader;',
+      ].join('\n'),
+    );
+    assert.equal(bad.length, 3, bad.join('\n'));
+    for (const m of bad) assert.match(m, /src\/domain\/ is pure/);
+    const good = await restrictedImports(
+      'src/domain/scratch.ts',
+      [
+        "import { z } from 'zod';",
+        "import { isId } from './ids';",
+        "import { redactText } from '../shared/redaction';",
+        'export const x = [z, isId, redactText];',
+      ].join('\n'),
+    );
+    assert.deepEqual(good, []);
+  });
+
+  it('given src/ importing test/, then lint fails (test code must not be bundled)', async () => {
+    for (const file of ['src/loop/scratch.ts', 'src/extension/scratch.ts', 'src/domain/scratch.ts']) {
+      const bad = await restrictedImports(file, "import { waitUntil } from '../../test/kit/agentEnv';\nexport const x = waitUntil;\n");
+      assert.ok(
+        bad.some((m) => /Nothing in src\/ imports test\//.test(m)),
+        `${file}: ${bad.join('; ')}`,
+      );
+    }
+  });
+
+  it('given vscode imported outside src/extension/, then lint fails; inside it passes', async () => {
+    const code = "import * as vscode from 'vscode';\nexport const x = vscode;\n";
+    const bad = await restrictedImports('src/control/scratch.ts', code);
+    assert.ok(
+      bad.some((m) => /Only src\/extension\/ may import vscode/.test(m)),
+      bad.join('; '),
+    );
+    assert.deepEqual(await restrictedImports('src/extension/scratch.ts', code), []);
+  });
+
+  it('given webview-ui/ importing src/ other than protocol/, then lint fails; protocol/ passes', async () => {
+    const bad = await restrictedImports(
+      'webview-ui/scratch.ts',
+      "import { openStore } from '../src/store/open';\nexport const x = openStore;\n",
+    );
+    assert.ok(
+      bad.some((m) => /of src\/ it imports only protocol\//.test(m)),
+      bad.join('; '),
+    );
+    assert.deepEqual(
+      await restrictedImports(
+        'webview-ui/scratch.ts',
+        "import type { HostToWebview } from '../src/protocol/monitor.js';\nexport type X = HostToWebview;\n",
+      ),
+      [],
+    );
+  });
+});
