@@ -1,8 +1,9 @@
 // Proposals an agent returned in its answer (evolve_goals, decomposition) written as
 // `.ralph/proposals/prop_*.json` for the control plane's processProposals, which validates
-// them and decides by policy. Each file appears whole (temp file + rename).
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+// them and decides by policy. Each file appears whole (writeFileAtomic).
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../shared/fs';
 import type { HarnessContext } from './context';
 import { idFilePath } from '../shared/idFiles';
 
@@ -18,8 +19,7 @@ export async function writeProposals(
   let i = 0;
   for (const p of proposals) {
     const file = idFilePath(dir, [['part', 'prop'], ['part', stamp], ['part', stem], ++i], '.json');
-    await writeFile(`${file}.tmp`, JSON.stringify(p, null, 2));
-    await rename(`${file}.tmp`, file);
+    await writeFileAtomic(file, JSON.stringify(p, null, 2));
   }
   return i;
 }
