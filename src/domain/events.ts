@@ -100,6 +100,18 @@ function buildSchemas() {
     'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
     ...loopSchemas(tier, optStr),
     ...buildReqSchemas(),
+    /** Something went wrong that a human should know of, and what was done about it. */
+    incident: z.looseObject({ kind: z.string().min(1), summary: z.string() }),
+    /**
+     * Written by the store with a command's events when the command carries an id (the
+     * inbox): a replay of the same id finds it and is skipped.
+     */
+    'command.applied': z.looseObject({
+      command: z.string(),
+      outcome: z.enum(['applied', 'failed']),
+      event_ids: z.array(z.string()),
+      source: z.string().optional(),
+    }),
   } as const;
 }
 
@@ -137,6 +149,8 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'inbox.failed',
   ...LOOP_EVENT_TYPES,
   ...REQ_EVENT_TYPES,
+  'incident',
+  'command.applied',
 ] satisfies DomainEventType[]);
 export type DomainEventType = keyof EventSchemas;
 export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;

@@ -9,6 +9,8 @@ export interface LockHolder {
   /** ISO 8601 UTC: the holder's last sign of life. */
   readonly heartbeat: string;
   readonly runId: string;
+  /** True for a writer that drains `.ralph/inbox/` while it holds the lock (a running loop). */
+  readonly drainsInbox?: boolean;
 }
 
 /** A second writer tried to open the store while a live process holds the lock. */
@@ -17,13 +19,16 @@ export class StoreLockedError extends Error {
   constructor(
     readonly lockPath: string,
     readonly holder: LockHolder | undefined,
+    /** How long the opener waited for the lock before giving up (0: it did not wait). */
+    readonly waitedMs = 0,
   ) {
     super(
-      holder
+      (holder
         ? `The Ralph event store is locked by another writer: pid ${holder.pid} on host ${holder.host}, ` +
-            `since ${holder.started} (last heartbeat ${holder.heartbeat}, run ${holder.runId}). ` +
-            `Open it as an observer, or stop that process. Lock file: ${lockPath}`
-        : `The Ralph event store is locked by another writer that is still creating ${lockPath}; try again.`,
+          `since ${holder.started} (last heartbeat ${holder.heartbeat}, run ${holder.runId}` +
+          `${holder.drainsInbox ? ', a running loop' : ''}). Open it as an observer, or stop that process. Lock file: ${lockPath}`
+        : `The Ralph event store is locked by another writer that is still creating ${lockPath}; try again.`) +
+        (waitedMs > 0 ? ` (waited ${(waitedMs / 1000).toFixed(1)} s for it)` : ''),
     );
   }
 }
@@ -36,15 +41,40 @@ export class ReadOnlyStoreError extends Error {
   }
 }
 
-/** ralph.db or the journal cannot be read as what it should be. */
+/**
+ * ralph.db or the journal cannot be read as what it should be, or holds less than its
+ * history proves existed: the store refuses to open rather than lose or hide events.
+ */
 export class StoreCorruptError extends Error {
   override readonly name = 'StoreCorruptError';
   constructor(
     readonly file: string,
     readonly detail: string,
+    /** Byte offset of the damage in `file`, when known. */
+    readonly offset?: number,
   ) {
     super(`${file}: ${detail}`);
   }
+}
+
+/** A command id that is already recorded as applied (exactly once: the replay is skipped). */
+export class CommandAlreadyAppliedError extends Error {
+  override readonly name = 'CommandAlreadyAppliedError';
+  constructor(
+    readonly commandId: string,
+    readonly applied: AppliedCommand,
+  ) {
+    super(`command ${commandId} was already applied (event ${applied.markerId})`);
+  }
+}
+
+/** What the store recorded about an applied command: its marker event and the events it appended. */
+export interface AppliedCommand {
+  readonly markerId: string;
+  readonly command: string;
+  readonly outcome: 'applied' | 'failed';
+  readonly eventIds: readonly string[];
+  readonly ts: string;
 }
 
 /** The database was written by a newer Ralph whose schema this one does not know. */
@@ -68,8 +98,16 @@ export class StoreFailedError extends Error {
   constructor(
     readonly reason: string,
     override readonly cause?: unknown,
+    /**
+     * Whether the write that failed may still be in the journal: 'no' (cut back: retrying
+     * cannot duplicate it) or 'unknown' (do not retry blindly).
+     */
+    readonly recorded: 'no' | 'unknown' = 'no',
   ) {
-    super(`The event store stopped accepting writes: ${reason}`);
+    super(
+      `The event store stopped accepting writes: ${reason}` +
+        (recorded === 'unknown' ? '; the failed command may or may not have been recorded' : ''),
+    );
   }
 }
 

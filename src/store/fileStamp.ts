@@ -2,6 +2,7 @@
 // that ralph.db was replaced by a checkpoint and what it read belongs to which version.
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
+import { fileError } from '../shared/fs';
 
 export interface FileStamp {
   readonly ino: number;
@@ -22,7 +23,7 @@ export function statOrUndefined(file: string): FileStamp | undefined {
     return stampOf(fs.statSync(file));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+    throw fileError('stat', file, e);
   }
 }
 
@@ -38,7 +39,7 @@ export async function readWithStampAsync(file: string): Promise<FileRead | undef
     h = await fsp.open(file, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+    throw fileError('open', file, e);
   }
   try {
     const st = await h.stat();
@@ -50,6 +51,8 @@ export async function readWithStampAsync(file: string): Promise<FileRead | undef
       got += bytesRead;
     }
     return { data: data.subarray(0, got), stamp: stampOf(st) };
+  } catch (e) {
+    throw fileError('read', file, e);
   } finally {
     await h.close();
   }
@@ -62,7 +65,7 @@ export function readWithStamp(file: string): FileRead | undefined {
     fd = fs.openSync(file, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+    throw fileError('open', file, e);
   }
   try {
     const st = fs.fstatSync(fd);
@@ -74,6 +77,8 @@ export function readWithStamp(file: string): FileRead | undefined {
       got += n;
     }
     return { data: data.subarray(0, got), stamp: stampOf(st) };
+  } catch (e) {
+    throw fileError('read', file, e);
   } finally {
     fs.closeSync(fd);
   }

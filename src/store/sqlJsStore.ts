@@ -1,23 +1,53 @@
 // The sql.js adapter of the EventStore port: the database lives in memory, every command's
 // events are made durable by the journal (one fsync, group commit), and a throttled
-// checkpoint writes .ralph/ralph.db atomically and trims the journal. One writer holds
-// .ralph/locks/writer.lock; observers read ralph.db plus the journal's tail.
+// checkpoint writes .ralph/ralph.db atomically (keeping the one it replaces as
+// ralph.db.prev) and trims the journal to the records since that previous one, so
+// ralph.db.prev plus the journal is always a complete history. One writer holds
+// .ralph/locks/writer.lock; observers read ralph.db plus the journal's tail. A writer
+// refuses to open a damaged journal, a ralph.db that fails its checkpoint's checksum, and a
+// missing, empty or older ralph.db when the history around it says it held more.
 import { redactValue } from '../shared/redaction';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
-import { fsyncDirSync, isAtomicTempOf, writeFileAtomic, writeFileAtomicSync } from '../shared/fs';
-import { ReadOnlyStoreError, StoreClosedError, StoreCorruptError, StoreFailedError } from './errors';
+import { fileError, fsyncDirSync, isAtomicTempOf, onFile, writeFileAtomic, writeFileAtomicSync } from '../shared/fs';
+import { DB_FILE, PREV_DB_FILE, fileCheckpointWriter, isCheckpointTemp, type CheckpointWriter, type DbImage } from './checkpoint';
+import {
+  CommandAlreadyAppliedError,
+  ReadOnlyStoreError,
+  StoreClosedError,
+  StoreCorruptError,
+  StoreFailedError,
+  StoreLockedError,
+  type AppliedCommand,
+} from './errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from './eventIds';
 import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, rowToEvent, type EventRow } from './eventRows';
 import { readWithStamp, readWithStampAsync, sameStamp, statOrUndefined, type FileRead, type FileStamp } from './fileStamp';
-import { JOURNAL_FILE, JournalAppender, encodeRecord, readJournalSync, type JournalRecord } from './journal';
+import { checkDatabaseSum, inspectDbBytes, journalDamageError, refuseLostDatabase, refuseOlderDatabase } from './history';
+import {
+  JOURNAL_FILE,
+  JournalAppender,
+  JournalWriteError,
+  crc32,
+  encodeHeader,
+  encodeRecord,
+  headerOf,
+  readFileFrom,
+  readJournalSync,
+  type CheckpointHeader,
+  type DbSum,
+  type JournalRecord,
+  type JournalScan,
+} from './journal';
 import { migrate } from './schema';
 import { SqlDb, loadSqlJs } from './sqlDb';
 import type {
+  CommandStamp,
   Decision,
   Disposable,
   EventStore,
+  ExecuteOptions,
   NewEvent,
   Projection,
   SqlParams,
@@ -29,8 +59,11 @@ import type {
 } from './types';
 import { LOCK_FILE, WriterLock, type Takeover } from './writerLock';
 
-export const DB_FILE = 'ralph.db';
+export { DB_FILE, PREV_DB_FILE } from './checkpoint';
 export const LOCKS_DIR = 'locks';
+
+/** The marker event a command id leaves with its events (see ExecuteOptions.command). */
+export const COMMAND_APPLIED = 'command.applied';
 
 export interface OpenStoreOptions {
   /** The `.ralph` directory (created for the writer when missing). */
@@ -49,6 +82,27 @@ export interface OpenStoreOptions {
   readonly lockStaleMs?: number;
   /** Heartbeat period of the writer lock (default 5 s). */
   readonly heartbeatMs?: number;
+  /**
+   * Writer: how long to wait, with backoff, for another writer that does not drain the inbox
+   * (a short-lived command) to release the lock (default 0: fail at once). A running loop's
+   * lock is never waited for: StoreLockedError says so (holder.drainsInbox), and the caller
+   * sends its command to the loop's inbox instead.
+   */
+  readonly lockWaitMs?: number;
+  /** Writer: this process drains `.ralph/inbox/` while it holds the lock (a running loop). */
+  readonly drainsInbox?: boolean;
+  /** Writes ralph.db at checkpoints (default: the file writer of checkpoint.ts). */
+  readonly checkpointWriter?: CheckpointWriter;
+}
+
+/** What the writer's open learnt from the files, for the store's bookkeeping. */
+interface OpenFacts {
+  readonly scan: JournalScan;
+  readonly dbExisted: boolean;
+  readonly dbStamp: FileStamp | undefined;
+  /** The sum of ralph.db as read, when it is the image the header describes (or newer). */
+  readonly dbSum: DbSum | undefined;
+  readonly changed: boolean;
 }
 
 class SqlJsEventStore implements EventStore {
@@ -65,6 +119,17 @@ class SqlJsEventStore implements EventStore {
   private exitHandler: (() => void) | undefined;
   private appender: JournalAppender | undefined;
   private lock: WriterLock | undefined;
+  private readonly writer: CheckpointWriter;
+  // writer bookkeeping: what ralph.db and ralph.db.prev on disk are, and what the journal
+  // must keep for each of them
+  private dbSum: DbSum | undefined;
+  private prevSum: DbSum | undefined;
+  /** ralph.db as we last wrote or verified it: only that file is kept as ralph.db.prev. */
+  private dbDiskStamp: FileStamp | undefined;
+  /** Journal offset of the first record ralph.db.prev may lack. */
+  private prevCoverEnd = 0;
+  /** Journal offset of the first record ralph.db may lack (all before it are in the file). */
+  private dbCoverEnd = 0;
   // observer bookkeeping
   private dbStamp: FileStamp | undefined;
   private journalIno = 0;
@@ -73,6 +138,7 @@ class SqlJsEventStore implements EventStore {
   // counters
   private commands = 0;
   private eventsAppended = 0;
+  private eventsAcknowledged = 0;
   private checkpoints = 0;
   private dbBytes = 0;
   private replayed = 0;
@@ -81,8 +147,6 @@ class SqlJsEventStore implements EventStore {
   private lastError: string | undefined;
   private lastExportMs = 0;
   private lastCheckpointMs = 0;
-  /** Leading journal bytes already covered by ralph.db (the checkpoint header). */
-  private journalHeaderBytes = 0;
 
   constructor(
     private readonly SQL: SqlJsStatic,
@@ -93,10 +157,12 @@ class SqlJsEventStore implements EventStore {
     private readonly projections: readonly Projection[],
     private readonly clock: Clock,
     private readonly debounceMs: number,
+    writer: CheckpointWriter | undefined,
   ) {
     this.dbPath = path.join(ralphDir, DB_FILE);
     this.journalPath = path.join(ralphDir, JOURNAL_FILE);
     this.ids = new EventIdGenerator(clock);
+    this.writer = writer ?? fileCheckpointWriter(ralphDir);
   }
 
   // ---- open ---------------------------------------------------------------------------
@@ -108,18 +174,21 @@ class SqlJsEventStore implements EventStore {
     projections: readonly Projection[],
     file: FileRead | undefined = readWithStamp(dbPath),
   ): { db: SqlDb; stamp: FileStamp | undefined; bytes: number; changed: boolean } {
+    const hint = fs.existsSync(path.join(path.dirname(dbPath), PREV_DB_FILE))
+      ? `; run \`ralph repair --fix\` to restore it from ${PREV_DB_FILE} and the journal`
+      : '';
     let raw;
     try {
       raw = file && file.data.length > 0 ? new SQL.Database(file.data) : new SQL.Database();
     } catch (e) {
-      throw new StoreCorruptError(dbPath, `cannot be opened as SQLite: ${(e as Error).message}`);
+      throw new StoreCorruptError(dbPath, `cannot be opened as SQLite: ${(e as Error).message}${hint}`);
     }
     const db = new SqlDb(raw);
     try {
       db.get('SELECT count(*) AS n FROM sqlite_master');
     } catch (e) {
       db.close();
-      throw new StoreCorruptError(dbPath, `is not a valid SQLite database: ${(e as Error).message}`);
+      throw new StoreCorruptError(dbPath, `is not a valid SQLite database: ${(e as Error).message}${hint}`);
     }
     // The database file lives in sql.js's in-memory FS and only this connection uses it:
     // an exclusive lock keeps the page cache across transactions (no re-validation per
@@ -129,9 +198,18 @@ class SqlJsEventStore implements EventStore {
       'PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; ' +
         'PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;',
     );
-    const applied = migrate(db, dbPath);
-    const rebuilt = SqlJsEventStore.syncProjections(db, projections);
-    return { db, stamp: file?.stamp, bytes: file?.data.length ?? 0, changed: applied.length > 0 || rebuilt };
+    let changed: boolean;
+    try {
+      const applied = migrate(db, dbPath);
+      changed = SqlJsEventStore.syncProjections(db, projections) || applied.length > 0;
+    } catch (e) {
+      db.close();
+      if (e instanceof Error && /malformed|not a database|corrupt/i.test(e.message)) {
+        throw new StoreCorruptError(dbPath, `is damaged: ${e.message}${hint}`);
+      }
+      throw e;
+    }
+    return { db, stamp: file?.stamp, bytes: file?.data.length ?? 0, changed };
   }
 
   /** Runs every projection's DDL; rebuilds those whose stored version differs. */
@@ -182,7 +260,7 @@ class SqlJsEventStore implements EventStore {
       for (const rec of records) {
         for (const e of rec.events) {
           this.ids.observe(e.event_id);
-          if (this.db.get('SELECT 1 AS x FROM events WHERE event_id = ?', [e.event_id])) continue;
+          if (this.hasEvent(e.event_id)) continue;
           this.insertAndApply(e);
           n++;
         }
@@ -195,43 +273,64 @@ class SqlJsEventStore implements EventStore {
     return n;
   }
 
+  hasEvent(eventId: string): boolean {
+    return this.db.get('SELECT 1 AS x FROM events WHERE event_id = ?', [eventId]) !== undefined;
+  }
+
   private insertAndApply(e: StoredEvent): void {
     this.db.run(INSERT_EVENT, [e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)]);
     for (const p of this.projections) p.apply(this.db, e);
   }
 
-  private maxEventId(): string {
+  maxEventId(): string {
     return this.db.get<{ m: string | null }>('SELECT max(event_id) AS m FROM events')?.m ?? '';
   }
 
-  async openWriter(dbExisted: boolean, changed: boolean): Promise<void> {
+  async openWriter(facts: OpenFacts): Promise<void> {
+    const { scan } = facts;
     this.ids.observe(this.maxEventId());
-    const scan = readJournalSync(this.journalPath);
     this.replayed += this.replayJournal(scan.records);
-    // Journal bytes whose events ralph.db already holds need no checkpoint at close.
-    if (this.replayed === 0) this.journalHeaderBytes = scan.validEnd;
+    const header = headerOf(scan.records);
+    // ralph.db.prev may lack everything after the header; ralph.db lacks only what was replayed.
+    this.prevCoverEnd = scan.headerEnd;
+    this.dbCoverEnd = this.replayed === 0 ? scan.validEnd : scan.headerEnd;
+    this.dbSum = facts.dbExisted ? facts.dbSum : undefined;
+    this.prevSum = header?.prev;
+    this.dbDiskStamp = facts.dbStamp;
     this.torn += scan.tornBytes;
+    let size = scan.validEnd;
     if (scan.tornBytes > 0) {
       // Cut the torn tail off so the next append does not land behind garbage.
-      const fd = fs.openSync(this.journalPath, 'r+');
-      try {
-        fs.ftruncateSync(fd, scan.validEnd);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
+      this.patchJournal((fd) => fs.ftruncateSync(fd, scan.validEnd), 'truncate');
+    }
+    if (scan.unterminated) {
+      // A complete last record whose newline never made it to disk: finish the line.
+      this.patchJournal((fd) => fs.writeSync(fd, '\n', scan.validEnd), 'write');
+      size += 1;
     }
     const created = !fs.existsSync(this.journalPath);
-    this.appender = await JournalAppender.open(this.journalPath, scan.validEnd, () => {
+    this.appender = await JournalAppender.open(this.journalPath, size, () => {
       // Never write into a journal another writer now owns.
       if (this.lock && !this.lock.verify()) throw this.failure ?? new StoreFailedError('the writer lock was taken over by another process');
     });
     if (created) fsyncDirSync(this.ralphDir); // the journal's directory entry must survive a crash too
     this.exitHandler = () => this.exitCheckpoint();
     process.on('exit', this.exitHandler);
-    if (!dbExisted || changed || this.replayed > 0) {
+    if (!facts.dbExisted || facts.changed || this.replayed > 0) {
       this.dirty = true;
       await this.checkpoint();
+    }
+  }
+
+  private patchJournal(fn: (fd: number) => void, operation: 'truncate' | 'write'): void {
+    const fd = onFile('open', this.journalPath, () => fs.openSync(this.journalPath, 'r+'));
+    try {
+      onFile(operation, this.journalPath, () => {
+        fn(fd);
+        fs.fsyncSync(fd);
+      });
+    } finally {
+      fs.closeSync(fd);
     }
   }
 
@@ -308,6 +407,28 @@ class SqlJsEventStore implements EventStore {
     return this.db.all<EventRow>(sql, params).map(rowToEvent);
   }
 
+  appliedCommand(commandId: string): AppliedCommand | undefined {
+    this.assertOpen();
+    const row = this.db.get<{ event_id: string; ts: string; payload: string }>(
+      'SELECT event_id, ts, payload FROM events WHERE entity_type = ? AND entity_id = ? AND event_type = ? ORDER BY event_id LIMIT 1',
+      ['command', commandId, COMMAND_APPLIED],
+    );
+    if (!row) return undefined;
+    let p: { command?: unknown; outcome?: unknown; event_ids?: unknown } = {};
+    try {
+      p = JSON.parse(row.payload) as typeof p;
+    } catch {
+      // a marker whose payload cannot be read still says the command was applied
+    }
+    return {
+      markerId: row.event_id,
+      ts: row.ts,
+      command: typeof p.command === 'string' ? p.command : '?',
+      outcome: p.outcome === 'failed' ? 'failed' : 'applied',
+      eventIds: Array.isArray(p.event_ids) ? p.event_ids.filter((x): x is string => typeof x === 'string') : [],
+    };
+  }
+
   onDidAppend(listener: (events: readonly StoredEvent[]) => void): Disposable {
     this.listeners.add(listener);
     return { dispose: () => this.listeners.delete(listener) };
@@ -328,6 +449,7 @@ class SqlJsEventStore implements EventStore {
     return {
       commands: this.commands,
       eventsAppended: this.eventsAppended,
+      eventsAcknowledged: this.eventsAcknowledged,
       fsyncs: this.appender?.fsyncs ?? 0,
       checkpoints: this.checkpoints,
       journalBytes: this.mode === 'writer' ? (this.appender?.size ?? 0) : this.journalOffset,
@@ -357,32 +479,60 @@ class SqlJsEventStore implements EventStore {
     if (this.failure) throw this.failure;
   }
 
+  private stamp(e: NewEvent, ts: string): StoredEvent {
+    return {
+      event_id: this.ids.next(),
+      ts,
+      run_id: this.runId,
+      entity_type: e.entity_type,
+      entity_id: e.entity_id,
+      event_type: e.event_type,
+      actor: e.actor,
+      // The one redaction step for event payloads: an agent's quoted secret never lands.
+      payload: redactValue(e.payload),
+    };
+  }
+
   /** The synchronous part of execute: decide, stamp, insert, project, commit. */
-  private commit<T>(decide: (db: SqlReader) => Decision<T>): { result: T; events: StoredEvent[] } {
+  private commit<T>(decide: (db: SqlReader) => Decision<T>, command: CommandStamp | undefined): { result: T; events: StoredEvent[] } {
     if (this.inTransaction) throw new Error('execute() was called from inside a decide or a projection; commands do not nest');
+    if (command) {
+      const prior = this.appliedCommand(command.id);
+      if (prior) throw new CommandAlreadyAppliedError(command.id, prior);
+    }
     this.db.run('BEGIN');
     this.inTransaction = true;
     try {
       const decision = decide(this.db);
       const stored: StoredEvent[] = [];
-      const ms = this.clock();
-      const ts = isoTimestamp(ms);
+      const ts = isoTimestamp(this.clock());
       decision.events.forEach((e, i) => {
         checkNewEvent(e, i);
-        const s: StoredEvent = {
-          event_id: this.ids.next(),
-          ts,
-          run_id: this.runId,
-          entity_type: e.entity_type,
-          entity_id: e.entity_id,
-          event_type: e.event_type,
-          actor: e.actor,
-          // The one redaction step for event payloads: an agent's quoted secret never lands.
-          payload: redactValue(e.payload),
-        };
+        const s = this.stamp(e, ts);
         this.insertAndApply(s);
         stored.push(s);
       });
+      if (command) {
+        // In the same transaction and journal record as the command's events: either both
+        // survive a crash or neither does, so a replay of the command is always detected.
+        const marker = this.stamp(
+          {
+            entity_type: 'command',
+            entity_id: command.id,
+            event_type: COMMAND_APPLIED,
+            actor: command.actor,
+            payload: {
+              command: command.name,
+              outcome: command.outcome ?? 'applied',
+              event_ids: stored.map((s) => s.event_id),
+              ...(command.source !== undefined ? { source: command.source } : {}),
+            },
+          },
+          ts,
+        );
+        this.insertAndApply(marker);
+        stored.push(marker);
+      }
       this.db.run('COMMIT');
       return { result: decision.result, events: stored };
     } catch (e) {
@@ -393,10 +543,10 @@ class SqlJsEventStore implements EventStore {
     }
   }
 
-  async execute<T>(decide: (db: SqlReader) => Decision<T>): Promise<{ result: T; events: StoredEvent[] }> {
+  async execute<T>(decide: (db: SqlReader) => Decision<T>, options: ExecuteOptions = {}): Promise<{ result: T; events: StoredEvent[] }> {
     // Everything up to the first await runs synchronously, so commands apply in call order.
     this.assertWritable('execute');
-    const out = this.commit(decide);
+    const out = this.commit(decide, options.command);
     if (out.events.length === 0) return out;
     this.commands += 1;
     this.eventsAppended += out.events.length;
@@ -407,15 +557,19 @@ class SqlJsEventStore implements EventStore {
     try {
       await appender.append(encodeRecord(out.events));
     } catch (e) {
-      this.failure ??= new StoreFailedError(`journal write failed: ${(e as Error).message}`, e);
+      const recorded = e instanceof JournalWriteError ? e.recorded : 'unknown';
+      // The events are in memory but not durable: refuse everything from now on, so
+      // neither a later command nor a checkpoint can make them look acknowledged.
+      this.failure ??= new StoreFailedError(`journal write failed: ${(e as Error).message}`, e, recorded);
       throw this.failure;
     }
+    this.eventsAcknowledged += out.events.length;
     this.fire(out.events);
     return out;
   }
 
-  async append(events: readonly NewEvent[]): Promise<StoredEvent[]> {
-    return (await this.execute(() => ({ events, result: undefined }))).events;
+  async append(events: readonly NewEvent[], options: ExecuteOptions = {}): Promise<StoredEvent[]> {
+    return (await this.execute(() => ({ events, result: undefined }), options)).events;
   }
 
   async rebuild(): Promise<void> {
@@ -463,12 +617,50 @@ class SqlJsEventStore implements EventStore {
   async checkpoint(): Promise<void> {
     this.assertOpen();
     if (this.mode !== 'writer') throw new ReadOnlyStoreError('checkpoint');
-    if (this.failure && this.lock?.isLost) throw this.failure;
+    // Events a failed journal write left in memory were never acknowledged: no checkpoint
+    // may write them into ralph.db.
+    if (this.failure) throw this.failure;
     // One at a time, in call order: each caller's run starts after the previous one ends,
     // so it captures everything committed before the call (a run with nothing new is a no-op).
     const run = this.checkpointChain.then(() => this.runCheckpoint());
     this.checkpointChain = run.catch(() => undefined);
     return run;
+  }
+
+  /** The image a checkpoint writes: the whole database, and the last event it holds. */
+  private snapshot(): DbImage {
+    return { data: this.db.raw.export(), upTo: this.maxEventId() };
+  }
+
+  /** Keep ralph.db as ralph.db.prev only when it is the file we last wrote or verified. */
+  private mayRotate(): boolean {
+    return this.dbSum !== undefined && this.dbDiskStamp !== undefined && sameStamp(statOrUndefined(this.dbPath), this.dbDiskStamp);
+  }
+
+  /** The journal after a checkpoint: its header, then every record ralph.db.prev may lack. */
+  private trimmedJournal(
+    header: CheckpointHeader,
+    rotate: boolean,
+    size: number,
+  ): { bytes: Buffer; keepFrom: number; headerLength: number } {
+    const keepFrom = rotate ? this.dbCoverEnd : this.prevCoverEnd;
+    const head = encodeHeader(header);
+    const kept =
+      size > keepFrom ? (readFileFrom(this.journalPath, keepFrom)?.buf.subarray(0, size - keepFrom) ?? Buffer.alloc(0)) : Buffer.alloc(0);
+    if (kept.length !== Math.max(0, size - keepFrom)) {
+      throw new StoreFailedError(`${this.journalPath} is shorter than the ${size} bytes this writer appended`);
+    }
+    return { bytes: Buffer.concat([head, kept]), keepFrom, headerLength: head.length };
+  }
+
+  /** Bookkeeping once ralph.db and the trimmed journal are both on disk. */
+  private afterCheckpoint(sum: DbSum, rotate: boolean, synced: number, keepFrom: number, headerLength: number): void {
+    this.prevSum = rotate ? this.dbSum : this.prevSum;
+    this.dbSum = sum;
+    this.dbDiskStamp = statOrUndefined(this.dbPath);
+    this.dbBytes = sum.size;
+    this.prevCoverEnd = headerLength;
+    this.dbCoverEnd = headerLength + (synced - keepFrom);
   }
 
   private async runCheckpoint(): Promise<void> {
@@ -481,39 +673,29 @@ class SqlJsEventStore implements EventStore {
     // Every record below `synced` has its events in memory, hence in the export; records
     // appended later stay in the journal (replay is by event id, so overlap is harmless).
     const synced = appender.size;
-    if (!this.dirty && synced <= this.journalHeaderBytes) return;
+    if (!this.dirty && synced <= this.dbCoverEnd) return;
     this.dirty = false;
     const t0 = performance.now();
-    const data = this.db.raw.export();
-    const upTo = this.maxEventId();
+    const image = this.snapshot();
     this.lastExportMs = performance.now() - t0;
     if (this.lock && !this.lock.verify()) throw this.failure ?? new StoreFailedError('writer lock lost');
+    const rotate = this.mayRotate();
+    let sum: DbSum;
     try {
-      await writeFileAtomic(this.dbPath, data);
+      sum = await this.writer.write(image, rotate);
     } catch (e) {
       this.dirty = true;
       throw e;
     }
-    this.dbBytes = data.length;
-    // Trim: keep only bytes appended since `synced`. A crash before the rename leaves the
-    // old (longer) journal, whose extra records are already in ralph.db: skipped on replay.
-    // The new journal starts with a header naming the last event in that ralph.db.
+    // A crash from here until the journal is replaced leaves the old header, which
+    // describes the ralph.db now in ralph.db.prev: the next open recognises that.
+    const prev = rotate ? this.dbSum : this.prevSum;
+    const header: CheckpointHeader = { upTo: image.upTo, db: sum, ...(prev ? { prev } : {}) };
     await appender.exclusive(async () => {
-      const size = appender.size;
-      const header = encodeRecord([], upTo);
-      let tail = Buffer.alloc(0);
-      if (size > synced) {
-        const fd = fs.openSync(this.journalPath, 'r');
-        try {
-          tail = Buffer.alloc(size - synced);
-          fs.readSync(fd, tail, 0, tail.length, synced);
-        } finally {
-          fs.closeSync(fd);
-        }
-      }
-      await writeFileAtomic(this.journalPath, Buffer.concat([header, tail]));
-      await appender.reopen(header.length + tail.length);
-      this.journalHeaderBytes = header.length;
+      const t = this.trimmedJournal(header, rotate, appender.size);
+      await writeFileAtomic(this.journalPath, t.bytes);
+      await appender.reopen(t.bytes.length);
+      this.afterCheckpoint(sum, rotate, synced, t.keepFrom, t.headerLength);
     });
     this.checkpoints += 1; // counted once the journal is trimmed too
     this.lastCheckpointMs = performance.now() - t0;
@@ -527,9 +709,14 @@ class SqlJsEventStore implements EventStore {
         this.db.rollbackQuietly();
         this.inTransaction = false;
       }
-      if (this.lock?.verify() !== false && (this.dirty || (this.appender?.size ?? 0) > this.journalHeaderBytes)) {
-        writeFileAtomicSync(this.dbPath, this.db.raw.export());
-        writeFileAtomicSync(this.journalPath, encodeRecord([], this.maxEventId()));
+      const size = this.appender?.size ?? 0;
+      if (!this.failure && this.lock?.verify() !== false && (this.dirty || size > this.dbCoverEnd)) {
+        const image = this.snapshot();
+        const rotate = this.mayRotate();
+        const sum = this.writer.writeSync(image, rotate);
+        const prev = rotate ? this.dbSum : this.prevSum;
+        const t = this.trimmedJournal({ upTo: image.upTo, db: sum, ...(prev ? { prev } : {}) }, rotate, size);
+        writeFileAtomicSync(this.journalPath, t.bytes);
       }
     } catch {
       // Best effort: the journal still holds every acknowledged event.
@@ -547,6 +734,7 @@ class SqlJsEventStore implements EventStore {
     this.replayed += n;
     this.journalIno = scan.ino;
     this.journalOffset = scan.validEnd; // an incomplete last record is re-read next time
+    if (scan.damage) throw journalDamageError(this.journalPath, scan.damage);
   }
 
   async refresh(): Promise<boolean> {
@@ -594,7 +782,7 @@ class SqlJsEventStore implements EventStore {
         if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
         this.checkpointTimer = undefined;
         if (!this.lock?.isLost && !this.failure) {
-          this.dirty = this.dirty || (this.appender?.size ?? 0) > this.journalHeaderBytes;
+          this.dirty = this.dirty || (this.appender?.size ?? 0) > this.dbCoverEnd;
           await this.checkpoint();
         }
         await this.appender?.close();
@@ -611,8 +799,8 @@ class SqlJsEventStore implements EventStore {
 
 /** Removes what a writer killed mid-write leaves: atomic-write temps and heartbeat temps. */
 function cleanTempFiles(ralphDir: string): void {
-  for (const name of fs.readdirSync(ralphDir)) {
-    if (isAtomicTempOf(path.join(ralphDir, DB_FILE), name) || isAtomicTempOf(path.join(ralphDir, JOURNAL_FILE), name)) {
+  for (const name of onFile('list', ralphDir, () => fs.readdirSync(ralphDir))) {
+    if (isCheckpointTemp(name) || isAtomicTempOf(path.join(ralphDir, JOURNAL_FILE), name)) {
       fs.rmSync(path.join(ralphDir, name), { force: true });
     }
   }
@@ -622,53 +810,126 @@ function cleanTempFiles(ralphDir: string): void {
   }
 }
 
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Takes the writer lock, waiting up to `waitMs` (with jittered backoff) while another
+ * short-lived writer holds it. A holder that drains the inbox is not waited for.
+ */
+async function acquireLock(
+  options: OpenStoreOptions,
+  runId: string,
+  clock: Clock,
+  onLost: () => void,
+): Promise<{ lock: WriterLock; takeover?: Takeover }> {
+  const start = Date.now();
+  const waitMs = options.lockWaitMs ?? 0;
+  let pause = 5;
+  for (;;) {
+    try {
+      return WriterLock.acquire({
+        locksDir: path.join(options.ralphDir, LOCKS_DIR),
+        runId,
+        clock,
+        ...(options.drainsInbox ? { drainsInbox: true } : {}),
+        ...(options.lockStaleMs !== undefined ? { staleMs: options.lockStaleMs } : {}),
+        ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+        onLost,
+      });
+    } catch (e) {
+      if (!(e instanceof StoreLockedError)) throw e;
+      const waited = Date.now() - start;
+      if (e.holder?.drainsInbox || waited >= waitMs) {
+        throw waited > 0 ? new StoreLockedError(e.lockPath, e.holder, waited) : e;
+      }
+      // Jittered so several waiting commands do not retry in lockstep.
+      await delay(Math.min(pause * (0.5 + Math.random()), waitMs - waited));
+      pause = Math.min(pause * 2, 100);
+    }
+  }
+}
+
+/** ralph.db.prev's bytes, when it exists (only read on the refusal paths). */
+function readPrev(ralphDir: string): Uint8Array | undefined {
+  const file = path.join(ralphDir, PREV_DB_FILE);
+  try {
+    return fs.readFileSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError('read', file, e);
+  }
+}
+
 /**
  * Opens the event store in `.ralph`. The writer takes the lock (StoreLockedError when a
- * live process holds it), replays journal records ralph.db lacks and records a takeover
- * of a dead holder's lock as a `lock.taken_over` event. Observers read without the lock.
+ * live process holds it), checks ralph.db against the history around it, replays journal
+ * records ralph.db lacks and records a takeover of a dead holder's lock as a
+ * `lock.taken_over` event. Observers read without the lock.
  */
 export async function openStore(options: OpenStoreOptions): Promise<EventStore> {
-  const sqlJs = loadSqlJs(options.wasmPath);
   const clock = options.clock ?? Date.now;
   const runId = options.runId ?? defaultRunId(clock(), process.pid);
-  const dbPath = path.join(options.ralphDir, DB_FILE);
+  const ralphDir = options.ralphDir;
+  const dbPath = path.join(ralphDir, DB_FILE);
+  const journalPath = path.join(ralphDir, JOURNAL_FILE);
+  // sql.js's wasm compile is most of an open: do it before taking the lock, so commands
+  // side by side hold the lock for as short a time as possible.
+  const SQL = await loadSqlJs(options.wasmPath);
   let lock: WriterLock | undefined;
   let takeover: Takeover | undefined;
   let store: SqlJsEventStore | undefined;
   if (options.mode === 'writer') {
-    fs.mkdirSync(options.ralphDir, { recursive: true });
-    const got = WriterLock.acquire({
-      locksDir: path.join(options.ralphDir, LOCKS_DIR),
-      runId,
-      clock,
-      ...(options.lockStaleMs !== undefined ? { staleMs: options.lockStaleMs } : {}),
-      ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
-      onLost: () => store?.onLockLost(),
-    });
+    onFile('mkdir', ralphDir, () => fs.mkdirSync(ralphDir, { recursive: true }));
+    const got = await acquireLock(options, runId, clock, () => store?.onLockLost());
     lock = got.lock;
     takeover = got.takeover;
   }
   try {
-    if (lock) cleanTempFiles(options.ralphDir);
+    if (lock) cleanTempFiles(ralphDir);
     // Read ralph.db only now: a writer must hold the lock first, or a writer closing in
-    // between could checkpoint (and trim the journal) after our read.
-    const [SQL, file] = await Promise.all([sqlJs, readWithStampAsync(dbPath)]);
-    const dbExisted = file !== undefined;
+    // between could checkpoint (and trim the journal) after our read. Observers read the
+    // database before the journal, so a checkpoint in between loses them nothing.
+    const file = await readWithStampAsync(dbPath);
+    const scan = readJournalSync(journalPath, 0, { acceptUnterminated: lock !== undefined });
+    if (scan.damage) throw journalDamageError(journalPath, scan.damage);
+    const header = headerOf(scan.records);
+    let dbSum: DbSum | undefined;
+    if (!file || file.data.length === 0) {
+      refuseLostDatabase(dbPath, file ? 'empty' : 'missing', header, inspectDbBytes(SQL, readPrev(ralphDir)));
+    } else if (lock) {
+      checkDatabaseSum(dbPath, file.data, header, () => {
+        const prev = readPrev(ralphDir);
+        return prev ? { size: prev.length, crc: crc32(prev), upTo: '' } : undefined;
+      });
+      dbSum = { size: file.data.length, crc: crc32(file.data), upTo: '' };
+    }
     const loaded = SqlJsEventStore.loadDatabase(SQL, dbPath, options.projections, file);
     store = new SqlJsEventStore(
       SQL,
       loaded.db,
       options.mode,
       runId,
-      options.ralphDir,
+      ralphDir,
       options.projections,
       clock,
       options.checkpointDebounceMs ?? 1000,
+      options.checkpointWriter,
     );
     store.setDbBytes(loaded.bytes);
     if (lock) {
+      const s = store;
+      if (file && file.data.length > 0) refuseOlderDatabase(dbPath, header, (id) => s.hasEvent(id), s.maxEventId());
+      if (dbSum) dbSum = { ...dbSum, upTo: s.maxEventId() };
       store.attachLock(lock);
-      await store.openWriter(dbExisted, loaded.changed);
+      await store.openWriter({
+        scan,
+        dbExisted: file !== undefined && file.data.length > 0,
+        dbStamp: file?.stamp,
+        dbSum,
+        changed: loaded.changed,
+      });
       if (takeover) await store.recordTakeover(takeover);
     } else {
       store.openObserver(loaded.stamp);

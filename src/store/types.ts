@@ -1,6 +1,7 @@
 // The event store's port: what the control plane, the loop and the hosts may ask of it.
 // The sql.js adapter (src/store/sqlJsStore.ts) implements it; projections (the derived
 // tables such as task_view and patch_view) are supplied by their owners at open time.
+import type { AppliedCommand } from './errors';
 
 // The event row types belong to the domain (events.ts converts to and from them); the
 // store's port names them as its own.
@@ -47,6 +48,27 @@ export interface Disposable {
   dispose(): void;
 }
 
+/**
+ * A command applied exactly once: its id is recorded with its events (a `command.applied`
+ * marker event in the same transaction and journal record), and executing the same id
+ * again throws CommandAlreadyAppliedError instead of appending anything.
+ */
+export interface CommandStamp {
+  /** Unique per submission (an inbox file's id); a replay carries the same id. */
+  readonly id: string;
+  /** What kind of command it was (emit-event, transition-task, stop…). */
+  readonly name: string;
+  readonly actor: string;
+  /** Where it came from, e.g. `inbox/cmd_….json`. */
+  readonly source?: string;
+  /** 'failed' when the events record the command's failure (default 'applied'). */
+  readonly outcome?: 'applied' | 'failed';
+}
+
+export interface ExecuteOptions {
+  readonly command?: CommandStamp;
+}
+
 export type StoreMode = 'writer' | 'observer';
 
 export interface EventStore extends SqlReader {
@@ -60,10 +82,13 @@ export interface EventStore extends SqlReader {
    * Resolves once the events are durable (journal fsync; bursts share one fsync).
    * Throws ReadOnlyStoreError in observer mode.
    */
-  execute<T>(decide: (db: SqlReader) => Decision<T>): Promise<{ result: T; events: StoredEvent[] }>;
+  execute<T>(decide: (db: SqlReader) => Decision<T>, options?: ExecuteOptions): Promise<{ result: T; events: StoredEvent[] }>;
 
   /** Shorthand for execute with a fixed list of events. */
-  append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
+  append(events: readonly NewEvent[], options?: ExecuteOptions): Promise<StoredEvent[]>;
+
+  /** The record of a command id executed with ExecuteOptions.command, if it was. */
+  appliedCommand(commandId: string): AppliedCommand | undefined;
 
   /** Events in append order, optionally only those after `afterId`. */
   events(filter?: { afterId?: string; entityType?: string; entityId?: string; limit?: number }): StoredEvent[];
@@ -92,6 +117,8 @@ export interface StoreStats {
   /** Commands (execute calls) that appended at least one event. */
   readonly commands: number;
   readonly eventsAppended: number;
+  /** Events whose journal write was fsynced (acknowledged to their command). */
+  readonly eventsAcknowledged: number;
   /** fdatasync calls on the journal; a group-committed burst counts once. */
   readonly fsyncs: number;
   /** Completed atomic writes of ralph.db. */

@@ -19,6 +19,7 @@ const holderSchema = z.object({
   started: z.string(),
   heartbeat: z.string(),
   runId: z.string(),
+  drainsInbox: z.boolean().optional(),
 });
 
 export type TakeoverReason = 'pid_dead' | 'heartbeat_stale' | 'unreadable';
@@ -38,6 +39,8 @@ export interface WriterLockOptions {
   readonly heartbeatMs?: number;
   /** Called once if another process took the lock from us. */
   readonly onLost?: (holder: LockHolder | undefined) => void;
+  /** Says in the lock that this holder drains `.ralph/inbox/` (a running loop). */
+  readonly drainsInbox?: boolean;
 }
 
 function readHolder(file: string): { raw: string; holder: LockHolder | undefined } | undefined {
@@ -141,7 +144,14 @@ export class WriterLock {
     const mutex = file + MUTEX_SUFFIX;
     for (let attempt = 0; attempt < 5; attempt++) {
       const nowIso = new Date(clock()).toISOString();
-      const me: LockHolder = { pid: process.pid, host: os.hostname(), started: nowIso, heartbeat: nowIso, runId: opts.runId };
+      const me: LockHolder = {
+        pid: process.pid,
+        host: os.hostname(),
+        started: nowIso,
+        heartbeat: nowIso,
+        runId: opts.runId,
+        ...(opts.drainsInbox ? { drainsInbox: true } : {}),
+      };
       if (createExclusive(file, JSON.stringify(me))) {
         return { lock: WriterLock.start(file, me, clock, opts) };
       }

@@ -5,8 +5,10 @@
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openStore } from '../../store/sqlJsStore';
+import { PREV_DB_FILE, openStore } from '../../store/sqlJsStore';
 import { JOURNAL_FILE } from '../../store/journal';
+import { restoreStoreFiles, type StoreRestoreReport } from '../../store/salvage';
+import { domainEvent, toNewEvent } from '../../domain/events';
 import type { EventStore, Projection } from '../../store/types';
 import { controlContext, type ControlContext, type GitPort } from '../../control/context';
 import { CONTROL_PROJECTIONS } from '../../control/views';
@@ -31,6 +33,7 @@ import {
   inspectWriterLock,
   patchesWithoutFile,
   runStoreChecks,
+  STORE_REFUSALS,
   type WriterState,
 } from './storeChecks';
 
@@ -71,7 +74,7 @@ function exists(p: string): boolean {
 }
 
 function hasStoreFiles(ralphDir: string): boolean {
-  return exists(path.join(ralphDir, 'ralph.db')) || exists(path.join(ralphDir, JOURNAL_FILE));
+  return exists(path.join(ralphDir, 'ralph.db')) || exists(path.join(ralphDir, JOURNAL_FILE)) || exists(path.join(ralphDir, PREV_DB_FILE));
 }
 
 /**
@@ -98,7 +101,10 @@ export async function checkProject(options: Omit<RepairOptions, 'fix'>): Promise
   if (hasStoreFiles(ralphDir)) findings = findings.filter((f) => f.check !== 'patches.pending');
   findings.push(...storeFiles);
   const unreadable = storeFiles.some(
-    (f) => f.status === 'fail' && (f.check === 'db.integrity' || (f.check === 'db.tables' && f.fix?.kind === 'manual')),
+    (f) =>
+      (f.status === 'fail' && (f.check === 'db.integrity' || (f.check === 'db.tables' && f.fix?.kind === 'manual'))) ||
+      // an observer refuses these too (a checksum or an older ralph.db it still reads)
+      (f.status !== 'ok' && (f.check === 'journal.damaged' || f.check === 'db.missing') && STORE_REFUSALS.has(f.check)),
   );
   if (unreadable || !hasStoreFiles(ralphDir)) return { findings, writer };
   let store: EventStore;
@@ -238,6 +244,29 @@ async function storeFixes(
   }
 }
 
+/** The restore as an `incident` event: what was wrong, what was kept, what was lost. */
+async function recordRestore(store: EventStore, r: StoreRestoreReport, actions: RepairAction[]): Promise<void> {
+  const lost = r.lostEventIds.length > 0 || r.lostUnknown;
+  const [e] = await store.append([
+    toNewEvent(
+      domainEvent('incident', 'store', REPAIR_ACTOR, {
+        kind: 'store_restored',
+        summary: r.summary.join('; '),
+        problems: r.problems.map((p) => ({ kind: p.kind, file: p.file, ...(p.offset !== undefined ? { offset: p.offset } : {}) })),
+        backup: r.backupDir,
+        base: r.base,
+        kept_records: r.keptRecords,
+        kept_events: r.keptEvents,
+        damaged: r.damaged.map((d) => ({ ...d })),
+        lost_event_ids: [...r.lostEventIds],
+        lost_unknown: r.lostUnknown,
+        lost,
+      }),
+    ),
+  ]);
+  actions.push({ step: 'store', detail: `recorded the incident as event ${e?.event_id ?? '?'}` });
+}
+
 /** `ralph repair`: checks, and with `fix` repairs then checks again. */
 export async function runRepair(options: RepairOptions): Promise<RepairReport> {
   const projectDir = path.resolve(options.projectDir);
@@ -268,9 +297,16 @@ export async function runRepair(options: RepairOptions): Promise<RepairReport> {
       for (const g of reaped)
         actions.push({ step: 'processes', detail: `${g.killed ? 'ended' : 'forgot the ended'} ${g.what} (pid ${g.pid}) in ${g.cwd}` });
     }
-    const storeUnusable = first.findings.some(
-      (f) => f.status === 'fail' && f.fix?.kind === 'manual' && (f.check.startsWith('db.') || f.check === 'store.open'),
-    );
+    // The store's files before anything opens them: a damaged journal or a lost, damaged
+    // or older ralph.db is restored (every intact record kept, the files as found saved
+    // under .ralph/backup/), so the writer below opens them without losing what is left.
+    const restored = exists(ralphDir) ? await restoreStoreFiles(ralphDir, (options.now ?? ((): Date => new Date()))()) : undefined;
+    for (const line of restored?.summary ?? []) actions.push({ step: 'store', detail: line });
+    const storeUnusable =
+      !restored &&
+      first.findings.some(
+        (f) => f.status === 'fail' && f.fix?.kind === 'manual' && (f.check.startsWith('db.') || f.check === 'store.open'),
+      );
     if (storeUnusable) actions.push({ step: 'store', detail: "skipped the store's repairs: ralph.db needs a manual restore (see above)" });
     else if (exists(ralphDir)) {
       const store = await openStore({
@@ -286,6 +322,7 @@ export async function runRepair(options: RepairOptions): Promise<RepairReport> {
           ...(options.now ? { now: options.now } : {}),
           ...(options.git ? { git: options.git } : {}),
         });
+        if (restored) await recordRestore(store, restored, actions);
         await storeFixes(ctx, store, first.findings, actions);
       } finally {
         await store.close();

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { JOURNAL_FILE, readJournalSync } from '../../store/journal';
+import { inspectStoreFiles, type StoreFileProblem } from '../../store/salvage';
 import { DB_FILE, LOCKS_DIR } from '../../store/sqlJsStore';
 import { SqlDb, loadSqlJs } from '../../store/sqlDb';
 import { LOCK_FILE, deadReason } from '../../store/writerLock';
@@ -60,6 +61,24 @@ const STORE_FIX = {
   description: 'opening the store as writer replays the journal, cuts a torn tail and takes a dead lock over (with an event)',
 } as const;
 
+/** The store's own restore (src/store/salvage.ts), which `ralph repair --fix` runs before anything else. */
+const RESTORE_FIX = {
+  kind: 'control-plane',
+  description:
+    'ralph repair --fix keeps every intact journal record, restores ralph.db from ralph.db.prev where needed, saves the files as found under .ralph/backup/, records an incident and says what, if anything, was lost',
+} as const;
+
+const PROBLEM_CHECK: Record<StoreFileProblem['kind'], string> = {
+  journal_damaged: 'journal.damaged',
+  db_missing: 'db.missing',
+  db_unreadable: 'db.integrity',
+  db_checksum: 'db.checksum',
+  db_older: 'db.older',
+};
+
+/** Findings the writer's refusals become: the store will not open these files until repaired. */
+export const STORE_REFUSALS: ReadonlySet<string> = new Set(['journal.damaged', 'db.missing', 'db.checksum', 'db.older']);
+
 /**
  * ralph.db and the journal as files, before the store opens them: SQLite's integrity
  * check, the required tables, journal records whose events ralph.db lacks, a torn tail,
@@ -72,11 +91,26 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
   const dbFile = path.join(ralphDir, DB_FILE);
   const journal = readJournalSync(path.join(ralphDir, JOURNAL_FILE));
   const live = writer.state === 'live';
+  const inspection = await inspectStoreFiles(ralphDir);
+  const restorable = inspection.prev?.ok === true;
+  const dbFix = restorable ? RESTORE_FIX : ({ kind: 'manual', description: 'restore ralph.db from a backup' } as const);
+  for (const p of inspection.problems) {
+    if (p.kind === 'db_unreadable') continue; // the integrity check below reports it
+    findings.push({
+      check: PROBLEM_CHECK[p.kind],
+      status: live ? 'warn' : 'fail',
+      message: p.message,
+      path: p.kind === 'journal_damaged' ? journalRel : dbRel,
+      fix: RESTORE_FIX,
+    });
+  }
+  const lostWithHistory = inspection.problems.some((p) => p.kind === 'db_missing');
 
-  let maxId = '';
   let missingFromDb = 0;
   let dbReadable = false;
-  if (!fs.existsSync(dbFile)) {
+  if (lostWithHistory) {
+    // reported above: a missing or empty ralph.db whose history says it held events
+  } else if (!fs.existsSync(dbFile)) {
     if (journal.records.length === 0) {
       findings.push({
         check: 'db.missing',
@@ -106,7 +140,7 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
         status: 'fail',
         message: `${dbRel} cannot be opened as SQLite: ${(e as Error).message}`,
         path: dbRel,
-        fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+        fix: dbFix,
       });
     }
     if (raw) {
@@ -120,7 +154,7 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
             status: 'fail',
             message: `${dbRel}: integrity_check says ${result.slice(0, 5).join('; ')}`,
             path: dbRel,
-            fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+            fix: dbFix,
           });
         const tables = new Set(db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").map((r) => r.name));
         const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
@@ -133,7 +167,9 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
             message: `${dbRel} lacks table(s) ${missing.join(', ')}`,
             path: dbRel,
             fix: eventsGone
-              ? { kind: 'manual', description: 'the event log itself is gone: restore ralph.db from a backup' }
+              ? restorable
+                ? RESTORE_FIX
+                : { kind: 'manual', description: 'the event log itself is gone: restore ralph.db from a backup' }
               : { kind: 'control-plane', description: 'the store recreates them and rebuild replays the events into them' },
           });
         }
@@ -142,7 +178,6 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
           for (const rec of journal.records) {
             for (const e of rec.events) if (!db.get('SELECT 1 AS x FROM events WHERE event_id = ?', [e.event_id])) missingFromDb++;
           }
-          maxId = db.get<{ m: string | null }>('SELECT max(event_id) AS m FROM events')?.m ?? '';
           dbReadable = true;
         }
       } catch (e) {
@@ -151,7 +186,7 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
           status: 'fail',
           message: `${dbRel} is not a valid SQLite database: ${(e as Error).message}`,
           path: dbRel,
-          fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
+          fix: dbFix,
         });
       } finally {
         db.close();
@@ -159,7 +194,7 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
     }
   }
 
-  if (journal.tornBytes > 0) {
+  if (journal.tornBytes > 0 && !journal.damage) {
     findings.push(
       live
         ? {
@@ -171,23 +206,14 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
         : {
             check: 'journal.torn',
             status: 'fail',
-            message: `${journalRel}: torn tail of ${journal.tornBytes} byte(s) (${journal.tornReason ?? 'incomplete'}); no acknowledged event is in it`,
+            message: `${journalRel}: torn tail of ${journal.tornBytes} byte(s) (${journal.tornReason ?? 'incomplete'}): a write cut short, so nobody was told it was recorded`,
             path: journalRel,
             fix: STORE_FIX,
           },
     );
   }
   if (dbReadable) {
-    const header = journal.records[0]?.upTo;
-    if (header !== undefined && header > maxId) {
-      findings.push({
-        check: 'journal.gap',
-        status: 'fail',
-        message: `${journalRel} was trimmed after a ralph.db holding events up to ${header}, but ${dbRel} ends at ${maxId || '(no events)'}: events were lost`,
-        path: dbRel,
-        fix: { kind: 'manual', description: 'restore ralph.db from a backup' },
-      });
-    }
+    // (a ralph.db older than the journal's header is the db.older refusal above)
     const missing = missingFromDb;
     if (missing > 0) {
       findings.push(
@@ -201,7 +227,7 @@ export async function checkStoreFiles(ralphDir: string, writer: WriterState): Pr
               fix: STORE_FIX,
             },
       );
-    } else if (journal.tornBytes === 0) {
+    } else if (journal.tornBytes === 0 && inspection.problems.length === 0) {
       findings.push(ok('journal', `${journalRel} and ${dbRel} agree`));
     }
   }

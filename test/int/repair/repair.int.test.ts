@@ -251,7 +251,7 @@ describe('ralph repair (real projects, real stores)', function () {
     assert.match(await fs.readFile(path.join(ralphDir, 'phases/verify.md'), 'utf8'), /my own rule/);
   });
 
-  it('given a view row written behind the store (python sqlite3), then views differ from a rebuild; --fix rebuilds them from events', async () => {
+  it('given a view row written behind the store (python sqlite3), then views differ from a rebuild and ralph.db fails its checksum; --fix restores it from ralph.db.prev and the journal', async () => {
     const db = path.join(ralphDir, 'ralph.db');
     sqlite(db, "UPDATE task_view SET status = 'blocked', title = 'tampered' WHERE task_id = 'T-002'");
     sqlite(db, "INSERT INTO task_view(task_id, status) VALUES ('GHOST', 'pending')");
@@ -264,16 +264,32 @@ describe('ralph repair (real projects, real stores)', function () {
     );
     // The check only read: the tampered row is still there.
     assert.deepEqual(sqlite(db, "SELECT status FROM task_view WHERE task_id = 'T-002'"), [['blocked']]);
+    // The writer would refuse the file: it changed outside Ralph since its last checkpoint.
+    assert.match(
+      before.findings.find((f) => f.check === 'db.checksum')?.message ?? '',
+      /does not match the checksum its last checkpoint recorded/,
+    );
     const eventsBefore = (await events()).length;
     const report = await runRepair({ projectDir: dir, fix: true });
     assert.equal(report.ok, true, JSON.stringify(report.remaining.filter((f) => f.status !== 'ok')));
-    assert.match(report.actions.map((a) => `${a.step}: ${a.detail}`).join('\n'), /rebuild: rebuilt task_view from 3 event\(s\)/);
+    const actions = report.actions.map((a) => `${a.step}: ${a.detail}`).join('\n');
+    assert.match(
+      actions,
+      /store: saved the files as found to \.ralph\/backup\/[^ ]+-store\/ \(ralph\.events\.journal, ralph\.db, ralph\.db\.prev\)/,
+    );
+    assert.match(actions, /store: restored ralph\.db from ralph\.db\.prev/);
+    assert.match(actions, /store: nothing was lost/);
     assert.deepEqual(sqlite(db, 'SELECT task_id, status, title FROM task_view ORDER BY task_id'), [
       ['T-001', 'pending', 'First task'],
       ['T-002', 'pending', 'Second task'],
       ['T-003', 'pending', 'Third task'],
     ]);
-    assert.equal((await events()).length, eventsBefore, 'a rebuild appends no event and loses none');
+    const after = await events();
+    assert.equal(after.length, eventsBefore + 1, 'the restore loses no event and records one incident');
+    assert.deepEqual(
+      after.filter((e) => e.event_type === 'incident').map((e) => [e.payload['kind'], e.payload['base'], e.payload['lost']]),
+      [['store_restored', 'ralph.db.prev', false]],
+    );
   });
 
   it('given a torn journal tail and journal events ralph.db lacks, then both reported; --fix replays and cuts the tail', async () => {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JOURNAL_FILE, readJournalSync } from '../../../src/store/journal';
+import { loadSqlJs } from '../../../src/store/sqlDb';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent } from '../../../src/store/types';
 import { counterProjection, counterRows } from './counterProjection';
@@ -48,7 +49,7 @@ describe('store durability (journal, checkpoint, replay)', () => {
     assert.deepEqual(r.events(), w.events());
     assert.deepEqual(counterRows(r), counterRows(w));
     // the replay was checkpointed: the db alone now holds everything
-    assert.equal(journalEvents(crashed), 0);
+    assert.equal(await dbFileEvents(crashed), 30);
   });
 
   it('given a torn journal tail, then it is ignored, cut off, and later appends are readable', async () => {
@@ -65,7 +66,8 @@ describe('store durability (journal, checkpoint, replay)', () => {
       acked.map((e) => e.event_id),
     );
     assert.ok(r.stats().tornBytes > 0);
-    assert.ok(fs.statSync(jp).size <= good);
+    assert.equal(readJournalSync(jp).tornBytes, 0, 'the torn tail was cut off');
+    assert.ok(good > 0);
     const more = await r.append([ev('C')]);
     const again = snapshotAsCrashed(crashed);
     const r2 = await writer(again);
@@ -99,14 +101,18 @@ describe('store durability (journal, checkpoint, replay)', () => {
     assert.equal(r.events().length, 6);
   });
 
-  it('given the debounce, then a checkpoint follows the first append and trims the journal', async () => {
+  it('given the debounce, then a checkpoint follows the first append and trims the journal to what ralph.db.prev lacks', async () => {
     const dir = tmpRalph();
     const w = await writer(dir, 20);
     await w.append([ev('A')]);
     const done = await waitFor(() => w.stats().checkpoints >= 2);
     assert.ok(done);
-    assert.equal(journalEvents(dir), 0);
-    assert.ok(w.stats().journalBytes < 100, 'only the checkpoint header is left');
+    assert.equal(await dbFileEvents(dir), 1, 'ralph.db holds A');
+    assert.equal(await dbFileEvents(dir, 'ralph.db.prev'), 0, 'ralph.db.prev is the first, empty checkpoint');
+    assert.equal(journalEvents(dir), 1, 'the journal keeps A for ralph.db.prev');
+    await w.append([ev('B')]);
+    assert.ok(await waitFor(() => w.stats().checkpoints >= 3));
+    assert.equal(journalEvents(dir), 1, 'the next checkpoint drops A: ralph.db.prev now holds it');
   });
 
   it('given a journal of 1000 one-event commands sent as a burst, then one fsync covered them', async () => {
@@ -130,6 +136,17 @@ describe('store durability (journal, checkpoint, replay)', () => {
     assert.ok(!fs.existsSync(path.join(dir, 'locks', 'writer.lock')));
   });
 });
+
+/** Events in a database file as it is on disk (not through a store). */
+async function dbFileEvents(dir: string, name = 'ralph.db'): Promise<number> {
+  const SQL = await loadSqlJs();
+  const db = new SQL.Database(fs.readFileSync(path.join(dir, name)));
+  try {
+    return Number(db.exec('SELECT count(*) FROM events')[0]?.values[0]?.[0] ?? -1);
+  } finally {
+    db.close();
+  }
+}
 
 function journalEvents(dir: string): number {
   return readJournalSync(path.join(dir, JOURNAL_FILE)).records.reduce((n, r) => n + r.events.length, 0);

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as zlib from 'node:zlib';
-import { crc32, encodeRecord, scanJournal } from '../../../src/store/journal';
+import { crc32, encodeHeader, encodeRecord, headerOf, salvageRecords, scanJournal } from '../../../src/store/journal';
 import type { StoredEvent } from '../../../src/store/types';
 
 function event(i: number): StoredEvent {
@@ -45,13 +45,64 @@ describe('store/journal', () => {
     }
   });
 
-  it('given a flipped byte in the last record, then its checksum rejects it', () => {
+  it('given a flipped byte in the last record, then its checksum rejects it, and a complete line is damage, not a torn tail', () => {
     const a = encodeRecord([event(1)]);
     const b = Buffer.from(encodeRecord([event(2)]));
     b[20] = (b[20] ?? 0) ^ 0x01;
     const scan = scanJournal(Buffer.concat([a, b]));
     assert.equal(scan.records.length, 1);
     assert.match(scan.tornReason ?? '', /checksum mismatch/);
+    assert.deepEqual(scan.damage, { offset: a.length, reason: `checksum mismatch at byte ${a.length}`, intactAfter: 0, eventsAfter: 0 });
+  });
+
+  it('given one flipped byte in the first of three records, then the scan reports damage with the two intact records after it', () => {
+    const recs = [encodeRecord([event(1)]), encodeRecord([event(2), event(3)]), encodeRecord([event(4)])];
+    const first = Buffer.from(recs[0] as Buffer);
+    first[40] = (first[40] ?? 0) ^ 0x20;
+    const scan = scanJournal(Buffer.concat([first, recs[1] as Buffer, recs[2] as Buffer]), 500);
+    assert.equal(scan.records.length, 0);
+    assert.deepEqual(scan.damage, { offset: 500, reason: 'checksum mismatch at byte 500', intactAfter: 2, eventsAfter: 3 });
+  });
+
+  it('given a complete last record whose newline is missing, then only the writer takes it (and finishes the line)', () => {
+    const a = encodeRecord([event(1)]);
+    const b = encodeRecord([event(2)]);
+    const buf = Buffer.concat([a, b.subarray(0, b.length - 1)]);
+    const observer = scanJournal(buf);
+    assert.equal(observer.records.length, 1);
+    assert.equal(observer.tornBytes, b.length - 1);
+    assert.equal(observer.damage, undefined);
+    const writer = scanJournal(buf, 0, { acceptUnterminated: true });
+    assert.equal(writer.records.length, 2);
+    assert.equal(writer.unterminated, true);
+    assert.equal(writer.validEnd, buf.length);
+  });
+
+  it('given a checkpoint header, then headerEnd is just past it and headerOf reads it', () => {
+    const h = encodeHeader({ upTo: 'evt_1', db: { size: 10, crc: 5, upTo: 'evt_1' } });
+    const scan = scanJournal(Buffer.concat([h, encodeRecord([event(1)])]));
+    assert.equal(scan.headerEnd, h.length);
+    assert.deepEqual(headerOf(scan.records), { upTo: 'evt_1', db: { size: 10, crc: 5, upTo: 'evt_1' } });
+    assert.equal(scanJournal(encodeRecord([event(1)])).headerEnd, 0);
+  });
+
+  it('salvage finds every record whose checksum holds, across a damaged newline and a damaged record, and names the damaged bytes', () => {
+    const r = [1, 2, 3, 4].map((i) => Buffer.from(encodeRecord([event(i)])));
+    (r[0] as Buffer)[(r[0] as Buffer).length - 1] = 0x21; // record 1's newline
+    const body3 = (r[2] as Buffer).length - 12;
+    (r[2] as Buffer)[body3] = ((r[2] as Buffer)[body3] ?? 0) ^ 0x04; // record 3 (its payload)
+    const buf = Buffer.concat(r);
+    const s = salvageRecords(buf, 1000);
+    assert.deepEqual(
+      s.records.map((x) => x.record.events.map((e) => e.entity_id)),
+      [['T1'], ['T2'], ['T4']],
+    );
+    const at3 = 1000 + (r[0] as Buffer).length + (r[1] as Buffer).length;
+    assert.deepEqual(
+      s.damaged.map((d) => [d.offset, d.length]),
+      [[at3, (r[2] as Buffer).length]],
+    );
+    assert.deepEqual(s.damaged[0]?.legibleIds, [event(3).event_id]);
   });
 
   it('given a valid checksum over JSON that is not a record, then it is rejected with the place', () => {

@@ -155,8 +155,11 @@ describe('store/sqlJsStore', () => {
     const left = readJournalSync(path.join(dir, JOURNAL_FILE)).records;
     assert.deepEqual(
       left.map((r) => [r.events.length, r.upTo]),
-      [[0, first[1]?.event_id]],
-      'close checkpoints and leaves only the header naming the last event in ralph.db',
+      [
+        [0, first[1]?.event_id],
+        [2, undefined],
+      ],
+      'close checkpoints: a header naming the last event in ralph.db, then the records ralph.db.prev lacks',
     );
     store = await openStore({ ralphDir: dir, mode: 'writer', projections: [], clock: () => 0 });
     const next = await store.append([ev('C')]);
@@ -207,6 +210,8 @@ describe('store/sqlJsStore clock, run id and schema versions', () => {
     raw.run("UPDATE ralph_meta SET value = '999' WHERE key = 'schema_version'");
     fs.writeFileSync(path.join(dir, 'ralph.db'), raw.export());
     raw.close();
+    // A ralph.db from elsewhere (its own journal would name this very file in its header).
+    fs.rmSync(path.join(dir, JOURNAL_FILE));
     await assert.rejects(openStore({ ralphDir: dir, mode: 'writer', projections: [] }), (e: Error) => {
       assert.equal(e.name, 'StoreVersionError');
       assert.match(e.message, /schema version 999 is newer/);
