@@ -87,6 +87,82 @@ describe('control inbox', () => {
     assert.throws(() => submitToInbox(h.ralphDir, { command: 'reprioritize-task', task_id: 'W0-001', new_wave: -1, actor: 'human' }));
   });
 
+  it('given a writer that dies after a command is applied and before its file moves, then the next drain skips the replay and only moves it', async () => {
+    const file = submitToInbox(h.ralphDir, {
+      command: 'emit-event',
+      entity_type: 'note',
+      entity_id: 'n1',
+      event_type: 'note.added',
+      actor: 'human',
+    });
+    const killed = new Error('kill -9');
+    await assert.rejects(
+      drainInbox(h.ctx, {
+        afterApply: () => {
+          throw killed;
+        },
+      }),
+      killed,
+    );
+    assert.ok(fs.existsSync(file), 'the file was not moved');
+    const notes = (): number => h.store.events().filter((e) => e.event_type === 'note.added').length;
+    assert.equal(notes(), 1);
+    await h.reopen(); // a new writer, as after a restart
+    const r = await drainInbox(h.ctx);
+    assert.deepEqual(
+      r.map((x) => [x.ok, x.replayed]),
+      [[true, true]],
+    );
+    assert.equal(notes(), 1, 'applied exactly once');
+    const marker = h.store.events().filter((e) => e.event_type === 'command.applied');
+    assert.equal(marker.length, 1);
+    assert.equal(marker[0]?.entity_id, path.basename(file, '.json'));
+    assert.deepEqual((marker[0]?.payload['event_ids'] as string[]).length, 1);
+    assert.ok(fs.existsSync(path.join(h.ralphDir, 'inbox', 'processed', path.basename(file))));
+  });
+
+  it('given a failing command replayed after a crash, then it fails once: one inbox.failed, moved to failed/', async () => {
+    submitToInbox(h.ralphDir, { command: 'transition-task', task_id: 'W0-002', status: 'done', actor: 'human' });
+    await assert.rejects(
+      drainInbox(h.ctx, {
+        afterApply: () => {
+          throw new Error('kill -9');
+        },
+      }),
+    );
+    const r = await drainInbox(h.ctx);
+    assert.deepEqual(
+      r.map((x) => [x.ok, x.replayed]),
+      [[false, true]],
+    );
+    assert.equal(h.store.events().filter((e) => e.event_type === 'inbox.failed').length, 1);
+    assert.equal(fs.readdirSync(path.join(h.ralphDir, 'inbox', 'failed')).filter((f) => f.endsWith('.json')).length, 1);
+  });
+
+  it('given a stop replayed after a crash, then the host is not told twice', async () => {
+    submitToInbox(h.ralphDir, { command: 'stop', actor: 'human' });
+    const stops: HostCommand[] = [];
+    await assert.rejects(
+      drainInbox(h.ctx, {
+        onHostCommand: (c) => void stops.push(c),
+        afterApply: () => {
+          throw new Error('kill -9');
+        },
+      }),
+    );
+    await drainInbox(h.ctx, { onHostCommand: (c) => void stops.push(c) });
+    assert.equal(stops.length, 1);
+  });
+
+  it('given a claim-ready-task command, then the next ready task is claimed by the named owner', async () => {
+    submitToInbox(h.ralphDir, { command: 'claim-ready-task', role: 'primary', owner: 'cli-1', actor: 'cli-1' });
+    const [r] = await drainInbox(h.ctx);
+    assert.equal(r?.ok, true, r?.error);
+    const claimed = h.store.events({ afterId: '' }).filter((e) => e.event_type === 'task.claimed');
+    assert.equal(claimed.length, 1);
+    assert.equal(claimed[0]?.payload['claimed_by'], 'cli-1');
+  });
+
   it('submit validates before writing', () => {
     assert.throws(() => submitToInbox(h.ralphDir, { command: 'transition-task' } as never));
     assert.equal(fs.existsSync(path.join(h.ralphDir, 'inbox')) ? fs.readdirSync(path.join(h.ralphDir, 'inbox')).length : 0, 0);
