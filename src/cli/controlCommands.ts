@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { ControlContext } from '../control/context';
 import type * as ControlModule from '../control/index';
 import type { InboxCommand } from '../control/inbox';
+import type { StoredEvent } from '../store/types';
 import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
 import { loadControl, loadProjectConfig } from './lazy';
@@ -31,8 +32,10 @@ export interface CommandSpec {
    * id grammar before the store opens, for the command and its inbox file alike.
    */
   ids?(a: ParsedArgs): readonly (readonly [IdKind, string | undefined, string])[];
-  /** When the writer lock is held elsewhere, the command can go to the inbox instead. */
+  /** Beside a running loop, the command goes to the loop's inbox as this. */
   toInbox?(a: ParsedArgs): Promise<InboxCommand>;
+  /** What the command prints once the loop applied its inbox copy: the same as `run` prints. */
+  formatApplied?(events: readonly StoredEvent[], a: ParsedArgs, ctx: ControlContext): string | Promise<string>;
   run(ctx: ControlContext, a: ParsedArgs, io: CliIo): Promise<number>;
 }
 
@@ -102,6 +105,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       const payload = parsePayload(p);
       return { command: 'emit-event', entity_type, entity_id, event_type, actor, ...(payload ? { payload } : {}) };
     },
+    formatApplied: (events) => `${events[0]?.event_id ?? ''}\n`,
     async run(ctx, a, io) {
       const { emitEvent } = await loadControl();
       const [entityType, entityId, eventType, actor, p] = need(a, 4, this.usage) as [string, string, string, string, string | undefined];
@@ -123,6 +127,16 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       const [task_id, status, actor, p] = need(a, 3, this.usage) as [string, string, string, string | undefined];
       const payload = parsePayload(p);
       return { command: 'transition-task', task_id, status, actor, ...(payload ? { payload } : {}) };
+    },
+    formatApplied(events, a) {
+      const e = events.find((x) => x.entity_type === 'task' && typeof x.payload['new_status'] === 'string');
+      const r = {
+        taskId: e?.entity_id ?? a.positionals[0] ?? '',
+        oldStatus: (e?.payload['old_status'] as string | null | undefined) ?? null,
+        newStatus: (e?.payload['new_status'] as string | undefined) ?? a.positionals[1] ?? '',
+        eventId: e?.event_id ?? '',
+      };
+      return json(a) ? `${JSON.stringify(r)}\n` : `${r.taskId}: ${r.oldStatus ?? 'new'} -> ${r.newStatus}\n`;
     },
     async run(ctx, a, io) {
       const { transitionTask } = await loadControl();
@@ -161,6 +175,27 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     ids: (a) => (a.options.get('exclude') ?? []).map((v) => ['task', v, '--exclude'] as const),
     values: ['exclude', 'owner', 'efforts'],
     switches: J,
+    async toInbox(a) {
+      const { parseRole, parseEfforts } = await loadControl();
+      const [roleArg] = need(a, 1, this.usage) as [string];
+      const role = parseRole(roleArg);
+      const owner = opt(a, 'owner') ?? role;
+      const efforts = effortsOf(a, parseEfforts);
+      return {
+        command: 'claim-ready-task',
+        role,
+        owner,
+        exclude: a.options.get('exclude') ?? [],
+        ...(efforts ? { efforts } : {}),
+        actor: owner,
+      };
+    },
+    async formatApplied(events, a, ctx) {
+      const { getTask } = await loadControl();
+      const id = events.find((e) => e.event_type === 'task.claimed')?.entity_id;
+      const t = id === undefined ? undefined : getTask(ctx.store, id);
+      return json(a) ? `${JSON.stringify(t ?? null)}\n` : `${id ?? 'NONE'}\n`;
+    },
     async run(ctx, a, io) {
       const { claimReadyTask, parseRole, parseEfforts } = await loadControl();
       const [roleArg] = need(a, 1, this.usage) as [string];
@@ -213,6 +248,10 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     async toInbox(a) {
       const [patch_id, ...reason] = need(a, 2, this.usage) as [string, ...string[]];
       return { command: 'discard-patch', patch_id, reason: reason.join(' ') };
+    },
+    formatApplied(events, a) {
+      const e = events.find((x) => x.event_type === 'patch.discarded');
+      return `DISCARDED ${e?.entity_id ?? a.positionals[0] ?? ''} → ${String(e?.payload['task_id'] ?? '?')} pending\n`;
     },
     async run(ctx, a, io) {
       const { discardPatch } = await loadControl();
@@ -310,6 +349,22 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       const { parseDecision } = await loadControl();
       const [task_id, decision, actor, ...rationale] = need(a, 4, this.usage) as [string, string, string, ...string[]];
       return { command: 'resolve-deferred', task_id, decision: parseDecision(decision), actor, rationale: rationale.join(' ') };
+    },
+    formatApplied(events, a) {
+      const e = events.find((x) => x.event_type === 'task.deferral_resolved');
+      const p = e?.payload ?? {};
+      const r = {
+        taskId: e?.entity_id ?? a.positionals[0] ?? '',
+        decision: String(p['decision'] ?? a.positionals[1] ?? ''),
+        newStatus: String(p['new_status'] ?? ''),
+        patchId: (p['patch_id'] as string | null | undefined) ?? null,
+        promoted: events.some((x) => x.event_type === 'patch.promoted'),
+      };
+      const note =
+        r.decision === 'approve' && !r.promoted && r.newStatus === 'proposed'
+          ? ` (patch ${r.patchId ?? '?'} approved; done once promoted)`
+          : '';
+      return json(a) ? `${JSON.stringify(r)}\n` : `RESOLVED ${r.taskId} ${r.decision} → ${r.newStatus}${note}\n`;
     },
     async run(ctx, a, io) {
       const { parseDecision, resolveDeferred } = await loadControl();

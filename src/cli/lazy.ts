@@ -13,6 +13,7 @@ import type * as ReqCommandModule from '../req/cli';
 import type * as GitPortModule from './gitPort';
 import type * as LogsCommandModule from './logsCommand';
 import type * as ProjectCommandsModule from './projectCommands';
+import type * as WriterAccessModule from './writerAccess';
 
 /** The control plane (store, views, every ralphctl command). */
 export const loadControl = (): Promise<typeof ControlModule> =>
@@ -31,6 +32,12 @@ export const loadProjectConfig = (): Promise<typeof ConfigModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../project/config.js')
     : Promise.resolve().then(() => require('../project/config') as typeof ConfigModule);
+
+/** How a state-changing command gets the writer: the lock wait and the running loop's inbox. */
+export const loadWriterAccess = (): Promise<typeof WriterAccessModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./writerAccess.js')
+    : Promise.resolve().then(() => require('./writerAccess') as typeof WriterAccessModule);
 
 /** `init` and `repair` (the project layer). */
 export const loadProjectCommands = (): Promise<typeof ProjectCommandsModule> =>

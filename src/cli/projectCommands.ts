@@ -12,6 +12,7 @@ import { initProject, NotAGitRepositoryError, RALPH_DIR } from '../project/init'
 import { formatInitReport, InitUsageError, INIT_USAGE, parseInitArgs } from '../project/initReport';
 import { formatRepairReport, runRepair } from '../project/repair/repair';
 import { cliGitPort } from './gitPort';
+import { LOCK_WAIT_MS } from './writerAccess';
 
 /** Where the commands write. */
 export interface ProjectIo {
@@ -53,7 +54,7 @@ const EXIT_USAGE = 2;
 const EXIT_LOCKED = 3;
 
 async function importInto(ralphDir: string, projections: readonly Projection[]): Promise<ImportResult> {
-  const store = await openStore({ ralphDir, mode: 'writer', projections });
+  const store = await openStore({ ralphDir, mode: 'writer', projections, lockWaitMs: LOCK_WAIT_MS });
   try {
     return await importBacklog(controlContext(store, { ralphDir, projectDir: path.dirname(ralphDir) }));
   } finally {

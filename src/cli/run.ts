@@ -7,13 +7,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoreMode } from '../store/types';
 import type { ControlContext } from '../control/context';
-import { lazyGitPort, loadControl, loadIds } from './lazy';
+import { lazyGitPort, loadControl, loadIds, loadWriterAccess } from './lazy';
 import { parseArgs, UsageError } from './args';
-import { CONTROL_COMMANDS, relativeToCwd, type CliIo, type CommandSpec } from './controlCommands';
+import { CONTROL_COMMANDS, type CliIo, type CommandSpec } from './controlCommands';
+import { EXIT, EXIT_CODES_HELP, exitCodeOf } from './exitCodes';
 import { HOST_COMMANDS } from './hostCommands';
+import type { OpenControl } from './writerAccess';
 
-/** Exit codes: documented in `ralph help`. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 3, notInitialized: 4 } as const;
+/** Exit codes: documented in `ralph help` (exitCodes.ts). */
+export { EXIT } from './exitCodes';
 
 const processIo: CliIo = {
   out: (t) => void process.stdout.write(t),
@@ -33,7 +35,12 @@ function usage(): string {
     ...lines,
     '',
     'Run `ralph help <command>` for its arguments.',
-    'Exit codes: 0 ok, 1 command failed, 2 usage error, 3 store locked by another writer, 4 no .ralph store.',
+    '',
+    'Beside another short-lived ralph command, a command waits (up to 10 s) for the store; beside a running loop, emit-event,',
+    "transition-task, claim-ready-task, discard-patch and resolve-deferred go through the loop's inbox and wait (up to 30 s)",
+    'to print what the loop applied; other state-changing commands exit 3 there.',
+    '',
+    EXIT_CODES_HELP,
     '',
   ].join('\n');
 }
@@ -108,26 +115,17 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     }
   }
   const ralphDir = path.join(dir, '.ralph');
-  if (spec.name !== 'init' && !fs.existsSync(path.join(ralphDir, 'ralph.db')) && !hasJournal(ralphDir)) {
+  // ralph.db.prev alone is history too: the store refuses to open (exit 7), it is not "no store".
+  const anyStoreFile = ['ralph.db', 'ralph.db.prev'].some((f) => fs.existsSync(path.join(ralphDir, f))) || hasJournal(ralphDir);
+  if (spec.name !== 'init' && !anyStoreFile) {
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
     return EXIT.notInitialized;
   }
-  const { openControl, submitToInbox } = await loadControl();
-  const open = (mode: StoreMode): Promise<ControlContext> =>
-    openControl({ projectDir: dir, mode, git: lazyGitPort(dir), ...(options.now ? { now: options.now } : {}) });
-  let ctx: ControlContext;
-  try {
-    ctx = await open(spec.store === 'observer' ? 'observer' : 'writer');
-  } catch (e) {
-    if (!(e instanceof Error && e.name === 'StoreLockedError')) throw e;
-    if (spec.store === 'prefer-writer') ctx = await open('observer');
-    else if (spec.toInbox) {
-      const file = submitToInbox(ralphDir, await spec.toInbox(parsed));
-      io.err(`ralph: ${e.message}\n`);
-      io.out(`QUEUED ${relativeToCwd(file)} (the running writer will apply it)\n`);
-      return EXIT.ok;
-    } else throw e;
-  }
+  const { openControl } = await loadControl();
+  const open = (mode: StoreMode, o: Parameters<OpenControl>[1] = {}): Promise<ControlContext> =>
+    openControl({ projectDir: dir, mode, git: lazyGitPort(dir), ...o, ...(options.now ? { now: options.now } : {}) });
+  if (spec.store !== 'observer') return (await loadWriterAccess()).runWithWriter(spec, ralphDir, parsed, io, open, EXIT);
+  const ctx = await open('observer');
   try {
     return await spec.run(ctx, parsed, io);
   } finally {
@@ -143,40 +141,10 @@ function hasJournal(ralphDir: string): boolean {
   }
 }
 
-const DOMAIN_ERRORS = new Set([
-  'TaskNotFoundError',
-  'PatchNotFoundError',
-  'InvalidArgumentError',
-  'DoneWithoutPromotedPatchError',
-  'TaskAlreadyClaimedError',
-  'InvalidStateError',
-  'CommitNotFoundError',
-  'ReservedEventTypeError',
-  'BacklogParseError',
-  'ConfigError',
-  'PatchFileError',
-  'InvalidEventError',
-  'ControlError',
-  'StoreCorruptError',
-  'StoreVersionError',
-  'StoreFailedError',
-  'ReadOnlyStoreError',
-  'InvalidIdError',
-]);
-
 function reportError(e: unknown, io: CliIo): number {
-  if (e instanceof UsageError) {
-    io.err(`ralph: ${e.message}\n`);
-    return EXIT.usage;
-  }
-  if (e instanceof Error && e.name === 'StoreLockedError') {
-    io.err(`ralph: ${e.message}\n`);
-    return EXIT.locked;
-  }
-  if (e instanceof Error && DOMAIN_ERRORS.has(e.name)) {
-    io.err(`ralph: ${e.message}\n`);
-    return EXIT.failed;
-  }
-  io.err(`ralph: ${e instanceof Error ? (process.env['RALPH_DEBUG'] ? (e.stack ?? e.message) : e.message) : String(e)}\n`);
-  return EXIT.failed;
+  const code = exitCodeOf(e);
+  const debug = process.env['RALPH_DEBUG'] && e instanceof Error ? (e.stack ?? e.message) : undefined;
+  io.err(`ralph: ${debug ?? (e instanceof Error ? e.message : String(e))}\n`);
+  if (code === EXIT.io) io.err('ralph: nothing was recorded; fix the cause and run the command again\n');
+  return code;
 }

@@ -1,7 +1,7 @@
 // Opens the control plane for a project: the event store in <project>/.ralph with the
 // control projections (plus any a host adds), the project's risk patterns, a git port.
 import * as path from 'node:path';
-import { openStore } from '../store/sqlJsStore';
+import { openStore, type OpenStoreOptions } from '../store/sqlJsStore';
 import type { Projection, StoreMode } from '../store/types';
 import { controlContext, type ControlContext, type GitPort } from './context';
 import { loadRiskPatterns } from './riskConfig';
@@ -15,12 +15,21 @@ export interface OpenControlOptions {
   /** Further projections the host keeps in the same database (monitor, metrics…). */
   readonly extraProjections?: readonly Projection[];
   readonly now?: () => Date;
+  /** Writer: wait this long for another short-lived command's lock (see OpenStoreOptions.lockWaitMs). */
+  readonly lockWaitMs?: number;
+  readonly onLockWait?: OpenStoreOptions['onLockWait'];
 }
 
 /** Opens the store and returns the context every control command takes; close ctx.store when done. */
 export async function openControl(opts: OpenControlOptions): Promise<ControlContext> {
   const ralphDir = path.join(opts.projectDir, '.ralph');
-  const store = await openStore({ ralphDir, mode: opts.mode, projections: [...CONTROL_PROJECTIONS, ...(opts.extraProjections ?? [])] });
+  const store = await openStore({
+    ralphDir,
+    mode: opts.mode,
+    projections: [...CONTROL_PROJECTIONS, ...(opts.extraProjections ?? [])],
+    ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+    ...(opts.onLockWait ? { onLockWait: opts.onLockWait } : {}),
+  });
   const ctx = controlContext(store, {
     ralphDir,
     projectDir: opts.projectDir,

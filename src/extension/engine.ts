@@ -414,13 +414,14 @@ export class Engine extends Disposable {
       this.host.loop.wakeAll();
       return { via: 'inbox', file, writer: 'this-window' };
     }
+    // Only a running loop drains the inbox; another short-lived writer (a CLI) is waited for.
     const holder = this.externalWriter();
-    if (holder) return { via: 'inbox', file, writer: holder };
+    if (holder?.drainsInbox) return { via: 'inbox', file, writer: holder };
     let results: InboxResult[];
     try {
       results = await this.withWriter((ctx) => drainInbox(ctx));
     } catch (e) {
-      if (e instanceof LoopBusyError && e.holder !== 'this-window') return { via: 'inbox', file, writer: e.holder };
+      if (e instanceof LoopBusyError && e.holder !== 'this-window' && e.holder.drainsInbox) return { via: 'inbox', file, writer: e.holder };
       throw e;
     }
     const mine = results.find((r) => r.file === name);
@@ -441,6 +442,7 @@ export class Engine extends Disposable {
         mode: 'writer',
         projections: CONTROL_PROJECTIONS,
         runId: `vscode_${process.pid}`,
+        lockWaitMs: 10_000,
       });
     } catch (e) {
       if (e instanceof Error && e.name === 'StoreLockedError') {

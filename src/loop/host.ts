@@ -109,7 +109,10 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
     worker: o.backends?.worker ?? backendFromConfig(config, 'worker', o.projectDir),
     judge: o.backends?.judge ?? backendFromConfig(config, 'judge', o.projectDir),
   };
-  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  // drainsInbox: commands started beside this loop send their work to its inbox instead of
+  // waiting for the lock (the loop drains it every second). A short-lived command that
+  // holds the lock right now is waited for; another loop is not.
+  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, drainsInbox: true, lockWaitMs: 10_000 });
   try {
     const control = new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns });
     const loop = new Loop({

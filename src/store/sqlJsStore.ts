@@ -20,6 +20,7 @@ import {
   StoreFailedError,
   StoreLockedError,
   type AppliedCommand,
+  type LockHolder,
 } from './errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from './eventIds';
 import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, rowToEvent, type EventRow } from './eventRows';
@@ -89,6 +90,8 @@ export interface OpenStoreOptions {
    * sends its command to the loop's inbox instead.
    */
   readonly lockWaitMs?: number;
+  /** Called on each failed attempt while waiting for the lock (how long so far, and who holds it). */
+  readonly onLockWait?: (waitedMs: number, holder: LockHolder | undefined) => void;
   /** Writer: this process drains `.ralph/inbox/` while it holds the lock (a running loop). */
   readonly drainsInbox?: boolean;
   /** Writes ralph.db at checkpoints (default: the file writer of checkpoint.ts). */
@@ -844,6 +847,7 @@ async function acquireLock(
       if (e.holder?.drainsInbox || waited >= waitMs) {
         throw waited > 0 ? new StoreLockedError(e.lockPath, e.holder, waited) : e;
       }
+      options.onLockWait?.(waited, e.holder);
       // Jittered so several waiting commands do not retry in lockstep.
       await delay(Math.min(pause * (0.5 + Math.random()), waitMs - waited));
       pause = Math.min(pause * 2, 100);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { StoreLockedError, type LockHolder } from './errors';
 import type { Clock } from './eventIds';
 import { pidAlive } from '../shared/process';
+import { fileError, onFile } from '../shared/fs';
 
 export const LOCK_FILE = 'writer.lock';
 const MUTEX_SUFFIX = '.takeover';
@@ -49,7 +50,7 @@ function readHolder(file: string): { raw: string; holder: LockHolder | undefined
     raw = fs.readFileSync(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+    throw fileError('read', file, e);
   }
   try {
     return { raw, holder: holderSchema.parse(JSON.parse(raw)) };
@@ -81,14 +82,24 @@ function createExclusive(file: string, content: string, durable = true): boolean
     fd = fs.openSync(file, 'wx');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw e;
+    throw fileError('create', file, e);
   }
   try {
-    fs.writeSync(fd, content);
-    if (durable) fs.fsyncSync(fd);
-  } finally {
+    onFile('write', file, () => {
+      fs.writeSync(fd, content);
+      if (durable) fs.fsyncSync(fd);
+    });
+  } catch (e) {
     fs.closeSync(fd);
+    try {
+      // A half-written lock would read as a holder killed mid-create and block others for staleMs.
+      fs.rmSync(file, { force: true });
+    } catch {
+      // the error being reported matters more
+    }
+    throw e;
   }
+  fs.closeSync(fd);
   return true;
 }
 
@@ -139,7 +150,7 @@ export class WriterLock {
   static acquire(opts: WriterLockOptions): { lock: WriterLock; takeover?: Takeover } {
     const clock = opts.clock ?? Date.now;
     const staleMs = opts.staleMs ?? 30_000;
-    fs.mkdirSync(opts.locksDir, { recursive: true });
+    onFile('mkdir', opts.locksDir, () => fs.mkdirSync(opts.locksDir, { recursive: true }));
     const file = path.join(opts.locksDir, LOCK_FILE);
     const mutex = file + MUTEX_SUFFIX;
     for (let attempt = 0; attempt < 5; attempt++) {

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
 import { openStore } from '../../../src/store/sqlJsStore';
-import { CONTROL_PROJECTIONS } from '../../../src/control/index';
+import { CONTROL_PROJECTIONS, controlContext, drainInbox } from '../../../src/control/index';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -264,21 +264,80 @@ describe('ralph CLI (built) in a git repository', function () {
     );
   });
 
-  it('beside a running writer: reads work as an observer, writes go to the inbox', async () => {
-    const writer = await openStore({ ralphDir: path.join(repo, '.ralph'), mode: 'writer', projections: CONTROL_PROJECTIONS });
+  /** Runs `ralph args…` and resolves once its stderr has a line matching `pattern` (the process keeps running). */
+  function ralphUntil(pattern: RegExp, ...args: string[]): { line: Promise<void>; done: Promise<Run> } {
+    const child = execa('node', [CLI, ...args], { cwd: repo, reject: false, stripFinalNewline: false });
+    let err = '';
+    const line = new Promise<void>((resolve, reject) => {
+      child.stderr?.on('data', (c: Buffer) => {
+        err += c.toString('utf8');
+        if (pattern.test(err)) resolve();
+      });
+      void child.then(() => reject(new Error(`ralph ${args.join(' ')} exited before printing ${String(pattern)}: ${err}`)));
+    });
+    const done = child.then((r) => ({ code: r.exitCode ?? -1, out: String(r.stdout), err: String(r.stderr) }));
+    return { line, done };
+  }
+
+  it('beside a running loop (a writer that drains the inbox): reads as an observer; writes go through its inbox and print what it applied', async () => {
+    const ralphDir = path.join(repo, '.ralph');
+    const writer = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, drainsInbox: true });
     try {
       assert.match(await ok('status'), /^=== Ralph Loop v3 Status ===/);
-      const r = await ralph('transition-task', 'W0-003', 'blocked', 'human');
-      assert.equal(r.code, 0);
-      assert.match(r.out, /^QUEUED \.ralph\/inbox\/cmd_.*\.json/);
-      assert.match(r.err, /locked by another writer: pid \d+/);
+      const sent = ralphUntil(/sent to its inbox/, 'transition-task', 'W0-003', 'blocked', 'human');
+      await sent.line;
+      const [drained] = await drainInbox(controlContext(writer, { ralphDir, projectDir: repo }));
+      assert.equal(drained?.ok, true, drained?.error);
+      const r = await sent.done;
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, 'W0-003: pending -> blocked\n', 'the same line as without a loop');
+      const emitted = ralphUntil(/sent to its inbox/, 'emit-event', 'note', 'n1', 'note.added', 'human');
+      await emitted.line;
+      await drainInbox(controlContext(writer, { ralphDir, projectDir: repo }));
+      const e = await emitted.done;
+      assert.match(e.out, /^evt_\d{17}_\d{6}\n$/, 'emit-event prints the id the loop gave the event');
+      assert.equal(writer.events().filter((x) => x.event_id === e.out.trim()).length, 1);
       const locked = await ralph('queue-patch', 'W0-003', 'x.patch', 'w');
       assert.equal(locked.code, 3);
+      assert.match(locked.err, /a running loop holds the store .* cannot go through its inbox; nothing was applied/);
     } finally {
       await writer.close();
     }
-    assert.match(await ok('drain-inbox'), /^Drained 1 inbox commands \(0 failed\)\n$/);
     assert.deepEqual(sqlite("SELECT status FROM task_view WHERE task_id='W0-003'"), [['blocked']]);
+  });
+
+  it('beside a loop that stops before draining its inbox, the command applies its own queued file, once', async () => {
+    const ralphDir = path.join(repo, '.ralph');
+    const writer = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, drainsInbox: true });
+    const sent = ralphUntil(/sent to its inbox/, 'transition-task', 'W0-003', 'dropped', 'human');
+    try {
+      await sent.line;
+    } finally {
+      await writer.close();
+    }
+    const r = await sent.done;
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, 'W0-003: blocked -> dropped\n');
+    assert.deepEqual(sqlite("SELECT count(*) FROM events WHERE event_type='task.dropped' AND entity_id='W0-003'"), [[1]]);
+    assert.match(await ok('drain-inbox'), /^Drained 0 inbox commands/);
+  });
+
+  it('beside another short-lived writer, a command waits for the lock instead of queueing, and prints the event id', async () => {
+    const ralphDir = path.join(repo, '.ralph');
+    const writer = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+    const waiting = ralphUntil(/waiting for the store/, 'emit-event', 'note', 'n2', 'note.added', 'human');
+    try {
+      await waiting.line;
+      assert.ok(
+        !fs.existsSync(path.join(ralphDir, 'inbox')) || fs.readdirSync(path.join(ralphDir, 'inbox')).every((f) => !f.endsWith('.json')),
+      );
+    } finally {
+      await writer.close();
+    }
+    const r = await waiting.done;
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^evt_\d{17}_\d{6}\n$/);
+    assert.deepEqual(sqlite(`SELECT entity_id FROM events WHERE event_id='${r.out.trim()}'`), [['n2']]);
   });
 
   it('--dir works from another directory', async () => {
