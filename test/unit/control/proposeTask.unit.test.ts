@@ -162,7 +162,8 @@ describe('control propose-task', () => {
     assert.equal(getTask(h.store, 'W2-001')?.title, 'Through the inbox');
     assert.equal(getTask(h.store, 'W0-001')?.status, 'pending');
     assert.equal(host[0]?.command, 'pause');
-    const byMcp = h.store.events().filter((e) => e.actor === 'mcp');
+    // (each inbox command also leaves the store's command.applied marker: exactly-once bookkeeping)
+    const byMcp = h.store.events().filter((e) => e.actor === 'mcp' && e.event_type !== 'command.applied');
     assert.deepEqual(
       byMcp.map((e) => e.event_type),
       ['task.created', 'proposal.accepted', 'task.deferral_resolved', 'patch.discarded', 'loop.pause_requested'],
