@@ -67,8 +67,8 @@ describe('extension engine session (plain Node, real store)', () => {
     assert.equal(engine.role(), 'idle', 'the lock is released after the command');
   });
 
-  it('given another process holds the writer lock, when a human rejects, then the command waits in the inbox and the session follows that writer', async () => {
-    other = await openStore({ ralphDir: p.ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: 'other' });
+  it('given another process runs the loop (it drains the inbox), when a human rejects, then the command waits in the inbox and the session follows that writer', async () => {
+    other = await openStore({ ralphDir: p.ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: 'other', drainsInbox: true });
     engine = new Engine({ projectDir: p.dir, log: quiet, observerPollMs: 0 });
     await engine.open();
     // Same pid here: the engine counts a lock as its own only while it runs a loop itself.
@@ -117,6 +117,23 @@ describe('extension engine session (plain Node, real store)', () => {
     await other.close();
     other = undefined;
     assert.deepEqual(engine.agents(), [], 'no writer, no agents');
+  });
+
+  it('given a short-lived writer (a CLI command, not a loop) beside the window, then a human decision waits for it and is applied, not left in an inbox nobody drains', async () => {
+    const cli = await openStore({ ralphDir: p.ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: 'cli' });
+    engine = new Engine({ projectDir: p.dir, log: quiet, observerPollMs: 0 });
+    await engine.open();
+    const submitted = engine.submit({
+      command: 'resolve-deferred',
+      task_id: 'W2-001',
+      decision: 'reject',
+      actor: 'human',
+      rationale: 'no',
+    });
+    await cli.close();
+    const o = await submitted;
+    assert.equal(o.via, 'applied');
+    assert.equal(engine.task('W2-001')?.status, 'pending');
   });
 
   it('given a two-file patch, when it is materialized, then before/after come from its own blobs without touching the checkout', async () => {

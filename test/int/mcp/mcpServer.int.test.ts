@@ -187,7 +187,8 @@ describe('ralph mcp over stdio (SDK client, built CLI)', function () {
     assert.equal(await taskStatus(p.dir, 'W2-001'), undefined);
     assert.equal(await taskStatus(p.dir, 'T-4'), 'proposed');
     assert.equal(await taskStatus(p.dir, 'T-3'), 'pending');
-    const byMcp = (await events(p.dir)).filter((e) => e.actor === 'mcp');
+    // (inbox commands also leave the store's command.applied markers: exactly-once bookkeeping)
+    const byMcp = (await events(p.dir)).filter((e) => e.actor === 'mcp' && e.event_type !== 'command.applied');
     // The duplicate id is refused before anything is written; the unknown dep by the policy.
     assert.deepEqual(
       byMcp.map((e) => (e.entity_type === 'proposal' ? `${e.event_type} chat_…` : `${e.event_type} ${e.entity_id}`)),
