@@ -286,10 +286,14 @@ export async function restoreStoreFiles(ralphDir: string, now: Date = new Date()
       damaged.filter((d) => d.verdict === 'lost').flatMap((d) => d.eventIds.filter((id) => !has(id) && !salvagedIds.has(id))),
     );
     let lostUnknown = damaged.some((d) => d.verdict === 'lost' && d.eventIds.length === 0);
-    const knownUpTo = header?.upTo ?? '';
-    const lostBeyondBase = knownUpTo !== '' && !has(knownUpTo) && !salvagedIds.has(knownUpTo);
+    // The last events ralph.db and ralph.db.prev were known to hold: any the restored store
+    // lacks were held only by a database that is gone.
+    const known = [header?.upTo, header?.db?.upTo, header?.prev?.upTo].filter((id): id is string => id !== undefined && id !== '');
+    const knownLost = [...new Set(known)].filter((id) => !has(id) && !salvagedIds.has(id)).sort();
+    const knownUpTo = knownLost[knownLost.length - 1] ?? '';
+    const lostBeyondBase = knownLost.length > 0;
     if (lostBeyondBase) {
-      lostEventIds.add(knownUpTo);
+      for (const id of knownLost) lostEventIds.add(id);
       lostUnknown = true;
     }
 
