@@ -56,6 +56,21 @@ function noHardLinks(e: unknown): boolean {
   return code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EMLINK' || code === 'ENOSYS' || code === 'EOPNOTSUPP';
 }
 
+/**
+ * True when ralph.db.prev already is ralph.db (one inode): a checkpoint that rotated and then
+ * failed to write the new image leaves them so. Rotating again would be a no-op rename
+ * (POSIX leaves both names in place), so there is nothing to keep.
+ */
+function alreadyKept(dbPath: string, prevPath: string): boolean {
+  try {
+    const a = fs.statSync(dbPath);
+    const b = fs.statSync(prevPath);
+    return a.ino === b.ino && a.dev === b.dev;
+  } catch {
+    return false;
+  }
+}
+
 function prevTemp(ralphDir: string): string {
   return path.join(ralphDir, `${PREV_DB_FILE}.tmp-${process.pid}-${Date.now().toString(36)}`);
 }
@@ -65,7 +80,7 @@ export function fileCheckpointWriter(ralphDir: string): CheckpointWriter {
   const prevPath = path.join(ralphDir, PREV_DB_FILE);
   return {
     async write(image, rotate) {
-      if (rotate) {
+      if (rotate && !alreadyKept(dbPath, prevPath)) {
         const tmp = prevTemp(ralphDir);
         try {
           await fsp.link(dbPath, tmp);
@@ -83,7 +98,7 @@ export function fileCheckpointWriter(ralphDir: string): CheckpointWriter {
       return sumOf(image);
     },
     writeSync(image, rotate) {
-      if (rotate) {
+      if (rotate && !alreadyKept(dbPath, prevPath)) {
         const tmp = prevTemp(ralphDir);
         try {
           fs.linkSync(dbPath, tmp);

@@ -178,3 +178,44 @@ describe('store durability: read-only sessions', () => {
     assert.equal(after.mtimeMs, before.mtimeMs);
   });
 });
+
+describe('store durability: a journal write that fails', () => {
+  it('given a group-committed burst whose write stops with ENOSPC after its first record, then the journal is cut back and the store refuses further writes', async () => {
+    const dir = tmpRalph();
+    const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [], checkpointDebounceMs: 3_600_000 });
+    const jp = path.join(dir, JOURNAL_FILE);
+    const before = fs.statSync(jp).size;
+    // The appender's file handle: the first write lands part of the batch (one whole record
+    // and more), the next fails as a full disk does.
+    const appender = (w as unknown as { appender: { handle: { write: (...a: unknown[]) => Promise<{ bytesWritten: number }> } } }).appender;
+    const handle = appender.handle;
+    const write = handle.write.bind(handle);
+    let calls = 0;
+    handle.write = async (buf: unknown, off: unknown, len: unknown) => {
+      if (calls++ === 0) return write(buf, off, Math.floor((len as number) * 0.75));
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    const results = await Promise.allSettled([w.append([ev('A')]), w.append([ev('B')]), w.append([ev('C')])]);
+    for (const r of results) {
+      assert.equal(r.status, 'rejected');
+      assert.match(
+        String((r as PromiseRejectedResult).reason),
+        /could not write .*ralph\.events\.journal: no space left on device \(ENOSPC\)/,
+      );
+      assert.equal(((r as PromiseRejectedResult).reason as { recorded: string }).recorded, 'no');
+    }
+    assert.equal(fs.statSync(jp).size, before, 'no record of the failed batch is left in the journal');
+    await assert.rejects(w.append([ev('D')]), /stopped accepting writes/);
+    await w.close();
+    const again = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
+    try {
+      assert.deepEqual(
+        again.events().map((e) => e.entity_id),
+        [],
+        'a retry of A, B or C cannot find the first attempt',
+      );
+    } finally {
+      await again.close();
+    }
+  });
+});

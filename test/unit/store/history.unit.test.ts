@@ -245,6 +245,32 @@ describe('store history: missing, empty, damaged or older ralph.db', () => {
   });
 });
 
+describe('store history: a checkpoint that rotated and then failed to write', () => {
+  it('given ralph.db.prev and ralph.db as one file (rotated, then the new image failed), then the next checkpoints leave no temp and a complete history', async () => {
+    const { dir, all } = await history(3, 2);
+    const db = path.join(dir, 'ralph.db');
+    const prev = path.join(dir, PREV_DB_FILE);
+    fs.rmSync(prev);
+    fs.linkSync(db, prev); // what the rotation leaves when the image write then fails
+    const w = await open(dir); // replays the tail and checkpoints
+    const late = await w.append([ev('late')]);
+    await w.close();
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((f) => f.includes('.tmp-')),
+      [],
+    );
+    assert.notEqual(fs.statSync(db).ino, fs.statSync(prev).ino);
+    // ralph.db.prev plus the journal is still the whole history
+    fs.rmSync(db);
+    const r = await restoreStoreFiles(dir);
+    assert.ok(r?.summary.includes('nothing was lost'), r?.summary.join('\n'));
+    assert.deepEqual(
+      await eventIds(dir),
+      [...all, ...late].map((e) => e.event_id),
+    );
+  });
+});
+
 /** The counter rows of the store in `dir`, read from a copy (the files in `dir` stay as they are). */
 async function rowsOf(dir: string): Promise<unknown[]> {
   const s = await open(snapshotAsCrashed(dir));
