@@ -92,6 +92,15 @@ export interface TaskStory {
   elapsedMs?: number;
   /** Summed from agent events that carry a cost for this task; undefined when none do. */
   costUsd?: number;
+  /** Every invocation for the task that kept a transcript, in order (paths relative to `.ralph/`). */
+  readonly transcripts: StoryTranscript[];
+}
+
+export interface StoryTranscript {
+  readonly ts: string;
+  readonly agent: string;
+  readonly phase: string;
+  readonly path: string;
 }
 
 type Payload = Readonly<Record<string, unknown>>;
@@ -208,6 +217,7 @@ export function buildTaskStory(taskId: string, events: readonly StoredEvent[]): 
         patches: [],
         decisions: [],
         events: [],
+        transcripts: [],
       };
     }
     const s: TaskStory = story;
@@ -325,6 +335,10 @@ export function buildTaskStory(taskId: string, events: readonly StoredEvent[]): 
         continue;
       }
     }
+    if (e.event_type === 'agent.started' && str(p, 'task_id') === taskId) {
+      const file = str(p, 'transcript');
+      if (file) s.transcripts.push({ ts: e.ts, agent: e.actor, phase: str(p, 'phase') ?? '', path: file });
+    }
     if (e.entity_type !== 'task') {
       // Agents' events (their invocations) may carry what they cost.
       const c = num(p, 'cost_usd') ?? num(p, 'costUsd');
@@ -403,6 +417,8 @@ export interface StoryLinks {
   patch?(patchId: string): string | undefined;
   commit?(hash: string): string | undefined;
   task?(taskId: string): string | undefined;
+  /** A transcript, by its path relative to `.ralph/`. */
+  transcript?(path: string): string | undefined;
 }
 
 const time = (ts: string): string => ts.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
@@ -476,6 +492,12 @@ export function renderTaskStory(s: TaskStory, links: StoryLinks = {}): string {
       out.push(
         `- ${time(d.ts)} **${d.actor}**${d.client ? ` (via ${d.client})` : ''} ${d.decision}${d.rationale ? `: ${oneLine(d.rationale, 300)}` : ''}`,
       );
+    out.push('');
+  }
+
+  if (s.transcripts.length) {
+    out.push('## Transcripts', '');
+    for (const t of s.transcripts) out.push(`- ${time(t.ts)} ${t.agent} ${t.phase}: ${link(t.path, links.transcript?.(t.path))}`);
     out.push('');
   }
 

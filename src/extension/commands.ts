@@ -43,6 +43,7 @@ type Factory = (c: CommandContext) => Handler;
 /** A task id from whatever invoked the command: a tree item, a string (monitor, notification). */
 function taskIdOf(arg: unknown): string | undefined {
   if (arg instanceof TaskItem || arg instanceof DeferredItem) return arg.task.task_id;
+  if (arg instanceof AgentItem) return arg.row.taskId ?? undefined;
   if (typeof arg === 'string' && arg.length > 0) return arg;
   return undefined;
 }
@@ -568,6 +569,7 @@ export const COMMAND_FACTORIES: Readonly<Record<CommandId, Factory | null>> = {
   [Commands.refresh]: refresh,
   [Commands.overrideVerdict]: override,
   [Commands.openConfig]: openConfig,
+  [Commands.openTranscript]: null, // registered with the transcript documents
 };
 
 /** Commands that execute project code (agents, builds, tests): never in Restricted Mode. */

@@ -21,6 +21,7 @@ import type { ProjectFolder } from './projects';
 import { RalphStatusBar } from './statusBar';
 import { registerTerminalPath } from './terminalPath';
 import { AgentsTreeProvider } from './trees/agentsTree';
+import { registerTranscriptCommand, TranscriptDocuments } from './transcripts/transcriptDocument';
 import { BacklogTreeProvider } from './trees/backlogTree';
 import type { BacklogNode } from './trees/backlogTree';
 import { DeferredTreeProvider } from './trees/deferredTree';
@@ -98,6 +99,8 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
   // Content providers, status bar, notifications, the walkthrough's real state.
   const patches = new PatchContentProvider((patchId) => list.list().find((e) => e.patch(patchId) !== undefined));
   subs.push(patches, new EventLogProvider(list), new RalphStatusBar(list), new Notifier(list, output), new Walkthrough(list));
+  const transcripts = new TranscriptDocuments();
+  subs.push(transcripts, registerTranscriptCommand(list, transcripts));
 
   // The CLI that ships in the extension, on the integrated terminal's PATH.
   subs.push(registerTerminalPath(context, output));

@@ -26,6 +26,7 @@ export const Commands = {
   refresh: 'ralph.refresh',
   overrideVerdict: 'ralph.overrideVerdict',
   openConfig: 'ralph.openConfig',
+  openTranscript: 'ralph.openTranscript',
 } as const;
 export type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -81,6 +82,8 @@ export const Schemes = {
   patch: 'ralph-patch',
   /** Read-only rendering of the event log: ralph-events:/<query>.jsonl */
   events: 'ralph-events',
+  /** An agent invocation's transcript, following the file: ralph-transcript:/<absolute path of the .log> */
+  transcript: 'ralph-transcript',
 } as const;
 
 /** Actor recorded on every command a person issues from VS Code. */

@@ -11,6 +11,7 @@ export const LINKED_COMMANDS: readonly string[] = [
   Commands.openPatchDiff,
   ChatIds.showTaskStory,
   Commands.showMonitor,
+  Commands.openTranscript,
 ];
 
 export function commandUri(command: string, ...args: unknown[]): string {
@@ -21,6 +22,7 @@ export function commandLinks(): StoryLinks {
   return {
     task: (id) => commandUri(Commands.revealTask, id),
     patch: (id) => commandUri(Commands.openPatchDiff, id),
+    transcript: (file) => commandUri(Commands.openTranscript, file),
   };
 }
 

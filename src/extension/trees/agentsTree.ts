@@ -15,13 +15,14 @@ import { RefreshBatcher } from './taskVisuals';
 const VIEW = 'agents';
 
 export class AgentItem extends vscode.TreeItem {
-  override readonly contextValue = 'ralph.agent';
+  override readonly contextValue: string;
   constructor(
     readonly engine: Engine,
     readonly row: AgentRow,
     now: number,
   ) {
     super(row.name, vscode.TreeItemCollapsibleState.None);
+    this.contextValue = row.taskId ? 'ralph.agent.task' : 'ralph.agent';
     this.id = `agent:${engine.projectDir}:${row.name}`;
     const parts = [row.phase, row.taskId ?? 'no task'];
     if (row.busy && row.startedAt) parts.push(formatElapsed(now - Date.parse(row.startedAt)));
@@ -31,8 +32,9 @@ export class AgentItem extends vscode.TreeItem {
       row.busy ? 'loading~spin' : row.role === 'judge' ? 'law' : 'person',
       row.busy ? new vscode.ThemeColor('charts.blue') : undefined,
     );
-    this.tooltip = `${row.name} (${row.role})\nphase: ${row.phase}\ntask: ${row.taskId ?? '-'}\ninvocations: ${row.invocations}\ncost this run: $${row.costUsd.toFixed(4)}`;
-    if (row.taskId) this.command = { command: Commands.revealTask, title: 'Reveal Task', arguments: [row.taskId, engine.projectDir] };
+    this.tooltip = `${row.name} (${row.role})\nphase: ${row.phase}\ntask: ${row.taskId ?? '-'}\ninvocations: ${row.invocations}\ncost this run: $${row.costUsd.toFixed(4)}\nClick to open its transcript.`;
+    // What an agent is doing is its transcript; the task is one inline action away.
+    this.command = { command: Commands.openTranscript, title: 'Open Transcript', arguments: [row.name, engine.projectDir] };
   }
 }
 

@@ -3,6 +3,7 @@
 // several folders, each folder's waves sit under its own node. Stable ids and getParent make
 // `reveal` work for the task an agent is working on.
 import * as vscode from 'vscode';
+import { ChatIds } from '../chat/chatIds';
 import type { Task } from '../../domain/model';
 import type { Engine } from '../engine';
 import { Commands } from '../ids';
@@ -50,6 +51,8 @@ export class TaskItem extends vscode.TreeItem {
     if (lastEvent) md.appendMarkdown(`\n\nLast event: \`${lastEvent.event_type}\` by ${lastEvent.actor} at ${lastEvent.ts}`);
     this.tooltip = md;
     this.accessibilityInformation = { label: `${task.task_id} ${task.title ?? ''}, ${task.status}` };
+    // A click tells the task's story: its events, attempts, patches, decisions and transcripts.
+    this.command = { command: ChatIds.showTaskStory, title: 'Show Task Story', arguments: [task.task_id] };
   }
 }
 

@@ -97,6 +97,24 @@ function story(): StoredEvent[] {
     ev(21, 'patch', p2, 'patch.promoted', 'mcp', { task_id: 'CALC-4', commit_hash: 'abcdef0123456789' }),
     tr(21, 'CALC-4', 'proposed', 'done', 'mcp', { patch_id: p2 }),
     t(21, 'CALC-4', 'task.completed', 'mcp', { patch_id: p2, commit_hash: 'abcdef0123456789' }),
+    ev(21, 'agent', 'worker-1', 'agent.started', 'worker-1', {
+      role: 'worker',
+      phase: 'worker',
+      backend: 'claude',
+      task_id: 'CALC-4',
+      prompt_bytes: 100,
+      budget_usd: 1,
+      transcript: 'logs/transcripts/20261201090021000_worker-1_CALC-4.log',
+    }),
+    ev(21, 'agent', 'worker-2', 'agent.started', 'worker-2', {
+      role: 'worker',
+      phase: 'worker',
+      backend: 'claude',
+      task_id: 'OTHER-1',
+      prompt_bytes: 100,
+      budget_usd: 1,
+      transcript: 'logs/transcripts/20261201090021000_worker-2_OTHER-1.log',
+    }),
     ev(22, 'agent', 'worker-1', 'agent.finished', 'worker-1', {
       role: 'worker',
       phase: 'worker',
@@ -179,6 +197,17 @@ describe('control story', () => {
     assert.match(md, /\*\*mcp\*\* \(via claude-code\) approve: looks right/);
     assert.match(md, /\| mcp \(claude-code\) \| task\.deferral_resolved \| approve: looks right \|/);
     assert.equal(md.split('\n').filter((l) => /^\| 2026/.test(l)).length, s.events.length);
+    // The invocations for the task link their transcripts (another task's never).
+    assert.deepEqual(
+      s.transcripts.map((x) => [x.agent, x.phase, x.path]),
+      [['worker-1', 'worker', 'logs/transcripts/20261201090021000_worker-1_CALC-4.log']],
+    );
+    const linked = renderTaskStory(s, { transcript: (f) => `command:ralph.openTranscript?${encodeURIComponent(JSON.stringify([f]))}` });
+    assert.match(linked, /^## Transcripts$/m);
+    assert.match(
+      linked,
+      /^- 2026-12-01 09:00:21Z worker-1 worker: \[logs\/transcripts\/20261201090021000_worker-1_CALC-4\.log\]\(command:ralph\.openTranscript\?/m,
+    );
   });
 
   it('reads the story from a real store: the same as folding every event', async () => {
