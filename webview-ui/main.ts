@@ -19,6 +19,7 @@ import {
   ReadyMessage,
   ResolveDeferredRequest,
   ShowDiffRequest,
+  TravelRequest,
   WebviewLogMessage,
   applySnapshotPatch,
   monitorSnapshotSchema,
@@ -91,6 +92,7 @@ const actions: Actions = {
   resolve: (taskId, decision, done) =>
     request(ResolveDeferredRequest.create({ taskId, decision }), `${decision === 'approve' ? 'Approve' : 'Reject'} ${taskId}`, done),
   openSettings: () => request(OpenSettingsRequest.create({}), 'Monitor settings'),
+  travel: (index, done) => request(TravelRequest.create({ index }), index === null ? 'Live' : `Event ${index}`, done),
 };
 
 let sections: Sections;
@@ -156,6 +158,7 @@ function main(): void {
       requestAnimationFrame(() => charts.resize());
     },
     openSettings: actions.openSettings,
+    travel: actions.travel,
   });
   charts = new MonitorCharts(sections.canvases);
   render();

@@ -8,8 +8,10 @@ import { fill, h } from './dom.js';
 import { clock, compact, duration, int, percent, usd } from './format.js';
 import { timeText } from './ticker.js';
 import type { TimeKind } from './ticker.js';
+import { buildTimeline } from './timeline.js';
+import type { TimelineActions, TimelineSection } from './timeline.js';
 
-export interface Actions {
+export interface Actions extends TimelineActions {
   openTask(taskId: string): void;
   showDiff(taskId: string, patchId: string | null): void;
   resolve(taskId: string, decision: 'approve' | 'reject', done: (ok: boolean) => void): void;
@@ -21,6 +23,7 @@ export interface Sections {
   readonly title: HTMLElement;
   readonly header: HTMLElement;
   readonly notice: HTMLElement;
+  readonly timeline: TimelineSection;
   readonly cards: Record<'tasks' | 'patches' | 'events' | 'cost', HTMLElement>;
   readonly recent: HTMLElement;
   readonly agents: HTMLElement;
@@ -38,6 +41,7 @@ interface LayoutOptions {
   readonly initialTab: number;
   readonly onTab: (index: number) => void;
   readonly openSettings: () => void;
+  readonly travel: TimelineActions['travel'];
 }
 
 const TAB_NAMES = ['Activity', 'Charts', 'Deferred', 'Cost', 'Log'] as const;
@@ -96,6 +100,7 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
     settings,
   );
   const notice = h('div', { className: 'notice', id: 'notice' });
+  const timeline = buildTimeline({ travel: o.travel });
 
   const cardsWrap = h('div', { className: 'cards' });
   const cards = {
@@ -132,12 +137,13 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   tabs.selectedIndex = Math.min(o.initialTab, TAB_NAMES.length - 1);
   tabs.addEventListener('vsc-tabs-select', (e) => o.onTab(e.detail.selectedIndex));
 
-  fill(root, top, notice, cardsWrap, tabs);
+  fill(root, top, notice, timeline.root, cardsWrap, tabs);
   return {
     root,
     title,
     header,
     notice,
+    timeline,
     cards,
     recent: recent.body,
     agents: agents.body,
@@ -431,6 +437,7 @@ function renderCost(el: HTMLElement, snap: MonitorSnapshot): void {
       h('dd', { id: 'cost-failures', className: c.failures > 0 ? 'bad' : '' }, int(c.failures)),
       ...c.byAgent.slice(0, 3).flatMap((a) => [h('dt', {}, `agent ${a.agent}`), h('dd', {}, usd(a.cost))]),
     ),
+    snap.forecast ? h('p', { className: 'forecast', id: 'forecast' }, snap.forecast.replace(/^Forecast: /, '')) : null,
   );
 }
 
@@ -634,7 +641,11 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
   once('events', [snap.events.total, snap.events.lastHour, snap.events.last10Min, snap.events.recent[0]?.ts], () =>
     renderEvents(s.cards.events, snap),
   );
-  once('cost', snap.cost, () => renderCost(s.cards.cost, snap));
+  once('cost', [snap.cost, snap.forecast], () => renderCost(s.cards.cost, snap));
+  once('timeline', snap.timeline, () => {
+    s.root.classList.toggle('past', snap.timeline.at !== null);
+    s.timeline.render(snap.timeline);
+  });
   once('recent', snap.events.recent, () => renderRecent(s.recent, snap, actions));
   once('agents', [snap.agents, snap.state.run], () => renderAgents(s.agents, snap, actions));
   once('pending', snap.patches.pendingFiles, () => renderPending(s.pending, snap));

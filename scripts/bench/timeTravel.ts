@@ -1,12 +1,15 @@
 // `npm run bench -- timeTravel`: how long `status --at` takes to show the project as it was
 // halfway through its log, at 10k and 100k events (a full replay into a scratch database
-// through the control projections). RALPH_BENCH_TT_SIZES overrides the sizes (comma list).
-// Prints numbers; never asserts timings.
+// through the control projections), and how long the monitor's time slider takes per move
+// (a replay cursor with checkpoints, then the monitor snapshot over it): the first move, a
+// drag back by small steps, a jump back across the log, a step forward. RALPH_BENCH_TT_SIZES
+// overrides the sizes (comma list). Prints numbers; never asserts timings.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { controlContext, CONTROL_PROJECTIONS } from '../../src/control';
 import { statusFactsAt } from '../../src/control/timeTravel';
+import { MonitorTimeline } from '../../src/monitor/timeline';
 import { openStore } from '../../src/store/sqlJsStore';
 import type { NewEvent } from '../../src/store/types';
 
@@ -58,6 +61,23 @@ async function main(): Promise<void> {
       console.log(
         `${size} events, moment at the half: median ${times[2]?.toFixed(0)} ms, best ${times[0]?.toFixed(0)} ms (5 runs; goal 100 ms)`,
       );
+      const timeline = new MonitorTimeline({ source: store, logsDir: path.join(ralphDir, 'logs') });
+      const ms = async (index: number): Promise<number> => {
+        const t0 = performance.now();
+        await timeline.snapshotAt(index);
+        return performance.now() - t0;
+      };
+      const first = await ms(size);
+      const drag: number[] = [];
+      for (let k = 1; k <= 10; k++) drag.push(await ms(size - k * Math.floor(size / 200)));
+      const jump = await ms(Math.floor(size / 3));
+      const forward = await ms(Math.floor(size / 3) + 50);
+      const med = [...drag].sort((a, b) => a - b)[5] ?? NaN;
+      console.log(
+        `${size} events, slider: first move ${first.toFixed(0)} ms; drag back in 0.5 % steps median ${med.toFixed(0)} ms, worst ${Math.max(...drag).toFixed(0)} ms; ` +
+          `jump to a third ${jump.toFixed(0)} ms; 50 events forward ${forward.toFixed(0)} ms (goal 100 ms per move)`,
+      );
+      timeline.dispose();
       await store.close();
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

@@ -11,7 +11,8 @@ import { InvalidArgumentError } from '../domain/errors';
 import { DEFAULT_LOOP_POSITION, type LoopPosition, type StatusFacts } from '../domain/views';
 import { migrate } from '../store/schema';
 import { loadSqlJs, SqlDb } from '../store/sqlDb';
-import type { StoredEvent } from '../store/types';
+import { EVENT_COLUMNS, rowToEvent, type EventRow } from '../store/eventRows';
+import type { SqlReader, StoredEvent } from '../store/types';
 import type { ControlContext } from './context';
 import { perDayBudgetOf } from './forecast';
 import { statusFactsOf } from './derived';
@@ -91,5 +92,119 @@ export async function statusFactsAt(ctx: ControlContext, m: Moment): Promise<Pas
     return { ...facts, at, lastEventId: last?.event_id ?? null };
   } finally {
     db.close();
+  }
+}
+
+/** Events between two checkpoints of a replay cursor. */
+export const REPLAY_CHECKPOINT_EVERY = 5000;
+
+/**
+ * A scratch database holding the log's first `position` events (in event id order) folded
+ * through the control projections, movable to any position: forward it replays only the
+ * events it has not seen; backward it restores the nearest checkpoint at or before the
+ * target (an exported copy taken every REPLAY_CHECKPOINT_EVERY events on the way forward)
+ * and replays from there. The monitor's time slider moves one of these.
+ */
+export class ReplayCursor {
+  private position = 0;
+  private lastId: string | null = null;
+  private readonly checkpoints: { readonly position: number; readonly lastId: string | null; readonly bytes: Uint8Array }[] = [];
+
+  private constructor(
+    private readonly SQL: Awaited<ReturnType<typeof loadSqlJs>>,
+    private db: SqlDb,
+    private readonly source: SqlReader,
+    private readonly every: number,
+  ) {}
+
+  /** A cursor at position 0 over the log that `source` reads (the live store). */
+  static async open(source: SqlReader, checkpointEvery = REPLAY_CHECKPOINT_EVERY): Promise<ReplayCursor> {
+    const SQL = await loadSqlJs();
+    const db = new SqlDb(new SQL.Database());
+    migrate(db, ':memory:');
+    for (const p of CONTROL_PROJECTIONS) for (const s of p.ddl) db.exec(s);
+    const c = new ReplayCursor(SQL, db, source, Math.max(1, Math.floor(checkpointEvery)));
+    c.checkpoints.push({ position: 0, lastId: null, bytes: c.exportDb() });
+    return c;
+  }
+
+  /** The scratch database at the current position (read it, never write it). */
+  get reader(): SqlReader {
+    return this.db;
+  }
+
+  /** The positions of the checkpoints taken so far. */
+  get checkpointPositions(): number[] {
+    return this.checkpoints.map((c) => c.position);
+  }
+
+  get at(): number {
+    return this.position;
+  }
+
+  /** The id of the last event folded in; null at position 0. */
+  get lastEventId(): string | null {
+    return this.lastId;
+  }
+
+  /** Moves to the first `target` events of the log (fewer when the log is shorter). */
+  moveTo(target: number): void {
+    const want = Math.max(0, Math.floor(target));
+    if (want < this.position) {
+      let cp = this.checkpoints[0];
+      for (const c of this.checkpoints) if (c.position <= want && c.position >= (cp?.position ?? 0)) cp = c;
+      if (cp === undefined) throw new Error('replay cursor without its first checkpoint');
+      this.db.close();
+      this.db = new SqlDb(new this.SQL.Database(cp.bytes));
+      this.position = cp.position;
+      this.lastId = cp.lastId;
+    }
+    while (this.position < want) {
+      const nextCheckpoint = (Math.floor(this.position / this.every) + 1) * this.every;
+      const n = Math.min(want, nextCheckpoint) - this.position;
+      const rows = this.source.all<EventRow>(
+        this.lastId === null
+          ? `SELECT ${EVENT_COLUMNS} FROM events ORDER BY event_id LIMIT ?`
+          : `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id > ? ORDER BY event_id LIMIT ?`,
+        this.lastId === null ? [n] : [this.lastId, n],
+      );
+      if (rows.length === 0) return; // the log is shorter than asked
+      this.apply(rows.map(rowToEvent));
+      if (this.position === nextCheckpoint && !this.checkpoints.some((c) => c.position === nextCheckpoint)) {
+        this.checkpoints.push({ position: this.position, lastId: this.lastId, bytes: this.exportDb() });
+      }
+      if (rows.length < n) return;
+    }
+  }
+
+  close(): void {
+    this.db.close();
+    this.checkpoints.length = 0;
+  }
+
+  /** sql.js frees every prepared statement on export: drop ours first so none is used freed. */
+  private exportDb(): Uint8Array {
+    this.db.clearCache();
+    return this.db.raw.export();
+  }
+
+  private apply(events: readonly StoredEvent[]): void {
+    const db = this.db;
+    db.exec('BEGIN');
+    try {
+      for (const e of events) {
+        db.run(
+          'INSERT INTO events (event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          [e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)],
+        );
+        for (const p of CONTROL_PROJECTIONS) p.apply(db, e);
+      }
+      db.exec('COMMIT');
+    } catch (e) {
+      db.rollbackQuietly();
+      throw e;
+    }
+    this.position += events.length;
+    this.lastId = events[events.length - 1]?.event_id ?? this.lastId;
   }
 }

@@ -1,8 +1,8 @@
 // The one Ralph status bar item: loop state (spinning while this window's loop runs, an eye
 // while following another process's loop), the primary's phase and task, and today's cost;
-// a click opens the monitor. With several folders it speaks of the folder of the active
-// editor (else one whose loop runs, else the first initialized) and names it; the tooltip
-// lists every folder. Recomputed from the monitor's snapshot, at most twice a second.
+// the tooltip adds the spend forecast; a click opens the monitor. With several folders it
+// speaks of the folder of the active editor (else one whose loop runs, else the first
+// initialized) and names it; the tooltip lists every folder. Recomputed from the monitor's snapshot, at most twice a second.
 import * as vscode from 'vscode';
 import type { Engine } from './engine';
 import { Commands } from './ids';
@@ -52,11 +52,13 @@ export class RalphStatusBar extends Disposable {
     let phase = '';
     let task: string | null = null;
     let cost = 0;
+    let forecast: string | null = null;
     try {
       const snap = await engine.dataSource.snapshot();
       phase = snap.state.phase;
       task = snap.state.currentTask;
       cost = snap.cost.cost;
+      forecast = snap.forecast;
     } catch {
       // the tooltip still shows the state below
     }
@@ -80,7 +82,7 @@ export class RalphStatusBar extends Disposable {
       : state === 'stopped'
         ? 'not running'
         : 'run by this window';
-    this.item.tooltip = `Ralph loop${name} ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}\nClick to open the monitor.${this.others(engine)}`;
+    this.item.tooltip = `Ralph loop${name} ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}${forecast ? `\n${forecast}` : ''}\nClick to open the monitor.${this.others(engine)}`;
     this.item.show();
   }
 

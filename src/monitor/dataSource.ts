@@ -3,10 +3,13 @@
 import type { Disposable, EventStore } from '../store/types';
 import type { LogLine, LoopRun, MonitorSnapshot, RunningAgent } from '../protocol/monitor';
 import { buildMonitorSnapshot, createSnapshotCache } from './snapshot';
+import { MonitorTimeline } from './timeline';
 
 export interface MonitorDataSource {
   /** The current snapshot (rebuilt on each call; the panel batches calls). */
   snapshot(): MonitorSnapshot | Promise<MonitorSnapshot>;
+  /** The snapshot after the log's first `index` events (the time slider); absent: no time travel. */
+  snapshotAt?(index: number): Promise<MonitorSnapshot>;
   /** Fires whenever something shown may have changed; bursts are fine, the panel batches. */
   onDidChange(listener: () => void): Disposable;
 }
@@ -46,7 +49,9 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
   const timer = pollMs > 0 ? setInterval(() => listeners.size > 0 && fire(), pollMs) : undefined;
   timer?.unref();
   const cache = createSnapshotCache();
+  const timeline = new MonitorTimeline({ source: o.store, logsDir: o.logsDir });
   return {
+    snapshotAt: (index) => timeline.snapshotAt(index, o.project ? { project: o.project() } : {}),
     snapshot: () =>
       buildMonitorSnapshot(o.store, o.logsDir, o.now?.() ?? new Date(), {
         ...(o.run ? o.run() : {}),
@@ -62,6 +67,7 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
     notify: fire,
     dispose(): void {
       if (timer) clearInterval(timer);
+      timeline.dispose();
       sub.dispose();
       listeners.clear();
     },

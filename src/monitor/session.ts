@@ -46,6 +46,8 @@ export class MonitorSession {
   private lastSent: MonitorSnapshot | undefined;
   private seq = 0;
   private disposed = false;
+  /** The time slider's position: the page shows the log's first `moment` events; null = live. */
+  private moment: number | null = null;
 
   constructor(private readonly o: MonitorSessionOptions) {
     this.batcher = createUpdateBatcher<true>(() => void this.pushUpdate(), o.refreshMs ?? 250, o.clock);
@@ -80,6 +82,8 @@ export class MonitorSession {
       case 'ready':
         this.ready = true;
         this.seq = 0;
+        // A reloaded page starts live.
+        this.moment = null;
         await this.sendSnapshot();
         return;
       case 'log':
@@ -100,6 +104,8 @@ export class MonitorSession {
 
   private async snapshot(): Promise<MonitorSnapshot | undefined> {
     try {
+      const at = this.moment;
+      if (at !== null && this.o.source.snapshotAt) return await this.o.source.snapshotAt(at);
       return await this.o.source.snapshot();
     } catch (e) {
       this.o.log.error(`monitor: snapshot failed: ${(e as Error).stack ?? String(e)}`);
@@ -141,6 +147,12 @@ export class MonitorSession {
           break;
         case 'openSettings':
           await a.openSettings();
+          break;
+        case 'travel':
+          if (m.params.index !== null && !this.o.source.snapshotAt) throw new Error('this monitor cannot show past moments');
+          this.moment = m.params.index;
+          // The page waits for this moment's state: send it now, not after the batching delay.
+          await this.pushUpdate();
           break;
       }
       await this.post(ReplyMessage.create({ requestId, ok: true }));

@@ -18,6 +18,8 @@ import type {
   RunningAgent,
 } from '../protocol/monitor';
 import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
+import { perDayBudgetOf, readForecast } from '../control/forecast';
+import { renderForecast } from '../domain/forecast';
 import { isFailure, readMetrics } from './metrics';
 import type { MetricsFileCache, MetricsLine } from './metrics';
 import { costSeries, flowSeries, phaseDurations, runWindow, statusAfterEvent } from './series';
@@ -47,6 +49,11 @@ export interface SnapshotInput {
    * (the first build of a 100k-event log reads them all; see scripts/bench/monitor.ts).
    */
   readonly cache?: SnapshotCache;
+  /**
+   * `now` is a past moment and `db` holds the log up to it (the time slider): STATE.json (the
+   * loop's position today) is not read, and metrics lines after `now` do not count.
+   */
+  readonly past?: boolean;
 }
 
 /** The task events already read, in time order; opaque to callers. */
@@ -365,7 +372,8 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   if (hasTasks) snap.deferred = readDeferred(db, hasEvents);
 
   // Metrics: today's cost, the cost series, per-phase durations
-  const metrics = readMetrics(logsDir, now, input.metricsDays ?? 7, input.cache?.metricsFiles);
+  const read = readMetrics(logsDir, now, input.metricsDays ?? 7, input.cache?.metricsFiles);
+  const metrics = input.past ? { ...read, lines: read.lines.filter((l) => l.tsMs <= nowMs) } : read;
   warnings.push(...metrics.problems);
   const todayPrefix = now.toISOString().slice(0, 10);
   // "Today" is the UTC day, like the metrics file names; a line's own ts decides, not its file.
@@ -391,7 +399,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     phases: phaseDurations(metrics.lines),
   };
 
-  const stateFile = readState(input.statePath ?? join(ralphDir, 'STATE.json'), warnings);
+  const stateFile = input.past ? null : readState(input.statePath ?? join(ralphDir, 'STATE.json'), warnings);
   const state = stateFile
     ? {
         phase: stateFile.phase,
@@ -414,6 +422,15 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   snap.agents = run === 'stopped' ? [] : [...(input.agents ?? [])];
   snap.logLines = (input.logLines ?? []).slice(-(input.maxLogLines ?? 200));
   snap.empty = snap.events.total === 0 && total === 0 && metrics.lines.length === 0;
+  if (hasEvents && hasTasks) {
+    try {
+      snap.forecast = renderForecast(readForecast(db, { now, perDayBudgetUsd: () => perDayBudgetOf(dirname(ralphDir)) })) ?? null;
+    } catch (e) {
+      warnings.push(`forecast: ${(e as Error).message}`);
+    }
+    const span = db.get<{ first: string | null; last: string | null }>('SELECT MIN(ts) AS first, MAX(ts) AS last FROM events');
+    snap.timeline = { total: snap.events.total, firstTs: span?.first ?? null, lastTs: span?.last ?? null, at: null };
+  }
   snap.warnings =
     warnings.length > MAX_WARNINGS ? [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more`] : warnings;
   return snap;

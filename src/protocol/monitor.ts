@@ -167,6 +167,18 @@ export const projectInfoSchema = z.object({
   specs: count,
 });
 
+export const timelineSchema = z.object({
+  /** Events in the live log: the time slider moves over 1..total. */
+  total: count,
+  firstTs: isoTs.nullable(),
+  lastTs: isoTs.nullable(),
+  /**
+   * Set while the page shows a past moment (the time slider moved back): how many events of
+   * the log were replayed, and the last one's id and time. Null: the live state.
+   */
+  at: z.object({ index: count, eventId: z.string(), ts: isoTs }).nullable(),
+});
+
 export const monitorSnapshotSchema = z.object({
   generatedAt: isoTs,
   project: projectInfoSchema,
@@ -183,6 +195,9 @@ export const monitorSnapshotSchema = z.object({
   series: monitorSeriesSchema,
   /** Inputs that could not be read (a bad metrics line, an unreadable STATE.json), named. */
   warnings: z.array(z.string()),
+  /** The spend forecast's line (src/domain/forecast.ts), or null while nothing has been spent. */
+  forecast: z.string().nullable().default(null),
+  timeline: timelineSchema.default({ total: 0, firstTs: null, lastTs: null, at: null }),
 });
 
 export type LoopState = z.infer<typeof loopStateSchema>;
@@ -200,6 +215,7 @@ export type FlowPoint = z.infer<typeof flowPointSchema>;
 export type PhaseDuration = z.infer<typeof phaseDurationSchema>;
 export type MonitorSeries = z.infer<typeof monitorSeriesSchema>;
 export type LogLine = z.infer<typeof logLineSchema>;
+export type Timeline = z.infer<typeof timelineSchema>;
 export type MonitorSnapshot = z.infer<typeof monitorSnapshotSchema>;
 export type MonitorSnapshotPatch = Partial<MonitorSnapshot>;
 
@@ -279,6 +295,8 @@ export const ResolveDeferredRequest = descriptor(
   true,
 );
 export const OpenSettingsRequest = descriptor('openSettings', 'webview-to-host', z.object({}), true);
+/** Show the project as it was after the log's first `index` events; null: live again. */
+export const TravelRequest = descriptor('travel', 'webview-to-host', z.object({ index: count.nullable() }), true);
 /** The longest page log text kept: the page can send anything, the host's log keeps a line. */
 export const MAX_WEBVIEW_LOG_TEXT = 2000;
 
@@ -305,13 +323,17 @@ export const webviewToHost = [
   ShowDiffRequest,
   ResolveDeferredRequest,
   OpenSettingsRequest,
+  TravelRequest,
   WebviewLogMessage,
 ] as const;
 
 type MessageOf<D> = D extends MessageDescriptor<infer M, infer S> ? Message<M, z.infer<S>> : never;
 export type HostToWebviewMessage = MessageOf<(typeof hostToWebview)[number]>;
 export type WebviewToHostMessage = MessageOf<(typeof webviewToHost)[number]>;
-export type WebviewRequest = Extract<WebviewToHostMessage, { method: 'openTask' | 'showDiff' | 'resolveDeferred' | 'openSettings' }>;
+export type WebviewRequest = Extract<
+  WebviewToHostMessage,
+  { method: 'openTask' | 'showDiff' | 'resolveDeferred' | 'openSettings' | 'travel' }
+>;
 
 export type ParseResult<T> = { ok: true; message: T } | { ok: false; reason: string };
 
@@ -372,5 +394,7 @@ export function emptySnapshot(now: Date): MonitorSnapshot {
     logLines: [],
     series: { costBucketSec: 60, flowBucketSec: 60, cost: [], flow: [], phases: [] },
     warnings: [],
+    forecast: null,
+    timeline: { total: 0, firstTs: null, lastTs: null, at: null },
   };
 }

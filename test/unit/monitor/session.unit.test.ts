@@ -40,6 +40,11 @@ function harness(actions: Partial<MonitorActions> = {}) {
   const listeners = new Set<() => void>();
   const source: MonitorDataSource = {
     snapshot: () => snap,
+    // A past moment: the live snapshot with the moment named, as the replay would give it.
+    snapshotAt: async (index) => ({
+      ...snap,
+      timeline: { ...snap.timeline, at: { index, eventId: `evt_${index}`, ts: NOW.toISOString() } },
+    }),
     onDidChange: (l) => {
       listeners.add(l);
       return { dispose: () => listeners.delete(l) };
@@ -118,6 +123,27 @@ describe('MonitorSession', () => {
       h.sent.map((m) => m.method),
       ['snapshot', 'snapshot'],
     );
+  });
+
+  it('given a travel request, then the page gets that moment at once, stays there on changes, and is live again after travel null', async () => {
+    const h = harness();
+    await h.session.receive({ method: 'ready', params: {} });
+    await h.session.receive({ method: 'travel', id: 3, params: { index: 12 } });
+    const [, update, reply] = h.sent;
+    assert.ok(update?.method === 'update');
+    assert.deepEqual(update.params.patch.timeline?.at, { index: 12, eventId: 'evt_12', ts: NOW.toISOString() });
+    assert.deepEqual(reply, { method: 'reply', params: { requestId: 3, ok: true } });
+    h.change((s) => ({ ...s, events: { ...s.events, total: 99 } }));
+    await h.settle();
+    const last = h.sent.filter((m) => m.method === 'update').at(-1);
+    assert.ok(last?.method === 'update');
+    assert.equal(last.params.patch.timeline, undefined, 'still at the same moment');
+    await h.session.receive({ method: 'travel', id: 4, params: { index: null } });
+    const live = h.sent.filter((m) => m.method === 'update').at(-1);
+    assert.ok(live?.method === 'update');
+    assert.equal(live.params.patch.timeline?.at, null);
+    await h.session.receive({ method: 'travel', id: 5, params: { index: -1 } });
+    assert.match(h.logs.join('\n'), /invalid params for 'travel'/);
   });
 
   it('runs a request and replies ok with its id', async () => {
