@@ -3,20 +3,13 @@
 // (abort signal or timeout -> SIGTERM to the group, grace period, SIGKILL). When the
 // agent exits, whatever it left running in its group is killed too, so no run leaves a
 // child process behind, and the wait never hangs on a grandchild holding stdout open.
-import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { groupAlive, signalGroup } from '../shared/process';
 import type { ProcessLedgerPort } from '../shared/processLedger';
 
-// execa is ESM-only; a static import compiles to require() under tsx/cjs (mocha), which
-// fails on its ESM-only dependencies. A dynamic import loads it natively (and esbuild
-// bundles it all the same).
-type ExecaModule = typeof Execa;
-let execaModule: Promise<ExecaModule> | undefined;
 /** Read through a call: TypeScript would keep the narrowing of the early check across awaits. */
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
-
-const loadExeca = (): Promise<ExecaModule> => (execaModule ??= import('execa'));
 
 export interface ProcessRequest {
   readonly file: string;
@@ -77,32 +70,31 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
     return { exitCode: null, signal: null, stopReason: 'abort', stderrTail: '', durationMs: 0 };
   }
 
-  const { execa } = await loadExeca();
-  const child = execa(req.file, [...req.args], {
+  const child = spawn(req.file, [...req.args], {
     cwd: req.cwd,
-    env: req.env,
-    extendEnv: false,
-    input: req.input,
+    // The complete environment: spawn passes nothing else (undefined values are left out).
+    env: req.env as NodeJS.ProcessEnv,
     detached: true,
-    reject: false,
-    buffer: false,
-    stdout: 'pipe',
-    stderr: 'pipe',
-    // We own the process group's lifetime; execa's own cleanup skips detached children.
-    cleanup: false,
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // Settles once: on 'close' (the process ended and its pipes closed) or on a spawn failure.
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => {
+      if (child.pid === undefined) resolve({ code: null, signal: null, error });
+    });
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  // A child that exits without reading its input closes the pipe: not an error of ours.
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(req.input);
 
   let stderrTail = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString('utf8')).slice(-tailBytes);
   });
-  const lines =
-    child.stdout !== null && child.stdout !== undefined ? createInterface({ input: child.stdout, crlfDelay: Infinity }) : undefined;
-  lines?.on('line', (line) => req.onStdoutLine?.(line));
-  const linesDone = new Promise<void>((resolve) => {
-    if (lines === undefined) resolve();
-    else lines.on('close', () => resolve());
-  });
+  const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+  lines.on('line', (line) => req.onStdoutLine?.(line));
+  const linesDone = new Promise<void>((resolve) => lines.on('close', () => resolve()));
 
   const pid = child.pid;
   let stopReason: 'abort' | 'timeout' | undefined;
@@ -115,7 +107,7 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
   };
   const onAbort = (): void => stop('abort');
   req.signal?.addEventListener('abort', onAbort, { once: true });
-  // A stop that arrived while execa was loading or the child spawning fired no listener.
+  // A stop that arrived while the child was spawning fired no listener.
   if (isAborted(req.signal)) stop('abort');
   const timeoutTimer = req.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), req.timeoutMs) : undefined;
 
@@ -129,8 +121,8 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
     });
   }
 
-  const result = await child;
-  await linesDone;
+  const result = await ended;
+  if (result.error === undefined) await linesDone;
   if (timeoutTimer !== undefined) clearTimeout(timeoutTimer);
   if (killTimer !== undefined) clearTimeout(killTimer);
   req.signal?.removeEventListener('abort', onAbort);
@@ -140,11 +132,10 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessOutcome> {
     req.ledger?.ended(pid);
   }
 
-  const spawnError =
-    pid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined) ? result.message : undefined;
+  const spawnError = result.error?.message;
   return {
-    exitCode: result.exitCode ?? null,
-    signal: result.signal ?? null,
+    exitCode: result.code,
+    signal: result.signal,
     ...(stopReason !== undefined ? { stopReason } : {}),
     stderrTail: spawnError !== undefined && stderrTail.length === 0 ? spawnError.slice(-tailBytes) : stderrTail,
     durationMs: Date.now() - started,

@@ -1,8 +1,7 @@
 // Runs a gate's shell command in its own process group with node:child_process: output
 // merged in order, line callback, bounded tail, and one stop path (abort or timeout ->
 // SIGTERM to the group, grace, SIGKILL). When the shell exits, anything it left in its group
-// is killed, so a gate never leaves a child behind. (Plain child_process rather than execa:
-// execa is ESM-only and does not load under the tests' tsx/cjs hook.)
+// is killed, so a gate never leaves a child behind.
 import { spawn } from 'node:child_process';
 import { signalGroup as killGroup } from '../shared/process';
 import type { ProcessLedgerPort } from '../shared/processLedger';

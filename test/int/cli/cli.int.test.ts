@@ -5,16 +5,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type * as Execa from 'execa' with { 'resolution-mode': 'import' };
+import { spawnSync } from 'node:child_process';
 import { openStore } from '../../../src/store/sqlJsStore';
 import { CONTROL_PROJECTIONS, controlContext, drainInbox } from '../../../src/control/index';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
-
-// execa is ESM-only; a dynamic import keeps tsx's CJS transform away from its dependencies.
-let execa: typeof Execa.execa;
-let execaSync: typeof Execa.execaSync;
 
 interface Run {
   code: number;
@@ -22,13 +18,26 @@ interface Run {
   err: string;
 }
 
+/** Runs a program to its end; a failure to start is a thrown error, a failing exit is not. */
+function run(file: string, args: readonly string[], cwd: string): Run {
+  const r = spawnSync(file, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (r.error) throw r.error;
+  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+}
+
+/** Its standard output, or a thrown error naming the command and its stderr. */
+function runOk(file: string, args: readonly string[], cwd: string): string {
+  const r = run(file, args, cwd);
+  if (r.code !== 0) throw new Error(`${file} ${args.join(' ')} failed (${r.code}): ${r.err}`);
+  return r.out;
+}
+
 describe('ralph CLI (built) in a git repository', function () {
   this.timeout(180_000);
   let repo: string;
 
-  async function ralph(...args: string[]): Promise<Run> {
-    const r = await execa('node', [CLI, ...args], { cwd: repo, reject: false, stripFinalNewline: false });
-    return { code: r.exitCode ?? -1, out: String(r.stdout), err: String(r.stderr) };
+  function ralph(...args: string[]): Promise<Run> {
+    return Promise.resolve(run('node', [CLI, ...args], repo));
   }
   async function ok(...args: string[]): Promise<string> {
     const r = await ralph(...args);
@@ -36,7 +45,7 @@ describe('ralph CLI (built) in a git repository', function () {
     return r.out;
   }
   function git(...args: string[]): string {
-    return String(execaSync('git', args, { cwd: repo }).stdout).trim();
+    return runOk('git', args, repo).trim();
   }
   /** Commits a change to `files` and writes its format-patch under .ralph/commits/pending. */
   function commitPatch(name: string, files: string[]): { hash: string; patch: string } {
@@ -53,12 +62,11 @@ describe('ralph CLI (built) in a git repository', function () {
   }
   function sqlite(sql: string): unknown[][] {
     const py = 'import sqlite3,sys,json;c=sqlite3.connect(sys.argv[1]);print(json.dumps(c.execute(sys.argv[2]).fetchall()))';
-    return JSON.parse(String(execaSync('python3', ['-c', py, path.join(repo, '.ralph', 'ralph.db'), sql]).stdout)) as unknown[][];
+    return JSON.parse(runOk('python3', ['-c', py, path.join(repo, '.ralph', 'ralph.db'), sql], repo)) as unknown[][];
   }
 
   before(async () => {
-    ({ execa, execaSync } = await import('execa'));
-    if (!fs.existsSync(CLI)) await execa('npm', ['run', 'build'], { cwd: ROOT });
+    if (!fs.existsSync(CLI)) runOk('npm', ['run', 'build'], ROOT);
     repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-cli-'));
     git('init', '-q', '-b', 'main');
     git('config', 'user.email', 't@example.invalid');
@@ -341,8 +349,8 @@ describe('ralph CLI (built) in a git repository', function () {
   });
 
   it('--dir works from another directory', async () => {
-    const r = await execa('node', [CLI, '--dir', repo, 'pick-ready-task', 'primary'], { cwd: os.tmpdir(), reject: false });
-    assert.equal(r.exitCode, 0);
-    assert.match(String(r.stdout), /^(W\d-\d{3}[a-z]?|NONE)$/);
+    const r = run('node', [CLI, '--dir', repo, 'pick-ready-task', 'primary'], os.tmpdir());
+    assert.equal(r.code, 0);
+    assert.match(r.out.trim(), /^(W\d-\d{3}[a-z]?|NONE)$/);
   });
 });
