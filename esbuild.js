@@ -40,6 +40,23 @@ const problemMatcher = {
 };
 
 /**
+ * The MCP SDK's server imports its ajv-based JSON Schema validator whether or not it is
+ * used; it is used only for elicitation, which Ralph's server never does and for which it
+ * passes its own validator (src/mcp/server.ts). The stub keeps ajv, ajv-formats and
+ * fast-uri out of the bundle, and says so if anything ever constructs it.
+ * @type {import('esbuild').Plugin}
+ */
+const noAjv = {
+  name: 'no-ajv',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/ }, () => ({
+      contents:
+        'export class AjvJsonSchemaValidator { constructor() { throw new Error("ajv is not bundled: pass a jsonSchemaValidator"); } }\n',
+    }));
+  },
+};
+
+/**
  * One zod, English only. zod's namespace object re-exports every locale (about 265 KB
  * minified, more than the rest of zod) although only English messages are ever shown, and a
  * require('zod') (the CommonJS test kit the demo uses) would add zod's CommonJS build beside
@@ -106,7 +123,7 @@ async function main() {
   const contexts = await Promise.all([
     esbuild.context({
       ...common,
-      plugins: [problemMatcher, oneEnglishZod, toCommonJs],
+      plugins: [problemMatcher, oneEnglishZod, noAjv, toCommonJs],
       platform: 'node',
       target: 'node20',
       format: 'esm',

@@ -4,6 +4,7 @@
 // with `readOnly` only the reading tools exist. The SDK is loaded only by `ralph mcp`.
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { CommandClient } from '../control/context';
 import { RalphOperations, type OperationResult, type RalphPort } from './operations';
 import { hasControlChars, READING_TOOLS, TOOLS, taskIdSchema } from './tools';
@@ -42,10 +43,20 @@ function toResult(r: OperationResult): CallToolResult {
   return { content: [{ type: 'text', text: r.text }], ...(r.isError ? { isError: true } : {}) };
 }
 
+/**
+ * The SDK validates JSON Schema only for elicitation, which this server never asks for; its
+ * default validator is ajv (about 130 KB minified with its formats), which the bundle
+ * replaces by a stub (esbuild.js), so the server brings its own that refuses.
+ */
+const noJsonSchemaValidation: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'Ralph asks clients nothing: no JSON Schema to validate' }),
+};
+
 export function createRalphMcpServer(o: RalphMcpServerOptions): McpServer {
   const server = new McpServer(
     { name: 'ralph', title: 'Ralph Loop', version: o.version },
     {
+      jsonSchemaValidator: noJsonSchemaValidation,
       instructions:
         `Ralph Loop's control plane for the project in ${o.port.projectDir}: an autonomous loop of coding agents whose work is ` +
         'promoted by risk tier. Read its status, tasks, task stories and deferred queue' +
