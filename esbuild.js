@@ -10,6 +10,7 @@
 const esbuild = require('esbuild');
 const fs = require('node:fs');
 const path = require('node:path');
+const { codiconPaths, oneEnglishZod } = require('./scripts/esbuildPlugins.cjs');
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -20,10 +21,8 @@ const staging = path.join(dist, '.esm');
 function copyAssets() {
   fs.mkdirSync(path.join(dist, 'webview'), { recursive: true });
   fs.copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
-  const codicons = path.dirname(require.resolve('@vscode/codicons/dist/codicon.css'));
-  for (const f of ['codicon.css', 'codicon.ttf']) {
-    fs.copyFileSync(path.join(codicons, f), path.join(dist, 'webview', f));
-  }
+  // No icon font: the monitor draws its codicons as inline SVG (scripts/esbuildPlugins.cjs).
+  for (const f of ['codicon.css', 'codicon.ttf']) fs.rmSync(path.join(dist, 'webview', f), { force: true });
 }
 
 /** @type {import('esbuild').Plugin} */
@@ -52,27 +51,6 @@ const noAjv = {
     build.onLoad({ filter: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/ }, () => ({
       contents:
         'export class AjvJsonSchemaValidator { constructor() { throw new Error("ajv is not bundled: pass a jsonSchemaValidator"); } }\n',
-    }));
-  },
-};
-
-/**
- * One zod, English only. zod's namespace object re-exports every locale (about 265 KB
- * minified, more than the rest of zod) although only English messages are ever shown, and a
- * require('zod') (the CommonJS test kit the demo uses) would add zod's CommonJS build beside
- * the ESM one. So `locales` keeps only `en`, and every import of zod resolves to its ESM build.
- * @type {import('esbuild').Plugin}
- */
-const oneEnglishZod = {
-  name: 'one-english-zod',
-  setup(build) {
-    build.onResolve({ filter: /^zod(\/.*)?$/ }, (args) => {
-      if (args.kind !== 'require-call' || args.pluginData === oneEnglishZod) return undefined;
-      return build.resolve(args.path, { kind: 'import-statement', resolveDir: args.resolveDir, pluginData: oneEnglishZod });
-    });
-    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
-      contents: 'export { default as en } from "./en.js";\n',
-      resolveDir: path.dirname(args.path),
     }));
   },
 };
@@ -141,7 +119,7 @@ async function main() {
     }),
     esbuild.context({
       ...common,
-      plugins: [problemMatcher],
+      plugins: [problemMatcher, oneEnglishZod, codiconPaths],
       platform: 'browser',
       target: 'es2022',
       format: 'iife',

@@ -5,6 +5,8 @@ import type { VscodeTabs } from '@vscode-elements/elements/dist/vscode-tabs/vsco
 import type { DeferredItem, MonitorSnapshot } from '../src/protocol/monitor.js';
 import { PATCH_STATUSES, TASK_STATUSES } from '../src/protocol/monitor.js';
 import { fill, h } from './dom.js';
+import { icon } from './icons.js';
+import type { IconName } from './icons.js';
 import { clock, compact, duration, int, percent, usd } from './format.js';
 import { timeText } from './ticker.js';
 import type { TimeKind } from './ticker.js';
@@ -46,12 +48,12 @@ interface LayoutOptions {
 
 const TAB_NAMES = ['Activity', 'Charts', 'Deferred', 'Cost', 'Log'] as const;
 
-function card(id: string, title: string, icon: string): HTMLElement {
+function card(id: string, title: string, iconName: IconName): HTMLElement {
   const body = h('div', { className: 'card-body', id: `${id}-body` });
   h(
     'section',
     { className: 'card', id, role: 'group', 'aria-labelledby': `${id}-title` },
-    h('h2', { className: 'card-title', id: `${id}-title` }, h('vscode-icon', { name: icon, 'aria-hidden': 'true' }), title),
+    h('h2', { className: 'card-title', id: `${id}-title` }, icon(iconName), title),
     body,
   );
   return body;
@@ -83,18 +85,16 @@ function chartBox(kind: string, title: string, wide: boolean): { box: HTMLElemen
 export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   const header = h('div', { className: 'facts', id: 'facts' });
   const title = h('h1', { id: 'title' }, 'Ralph Loop');
-  const settings = h('vscode-button', {
-    icon: 'settings-gear',
-    secondary: true,
-    'aria-label': 'Open monitor settings',
-    title: 'Monitor settings',
-    id: 'settings',
-  });
+  const settings = h(
+    'vscode-button',
+    { 'icon-only': true, secondary: true, 'aria-label': 'Open monitor settings', title: 'Monitor settings', id: 'settings' },
+    slotted(icon('settings-gear')),
+  );
   settings.addEventListener('click', () => o.openSettings());
   const top = h(
     'header',
     { className: 'topbar' },
-    h('div', { className: 'brand' }, h('vscode-icon', { name: 'pulse', 'aria-hidden': 'true' }), title),
+    h('div', { className: 'brand' }, icon('pulse'), title),
     header,
     h('span', { className: 'status', id: 'status', role: 'status', 'aria-live': 'polite' }),
     settings,
@@ -224,8 +224,14 @@ function link(text: string, onClick: () => void, label: string): HTMLElement {
   return a;
 }
 
-function button(text: string, icon: string, label: string, secondary: boolean, onClick: (b: HTMLElement) => void): HTMLElement {
-  const b = h('vscode-button', { icon, secondary, 'aria-label': label, title: label, className: 'row-action' }, text);
+/** An icon in a vscode-button's slot before its label. */
+function slotted(svg: SVGSVGElement): SVGSVGElement {
+  svg.setAttribute('slot', 'content-before');
+  return svg;
+}
+
+function button(text: string, iconName: IconName, label: string, secondary: boolean, onClick: (b: HTMLElement) => void): HTMLElement {
+  const b = h('vscode-button', { secondary, 'aria-label': label, title: label, className: 'row-action' }, slotted(icon(iconName)), text);
   b.addEventListener('click', () => onClick(b));
   return b;
 }
@@ -250,7 +256,7 @@ function renderHeader(s: Sections, snap: MonitorSnapshot): void {
   );
   const run =
     st.run === 'paused'
-      ? h('span', { className: 'run paused', id: 'run' }, h('vscode-icon', { name: 'debug-pause', 'aria-hidden': 'true' }), 'paused')
+      ? h('span', { className: 'run paused', id: 'run' }, icon('debug-pause'), 'paused')
       : st.observing
         ? h('span', { className: 'run observing', id: 'run', title: 'Another process runs the loop; this window follows it' }, 'observing')
         : null;
@@ -274,12 +280,7 @@ function renderNotice(s: Sections, snap: MonitorSnapshot): void {
       h(
         'details',
         { className: 'warnings' },
-        h(
-          'summary',
-          {},
-          h('vscode-icon', { name: 'warning', 'aria-hidden': 'true' }),
-          `${snap.warnings.length} input problem${snap.warnings.length === 1 ? '' : 's'}`,
-        ),
+        h('summary', {}, icon('warning'), `${snap.warnings.length} input problem${snap.warnings.length === 1 ? '' : 's'}`),
         h('ul', {}, ...snap.warnings.map((w) => h('li', {}, w))),
       ),
     );
@@ -288,12 +289,12 @@ function renderNotice(s: Sections, snap: MonitorSnapshot): void {
 }
 
 /** The empty state says what to do next in this project, not in some other one. */
-function welcome(snap: MonitorSnapshot): (HTMLElement | string)[] {
-  const icon = h('vscode-icon', { name: 'info', 'aria-hidden': 'true' });
+function welcome(snap: MonitorSnapshot): (Element | string)[] {
+  const infoIcon = icon('info');
   const cmd = (t: string): HTMLElement => h('strong', {}, t);
   if (!snap.project.initialized) {
     return [
-      icon,
+      infoIcon,
       h(
         'span',
         {},
@@ -308,7 +309,7 @@ function welcome(snap: MonitorSnapshot): (HTMLElement | string)[] {
   const n = snap.project.specs;
   if (n > 0) {
     return [
-      icon,
+      infoIcon,
       h(
         'span',
         {},
@@ -319,7 +320,7 @@ function welcome(snap: MonitorSnapshot): (HTMLElement | string)[] {
     ];
   }
   return [
-    icon,
+    infoIcon,
     h(
       'span',
       {},
@@ -396,12 +397,7 @@ function renderPatches(el: HTMLElement, snap: MonitorSnapshot): void {
         ),
       ),
     ),
-    h(
-      'div',
-      { className: 'sub' },
-      h('vscode-icon', { name: 'git-merge', 'aria-hidden': 'true' }),
-      `${int(p.pendingFiles.length)} waiting for promotion`,
-    ),
+    h('div', { className: 'sub' }, icon('git-merge'), `${int(p.pendingFiles.length)} waiting for promotion`),
   );
 }
 
@@ -488,7 +484,7 @@ function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
         // A spinner only while an agent process really runs; between invocations it waits.
         a.busy
           ? h('span', {}, h('vscode-progress-ring', { className: 'spin', 'aria-label': `${a.name} running` }), ` ${a.name}`)
-          : h('span', {}, h('vscode-icon', { name: 'circle-large-outline', 'aria-label': `${a.name} waiting` }), ` ${a.name}`),
+          : h('span', {}, icon('circle-large', `${a.name} waiting`), ` ${a.name}`),
         h('span', { className: `phase small ${phaseClass(a.phase)}` }, a.phase),
         a.taskId ? link(a.taskId, () => actions.openTask(a.taskId ?? ''), `Open task ${a.taskId}`) : '—',
         a.busy && a.startedAt ? when(a.startedAt, 'elapsed', `elapsed-${a.name}`) : '—',
@@ -501,14 +497,7 @@ function renderAgents(el: HTMLElement, snap: MonitorSnapshot, actions: Actions):
 function renderPending(el: HTMLElement, snap: MonitorSnapshot): void {
   const files = snap.patches.pendingFiles;
   if (files.length === 0) return fill(el, empty('No patch waits for promotion.'));
-  fill(
-    el,
-    h(
-      'ul',
-      { className: 'files' },
-      ...files.map((f) => h('li', {}, h('vscode-icon', { name: 'diff', 'aria-hidden': 'true' }), h('span', { className: 'mono' }, f))),
-    ),
-  );
+  fill(el, h('ul', { className: 'files' }, ...files.map((f) => h('li', {}, icon('diff'), h('span', { className: 'mono' }, f)))));
 }
 
 function verdictCell(d: DeferredItem): HTMLElement | string {

@@ -4,13 +4,14 @@
 // real snapshot appear, a burst of updates lands, zero CSP violations, Approve posts the
 // right request, a reload restores the state, and leaves screenshots in .artifacts/.
 import { strict as assert } from 'node:assert';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { codiconPaths, oneEnglishZod } from '../../scripts/esbuildPlugins.cjs';
 import { chromium } from 'playwright-core';
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { createNonce, renderMonitorHtml } from '../../src/extension/monitor/monitorHtml';
@@ -65,7 +66,6 @@ async function serve(distDir: string): Promise<Served> {
         nonce,
         scriptUri: `${origin}/dist/webview/monitor.js`,
         styleUri: `${origin}/dist/webview/monitor.css`,
-        codiconUri: `${origin}/dist/webview/codicon.css`,
       }).replace('<body>', `<body>\n<script nonce="${nonce}">${prelude(theme)}</script>`);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
       return;
@@ -94,10 +94,9 @@ async function buildWebview(out: string): Promise<void> {
     target: 'es2022',
     format: 'iife',
     minify: true,
+    plugins: [oneEnglishZod, codiconPaths],
     logLevel: 'error',
   });
-  const codicons = dirname(require.resolve('@vscode/codicons/dist/codicon.css'));
-  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(join(codicons, f), join(out, f));
 }
 
 async function demoSnapshot(): Promise<MonitorSnapshot> {
@@ -287,6 +286,30 @@ describe('monitor webview in chromium', function () {
     await post({ method: 'reply', params: { requestId: req?.id, ok: true } });
     await page.locator('#status', { hasText: `Approve ${item.taskId}: done` }).waitFor();
     assert.equal(await page.locator(`vscode-button[aria-label="Reject ${item.taskId}"]`).getAttribute('disabled'), null);
+  });
+
+  it('draws its icons without a font: each a visible inline SVG in the text colour, buttons with theirs', async () => {
+    await selectTab('deferred');
+    const icons = await page.$$eval('svg.icon', (els) =>
+      els.map((e) => ({
+        name: e.getAttribute('class'),
+        paths: [...e.querySelectorAll('path')].map((p) => (p.getAttribute('d') ?? '').length),
+        fill: e.getAttribute('fill'),
+        hidden: e.getAttribute('aria-hidden'),
+      })),
+    );
+    const names = new Set(icons.map((i) => i.name));
+    for (const n of ['pulse', 'checklist', 'git-pull-request', 'history', 'credit-card', 'settings-gear', 'check', 'close', 'diff']) {
+      assert.ok(names.has(`icon icon-${n}`), `no ${n} icon among ${[...names].join(', ')}`);
+    }
+    for (const i of icons) {
+      assert.ok(i.paths.length > 0 && i.paths.every((d) => d > 20), `${String(i.name)} has no path data`);
+      assert.equal(i.fill, 'currentColor');
+    }
+    const approve = page.locator('vscode-button[aria-label^="Approve "]').first();
+    assert.equal(await approve.locator('svg.icon-check[slot="content-before"]').count(), 1);
+    assert.ok((await approve.locator('svg.icon-check').boundingBox())?.width === 16);
+    assert.equal(await page.locator('link[rel="stylesheet"][href*="codicon"]').count(), 0);
   });
 
   it("lists today's cost by agent and the recent log lines", async () => {

@@ -1,6 +1,6 @@
 // The monitor page's HTML, shared by the panel and the browser test so both serve the same
 // document: one CSP (`default-src 'none'`, scripts and our stylesheet by nonce or from the
-// webview's own origin), codicons linked under the id vscode-elements looks for.
+// webview's own origin); no fonts (the icons are inline SVG).
 // No `vscode` import: plain strings in, a string out.
 import { randomBytes } from 'node:crypto';
 
@@ -8,10 +8,9 @@ export interface MonitorHtmlInput {
   /** `webview.cspSource`. */
   readonly cspSource: string;
   readonly nonce: string;
-  /** URIs (as strings) of dist/webview/monitor.js, monitor.css and codicon.css. */
+  /** URIs (as strings) of dist/webview/monitor.js and monitor.css. */
   readonly scriptUri: string;
   readonly styleUri: string;
-  readonly codiconUri: string;
 }
 
 /** A fresh nonce from the crypto RNG (never Math.random). */
@@ -25,7 +24,6 @@ export function monitorCsp(cspSource: string, nonce: string): string {
     `script-src 'nonce-${nonce}'`,
     `style-src ${cspSource} 'nonce-${nonce}'`,
     `img-src ${cspSource} data:`,
-    `font-src ${cspSource}`,
   ].join('; ');
 }
 
@@ -41,7 +39,6 @@ export function renderMonitorHtml(i: MonitorHtmlInput): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${attr(monitorCsp(i.cspSource, i.nonce))}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${attr(i.codiconUri)}" id="vscode-codicon-stylesheet" nonce="${n}">
 <link rel="stylesheet" href="${attr(i.styleUri)}" nonce="${n}">
 <title>Ralph Monitor</title>
 </head>

@@ -143,7 +143,6 @@ export class MonitorPanel {
       nonce: createNonce(),
       scriptUri: asset('monitor.js'),
       styleUri: asset('monitor.css'),
-      codiconUri: asset('codicon.css'),
     });
   }
 }
