@@ -22,7 +22,7 @@ const SCREENSHOTS = [
   ['two-folders.jpg', 'first-run-03-two-folders.png'],
 ];
 const MAX_WIDTH = 1100;
-const QUALITY = 70;
+const QUALITY = 62;
 
 const executablePath = process.env.RALPH_E2E_CHROMIUM ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const browser = await chromium.launch({
