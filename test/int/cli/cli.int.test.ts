@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { openStore } from '../../../src/store/sqlJsStore';
 import { CONTROL_PROJECTIONS, controlContext, drainInbox } from '../../../src/control/index';
 
@@ -274,16 +274,21 @@ describe('ralph CLI (built) in a git repository', function () {
 
   /** Runs `ralph args…` and resolves once its stderr has a line matching `pattern` (the process keeps running). */
   function ralphUntil(pattern: RegExp, ...args: string[]): { line: Promise<void>; done: Promise<Run> } {
-    const child = execa('node', [CLI, ...args], { cwd: repo, reject: false, stripFinalNewline: false });
+    const child = spawn('node', [CLI, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
     let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    const done = new Promise<Run>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code: code ?? -1, out, err }));
+    });
     const line = new Promise<void>((resolve, reject) => {
-      child.stderr?.on('data', (c: Buffer) => {
+      child.stderr.on('data', (c: Buffer) => {
         err += c.toString('utf8');
         if (pattern.test(err)) resolve();
       });
-      void child.then(() => reject(new Error(`ralph ${args.join(' ')} exited before printing ${String(pattern)}: ${err}`)));
+      void done.then(() => reject(new Error(`ralph ${args.join(' ')} exited before printing ${String(pattern)}: ${err}`)));
     });
-    const done = child.then((r) => ({ code: r.exitCode ?? -1, out: String(r.stdout), err: String(r.stderr) }));
     return { line, done };
   }
 

@@ -15,7 +15,7 @@ const DIST = path.join(ROOT, 'dist');
 const CLI = path.join(DIST, 'cli.js');
 
 /** Chunks named for what they hold (esbuild names a split point's chunk after its module; `cli-` is src/mcp/cli.ts). */
-const LOOP_OR_PROJECT = /^(cliCommands|projectCommands|execa|host|lmBackend|composition|init|repair|cli)-/;
+const LOOP_OR_PROJECT = /^(cliCommands|projectCommands|host|lmBackend|composition|init|repair|cli)-/;
 
 describe('ralph start-up: what each command loads and writes (built CLI)', function () {
   this.timeout(120_000);
