@@ -97,4 +97,14 @@ describe('monitor panel in code-server', function () {
     await wb.screenshot('monitor-codeserver');
     assert.deepEqual(wb.cspViolations(), []);
   });
+
+  it('opens again from its suggested keybinding, Ctrl+Alt+R then M', async () => {
+    assert.ok(session, 'the previous test starts the session');
+    const wb = session.workbench;
+    await wb.runCommand('View: Close All Editors');
+    await wb.page.locator('iframe.webview.ready').waitFor({ state: 'detached' });
+    await wb.page.keyboard.press('Control+Alt+r');
+    await wb.page.keyboard.press('m');
+    await wb.webviewFrame().locator('#tasks-total', { hasText: '6' }).waitFor();
+  });
 });
