@@ -190,12 +190,12 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
       },
     ),
   );
-  // Chat: the @ralph participant, the language-model tools, the MCP server definitions. The
-  // chat talks to the folder of the active editor (else the first one).
+  // Chat: the @ralph participant, the language-model tools, the MCP server definitions. With
+  // several folders a request goes to the one it means (chat/folders.ts) or asks which.
   const chat = registerChat({
     extension: context,
-    engine: () => list.focus(vscode.window.activeTextEditor?.document.uri.fsPath) ?? list.list()[0],
-    folders: () => list.list().map((e) => e.projectDir),
+    engines: () => list.list(),
+    activeFile: () => vscode.window.activeTextEditor?.document.uri.fsPath,
     log: output,
   });
   subs.push(...chat.disposables);

@@ -253,15 +253,23 @@ export class RalphOperations {
     return { text: `Not added: ${r.detail}.\n`, data, isError: true };
   }
 
-  async decide(taskId: string, decision: Decision, text?: string): Promise<OperationResult> {
+  /** Why a decision cannot be made now (a refusal), or undefined when it can: asked before a confirmation. */
+  async checkDecision(taskId: string, decision: Decision, text?: string): Promise<OperationResult | undefined> {
     const note = text?.trim() ?? '';
     if (decision === 'reject' && note === '') return fail('A rejection needs a note saying why (the next attempt reads it).');
     if (decision === 'modify' && note === '') return fail('Modify needs an instruction saying what to change.');
-    const ctx = await this.port.read();
-    const t = getTask(ctx.store, taskId);
+    const t = getTask((await this.port.read()).store, taskId);
     if (t === undefined) return fail(`No task ${taskId} in this project.`, { taskId });
     if (t.status !== 'deferred')
       return fail(`${taskId} is ${t.status}, not deferred: only a deferred patch waits for a decision.`, { taskId, status: t.status });
+    return undefined;
+  }
+
+  async decide(taskId: string, decision: Decision, text?: string): Promise<OperationResult> {
+    const note = text?.trim() ?? '';
+    const refused = await this.checkDecision(taskId, decision, note);
+    if (refused) return refused;
+    const t = getTask((await this.port.read()).store, taskId) as Task;
     const client = this.client();
     const rationale = note || `approved through ${client?.name ?? this.o.actor}`;
     const out = await this.port.write({
@@ -289,9 +297,16 @@ export class RalphOperations {
     };
   }
 
+  /** Why the loop cannot take `verb` now (a refusal), or undefined when it can. */
+  checkLoop(verb: LoopVerb): OperationResult | undefined {
+    if (this.port.writer() === undefined)
+      return fail(`No loop is running in ${this.port.projectDir}; there is nothing to ${verb}.`, { running: false });
+    return undefined;
+  }
+
   async loop(verb: LoopVerb, reason?: string): Promise<OperationResult> {
-    const w = this.port.writer();
-    if (w === undefined) return fail(`No loop is running in ${this.port.projectDir}; there is nothing to ${verb}.`, { running: false });
+    const refused = this.checkLoop(verb);
+    if (refused) return refused;
     const client = this.client();
     const out = await this.port.write({
       command: verb,

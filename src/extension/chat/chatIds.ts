@@ -10,7 +10,7 @@ export const ChatIds = {
   storyScheme: 'ralph-story',
 } as const;
 
-export const PARTICIPANT_COMMANDS = ['status', 'add', 'why', 'approve', 'reject'] as const;
+export const PARTICIPANT_COMMANDS = ['status', 'add', 'why', 'approve', 'reject', 'modify', 'pause', 'resume', 'stop'] as const;
 export type ParticipantCommand = (typeof PARTICIPANT_COMMANDS)[number];
 
 /** Who decides through VS Code's chat surfaces (the events' actor). */

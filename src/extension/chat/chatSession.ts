@@ -1,21 +1,36 @@
-// The chat surfaces' implementation over this window's engine session: the participant's
-// handler and the language-model tools, sharing one port. index.ts loads this module (its own
-// chunk, with the MCP operations and the tool catalogue) on the first chat request or tool call.
+// The chat surfaces' implementation over this window's engine sessions: the participant's
+// handler and the language-model tools, sharing one port per folder. index.ts loads this
+// module (its own chunk, with the MCP operations and the tool catalogue) on the first chat
+// request or tool call.
 import * as vscode from 'vscode';
+import type { RalphPort } from '../../mcp/operations';
 import type { Engine } from '../engine';
 import { enginePort } from './enginePort';
 import { createLmTools, type RalphLmTool } from './lmTools';
-import { createChatHandler } from './participant';
+import { createChatHandler, type ChatProject, type ChatProjects } from './participant';
 
 export interface ChatSession {
   readonly handler: vscode.ChatRequestHandler;
   readonly tools: ReadonlyMap<string, RalphLmTool>;
 }
 
-export function createChatSession(engine: Engine): ChatSession {
-  const port = enginePort(engine);
+export function createChatSession(engines: () => readonly Engine[], activeFile: () => string | undefined): ChatSession {
+  const ports = new WeakMap<Engine, RalphPort>();
+  const project = (e: Engine): ChatProject => {
+    let port = ports.get(e);
+    if (!port) ports.set(e, (port = enginePort(e)));
+    return {
+      name: e.name,
+      projectDir: e.projectDir,
+      initialized: e.isInitialized(),
+      port,
+      loopState: () => e.loopState(),
+      hasTask: async (id) => (await e.open()) !== undefined && e.task(id) !== undefined,
+    };
+  };
+  const projects: ChatProjects = { list: () => engines().map(project), activeFile };
   return {
-    handler: createChatHandler(port, () => ({ name: 'vscode-chat', version: vscode.version })),
-    tools: createLmTools(port),
+    handler: createChatHandler(projects, () => ({ name: 'vscode-chat', version: vscode.version })),
+    tools: createLmTools(projects),
   };
 }

@@ -9,12 +9,15 @@ import { ChatIds } from './chatIds';
 import type * as ChatSessionModule from './chatSession';
 import type { ChatSession } from './chatSession';
 import type { RalphLmTool } from './lmTools';
+import type { ChatAnswer } from './participant';
 import { registerMcpDefinitions } from './mcpDefinitions';
 import { registerStoryDocuments } from './storyDocument';
 
 /** What tests reach through the extension's API. */
 export interface RalphChat {
   readonly handler: vscode.ChatRequestHandler;
+  /** The participant's follow-up provider. */
+  readonly followups: (result: vscode.ChatResult) => vscode.ChatFollowup[];
   readonly tools: ReadonlyMap<string, RalphLmTool>;
   readonly registered: { readonly participant: boolean; readonly tools: boolean; readonly mcpServer: boolean };
 }
@@ -33,25 +36,23 @@ function contributedToolNames(extension: vscode.ExtensionContext): string[] {
 
 export function registerChat(o: {
   readonly extension: vscode.ExtensionContext;
-  /** The session the chat talks to (the focused folder's). */
-  readonly engine: () => Engine | undefined;
-  /** Every Ralph folder, each offered as an MCP server. */
-  readonly folders: () => readonly string[];
+  /** Every folder's session, in workspace order (each also offered as an MCP server). */
+  readonly engines: () => readonly Engine[];
+  /** The active editor's file: a hint for which folder a chat request means. */
+  readonly activeFile: () => string | undefined;
   readonly log: vscode.LogOutputChannel;
 }): {
   readonly chat: RalphChat;
   readonly disposables: vscode.Disposable[];
 } {
-  const sessions = new WeakMap<Engine, Promise<ChatSession>>();
-  const load = (): Promise<ChatSession> => {
-    const engine = o.engine();
-    if (!engine) return Promise.reject(new Error('Ralph needs an open folder (a git repository).'));
-    let s = sessions.get(engine);
-    if (!s) sessions.set(engine, (s = loadChatSession().then((m) => m.createChatSession(engine))));
-    return s;
-  };
+  let session: Promise<ChatSession> | undefined;
+  const load = (): Promise<ChatSession> => (session ??= loadChatSession().then((m) => m.createChatSession(o.engines, o.activeFile)));
   const handler: vscode.ChatRequestHandler = async (request, context, response, token) =>
     (await load()).handler(request, context, response, token);
+  // What the answer offers next (the folder to pick, the confirmation to give) rides in its metadata.
+  const followups = (result: vscode.ChatResult): vscode.ChatFollowup[] => [
+    ...((result.metadata as ChatAnswer | undefined)?.followups ?? []),
+  ];
   const tool = (name: string): RalphLmTool => {
     const real = async (): Promise<RalphLmTool> => {
       const t = (await load()).tools.get(name);
@@ -65,16 +66,24 @@ export function registerChat(o: {
   };
   const tools = new Map(contributedToolNames(o.extension).map((n) => [n, tool(n)]));
 
-  const disposables: vscode.Disposable[] = [...registerStoryDocuments(o.engine)];
+  // A story is told by the folder that has the task (else the active editor's, else the first).
+  const storyEngine = async (taskId: string): Promise<Engine | undefined> => {
+    const all = o.engines();
+    for (const e of all) if ((await e.open()) && e.task(taskId)) return e;
+    const file = o.activeFile();
+    return all.find((e) => file !== undefined && (file === e.projectDir || file.startsWith(`${e.projectDir}/`))) ?? all[0];
+  };
+  const disposables: vscode.Disposable[] = [...registerStoryDocuments(storyEngine)];
   const participant = typeof vscode.chat?.createChatParticipant === 'function';
   if (participant) {
     const p = vscode.chat.createChatParticipant(ChatIds.participant, handler);
     p.iconPath = vscode.Uri.joinPath(o.extension.extensionUri, 'media', 'ralph.svg');
+    p.followupProvider = { provideFollowups: followups };
     disposables.push(p);
   }
   const lm = typeof vscode.lm?.registerTool === 'function';
   if (lm) for (const [name, t] of tools) disposables.push(vscode.lm.registerTool(name, t));
-  const mcp = registerMcpDefinitions(o.extension, o.folders, o.log);
+  const mcp = registerMcpDefinitions(o.extension, () => o.engines().map((e) => e.projectDir), o.log);
   disposables.push(...mcp);
-  return { chat: { handler, tools, registered: { participant, tools: lm, mcpServer: mcp.length > 0 } }, disposables };
+  return { chat: { handler, followups, tools, registered: { participant, tools: lm, mcpServer: mcp.length > 0 } }, disposables };
 }

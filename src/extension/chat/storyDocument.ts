@@ -14,11 +14,12 @@ export class StoryDocumentProvider implements vscode.TextDocumentContentProvider
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly engine: () => Engine | undefined) {}
+  /** `engine`: the folder whose store tells the task's story (with several, the one that has it). */
+  constructor(private readonly engine: (taskId: string) => Promise<Engine | undefined>) {}
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const taskId = decodeURIComponent(uri.path.replace(/^\//, '').replace(/\.md$/, ''));
-    const engine = this.engine();
+    const engine = await this.engine(taskId);
     const store = await engine?.open();
     if (!engine || !store) return `No Ralph project in ${engine?.projectDir ?? 'this window'}.\n`;
     const story = readTaskStory(engine.view ?? store, taskId);
@@ -31,7 +32,7 @@ export class StoryDocumentProvider implements vscode.TextDocumentContentProvider
 }
 
 /** Registers the story documents and the command that opens one (preview when markdown is there). */
-export function registerStoryDocuments(engine: () => Engine | undefined): vscode.Disposable[] {
+export function registerStoryDocuments(engine: (taskId: string) => Promise<Engine | undefined>): vscode.Disposable[] {
   const provider = new StoryDocumentProvider(engine);
   return [
     provider,

@@ -1,16 +1,22 @@
 // Ralph's chat surfaces inside VS Code 1.100.3's real extension host, over the real store of
-// the workspace: the @ralph participant's handler answers /status, /why, /add, /approve and
-// /reject; vscode.lm.invokeTool runs the language-model tools — the reading ones answer; the
+// the workspace: the @ralph participant's handler answers /status, /why, /add, /approve,
+// /reject and /modify, and asks the loop (a writer holding the lock, as another process's loop
+// does) to pause, resume and stop, asking back before /reject and /stop; vscode.lm.invokeTool runs the language-model tools — the reading ones answer; the
 // deciding ones carry a confirmation saying what will happen and, confirmed, record their
 // decision with actor lm-tool; the story document opens.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { controlContext } from '../../../src/control/context';
+import { drainInbox, type HostCommand } from '../../../src/control/inbox';
 import { decideAndAppend } from '../../../src/control/tasks';
+import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { domainEvent } from '../../../src/domain/events';
 import type { RalphApi } from '../../../src/extension/extension';
 import { Commands } from '../../../src/extension/ids';
 import { ChatIds } from '../../../src/extension/chat/chatIds';
-import type { StoredEvent } from '../../../src/store';
+import { openStore, type StoredEvent } from '../../../src/store';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 const TOOL_NAMES = [
@@ -77,7 +83,7 @@ describe('extension host: @ralph and the language-model tools', function () {
     // Three tasks whose tier-2 patches wait for a decision (queued, deferred: as the loop leaves them).
     await api.engine!.withWriter((ctx) =>
       decideAndAppend(ctx, () => ({
-        events: ['CHAT-1', 'CHAT-2', 'CHAT-3'].flatMap((id, i) => {
+        events: ['CHAT-1', 'CHAT-2', 'CHAT-3', 'CHAT-4'].flatMap((id, i) => {
           const patch = `patch_${id}_1`;
           return [
             domainEvent('task.created', id, 'test', {
@@ -126,7 +132,7 @@ describe('extension host: @ralph and the language-model tools', function () {
     const { out, result } = await ask('status', '');
     const md = out.markdown.join('\n');
     assert.match(md, /=== Ralph Loop v3 Status ===/);
-    assert.match(md, /Deferred: 3/);
+    assert.match(md, /Deferred: 4/);
     assert.match(md, /Waiting for a decision: \[CHAT-1\]\(command:ralph\.revealTask\?%5B%22CHAT-1%22%5D\) \(tier 2, Chat task 1\)/);
     assert.deepEqual(
       out.buttons.map((b) => b.command),
@@ -154,27 +160,104 @@ describe('extension host: @ralph and the language-model tools', function () {
     assert.deepEqual(bad.result.metadata, { command: 'why', ok: false });
   });
 
-  it('/approve and /reject decide as the person (actor human, via vscode-chat); /reject needs a note; /add goes through the policy', async () => {
+  it('/approve, /modify and /reject decide as the person (actor human, via vscode-chat); /reject needs a note and asks back first; /add goes through the policy', async () => {
     const approved = await ask('approve', 'CHAT-1 reviewed it');
     assert.match(approved.out.markdown.join(''), /^Approved \[CHAT-1\]/);
     assert.equal(api.engine!.task('CHAT-1')?.status, 'proposed');
     const bare = await ask('reject', 'CHAT-2');
     assert.match(bare.out.markdown.join(''), /needs a note/);
-    assert.equal(api.engine!.task('CHAT-2')?.status, 'deferred');
-    await ask('reject', 'CHAT-2 empty tokens must fail');
+    assert.equal(bare.result.metadata?.['confirm'], undefined, 'a refused rejection asks nothing');
+    const before = events().length;
+    const asked = await ask('reject', 'CHAT-2 empty tokens must fail');
+    assert.match(
+      asked.out.markdown.join(''),
+      /^Reject the deferred patch of CHAT-2\? The patch is discarded[^]*"empty tokens must fail"[^]*Nothing happens until you confirm/,
+    );
+    assert.equal(api.engine!.task('CHAT-2')?.status, 'deferred', 'asking back decides nothing');
+    assert.equal(events().length, before);
+    const key = String(asked.result.metadata?.['confirm']);
+    assert.match(key, /^[0-9a-f]{8}$/);
+    const [followup] = api.chat!.followups(asked.result);
+    assert.deepEqual(followup, { prompt: `confirm ${key}`, label: 'Reject CHAT-2', command: 'reject' });
+    const wrong = await ask('stop', `confirm ${key}`);
+    assert.match(wrong.out.markdown.join(''), /That confirmation is not open/, 'a confirmation answers only its own command');
+    const rejected = await ask('reject', followup!.prompt);
+    assert.match(rejected.out.markdown.join(''), /^Rejected \[CHAT-2\]/);
     assert.equal(api.engine!.task('CHAT-2')?.status, 'pending');
+    const again = await ask('reject', followup!.prompt);
+    assert.match(again.out.markdown.join(''), /That confirmation is not open \(already used/);
+    const bareModify = await ask('modify', 'CHAT-4');
+    assert.match(bareModify.out.markdown.join(''), /Modify needs an instruction/);
+    const modified = await ask('modify', 'CHAT-4 also reject empty strings');
+    assert.match(
+      modified.out.markdown.join(''),
+      /^Sent back \[CHAT-4\]\(command:[^)]*\): its patch goes back to the agents with your instruction/,
+    );
+    assert.equal(api.engine!.task('CHAT-4')?.status, 'pending');
     const decisions = events().filter((e) => e.event_type === 'task.deferral_resolved' && e.entity_id.startsWith('CHAT-'));
     assert.deepEqual(
       decisions.map((e) => [e.entity_id, e.actor, e.payload['decision'], e.payload['client'], e.payload['rationale']]),
       [
         ['CHAT-1', 'human', 'approve', 'vscode-chat', 'reviewed it'],
         ['CHAT-2', 'human', 'reject', 'vscode-chat', 'empty tokens must fail'],
+        ['CHAT-4', 'human', 'modify', 'vscode-chat', 'also reject empty strings'],
       ],
     );
     const added = await ask('add', 'Validate emails wave 6 effort M');
     assert.match(added.out.markdown.join(''), /^Added \[W6-001\]\(command:ralph\.revealTask/);
     assert.equal(api.engine!.task('W6-001')?.title, 'Validate emails');
     assert.equal(api.engine!.task('W6-001')?.provenance, 'auto');
+  });
+
+  it("/pause, /resume and /stop: refused with no loop; with one they go through its inbox as the human's requests, /stop only once confirmed", async () => {
+    const idle = await ask('pause', '');
+    assert.match(idle.out.markdown.join(''), /No loop is running in .*there is nothing to pause/);
+    assert.match((await ask('stop', '')).out.markdown.join(''), /No loop is running/);
+    // A loop in another process: a writer holding the lock that drains the inbox, as the loop does.
+    const ralphDir = path.join(api.engine!.projectDir, '.ralph');
+    const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, runId: 'exthost_loop', drainsInbox: true });
+    const asked: string[] = [];
+    let running = true;
+    const drainer = (async () => {
+      const inbox = path.join(ralphDir, 'inbox');
+      while (running) {
+        if (fs.existsSync(inbox) && fs.readdirSync(inbox).some((f) => f.endsWith('.json')))
+          await drainInbox(controlContext(store, { ralphDir, projectDir: api.engine!.projectDir }), {
+            onHostCommand: (c: HostCommand) => void asked.push(c.command),
+          });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      assert.equal(api.engine!.loopState(), 'running');
+      const paused = await ask('pause', 'lunch');
+      assert.match(paused.out.markdown.join(''), /^The loop is paused/);
+      const resumed = await ask('resume', '');
+      assert.match(resumed.out.markdown.join(''), /^The loop is resumed/);
+      const stop = await ask('stop', 'done for today');
+      assert.match(stop.out.markdown.join(''), /^Stop the loop\? Its agents are ended within seconds[^]*Nothing happens until you confirm/);
+      assert.deepEqual(asked, ['pause', 'resume'], 'asking back sends nothing');
+      const [confirm] = api.chat!.followups(stop.result);
+      assert.equal(confirm?.command, 'stop');
+      const stopped = await ask('stop', confirm!.prompt);
+      assert.match(stopped.out.markdown.join(''), /^The loop is stopping/);
+      assert.deepEqual(asked, ['pause', 'resume', 'stop']);
+    } finally {
+      running = false;
+      await drainer;
+      await store.close();
+    }
+    api.engine!.scheduleRefresh();
+    await api.engine!.settled();
+    const requests = events().filter((e) => /^loop\.(pause|resume|stop)_requested$/.test(e.event_type));
+    assert.deepEqual(
+      requests.map((e) => [e.event_type, e.actor, e.payload['client'], e.payload['reason']]),
+      [
+        ['loop.pause_requested', 'human', 'vscode-chat', 'lunch'],
+        ['loop.resume_requested', 'human', 'vscode-chat', undefined],
+        ['loop.stop_requested', 'human', 'vscode-chat', 'done for today'],
+      ],
+    );
   });
 
   it('vscode.lm.invokeTool: the reading tools answer from the store', async () => {
