@@ -48,7 +48,8 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
   },
   {
     name: 'req',
-    usage: 'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback',
+    usage:
+      'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback | req promote <learning>',
     summary: 'REQ mode: build specification.yaml requirement by requirement (fresh context per REQ, TDD, L1-L3 verification)',
     run: async (dir, args, io) => (await loadReqCommand()).reqCommand(dir, args, io),
   },

@@ -61,3 +61,22 @@ export function decideReq(
       return [decided];
   }
 }
+
+/**
+ * The user marks a contextual learning permanent (seed 001's third promotion rule). `text`
+ * is the learning's text or a unique part of it; the event's entity is the REQ that recorded it.
+ */
+export function markLearningPermanent(view: ReqView, text: string, actor: string, file: string | null = null): DomainEvent[] {
+  const want = text.replace(/\s+/g, ' ').trim().toLowerCase();
+  if (want === '') throw new ReqDecisionError('no learning text given');
+  const norm = (s: string): string => s.replace(/\s+/g, ' ').trim().toLowerCase();
+  const exact = view.learnings.filter((l) => norm(l.text) === want);
+  const found = exact.length > 0 ? exact : view.learnings.filter((l) => norm(l.text).includes(want));
+  const contextual = found.filter((l) => l.kind === 'contextual');
+  if (found.length === 0) throw new ReqDecisionError(`no learning matches '${text.slice(0, 80)}'`);
+  if (contextual.length === 0) throw new ReqDecisionError(`'${found[0]?.text.slice(0, 80) ?? text}' is permanent already`);
+  if (contextual.length > 1)
+    throw new ReqDecisionError(`'${text.slice(0, 80)}' matches ${contextual.length} learnings: give more of the text`);
+  const l = contextual[0] as (typeof contextual)[number];
+  return [domainEvent('req.learning_promoted', l.source, actor, { text: l.text, why: `marked permanent by ${actor}`, file })];
+}

@@ -96,7 +96,12 @@ export function buildReqSchemas() {
       why: z.string().nullish(),
     }),
     /** A contextual learning became permanent (referenced by a second REQ, or the user marked it). */
-    'req.learning_promoted': z.looseObject({ text: z.string().min(1), why: z.string() }),
+    'req.learning_promoted': z.looseObject({
+      text: z.string().min(1),
+      why: z.string(),
+      /** The queued file it came from, when the user marked it beside a running engine (applied once). */
+      file: z.string().nullish(),
+    }),
     /** The orchestrator appended a REQ's agentmd_addition to AGENTS.md (and archived when past the limit). */
     'req.agents_md': z.looseObject({
       lines_added: z.number().int().min(0),

@@ -19,7 +19,8 @@ export interface AgentsMdWrite {
   readonly archivedLines: number;
 }
 
-const ENTRY = /^## REQ /;
+// An entry is the heading the orchestrator writes, `## REQ-001`.
+const ENTRY = /^## REQ-/;
 
 /** Appends a REQ's addition; archives the oldest entries when the file passes the limit. */
 export async function appendAgentsMd(

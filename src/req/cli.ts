@@ -58,7 +58,8 @@ export interface ReqCliIo {
   err(text: string): void;
 }
 
-export const REQ_USAGE = 'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback';
+export const REQ_USAGE =
+  'req status [--json] | req run [--quiet] | req resume [--quiet] | req decide REQ-ID skip|manual|stop|rollback | req promote <learning>';
 
 const STATUS_MARK: Record<string, string> = {
   done: '✓',
@@ -151,6 +152,26 @@ async function decideCommand(dir: string, args: readonly string[], io: ReqCliIo)
   return 0;
 }
 
+async function promoteCommand(dir: string, args: readonly string[], io: ReqCliIo): Promise<number> {
+  const text = args.join(' ').trim();
+  if (text === '') {
+    io.err('ralph req promote: usage: ralph req promote <learning text, or a unique part of it>\n');
+    return 2;
+  }
+  const { applyLearningPromotion } = await loadHost();
+  const r = await applyLearningPromotion(dir, { text, actor: `cli:${process.env['USER'] ?? 'user'}` });
+  if (r.kind === 'queued') {
+    io.out(`QUEUED ${r.file} (the running REQ loop applies it between REQs)\n`);
+    return 0;
+  }
+  if (r.kind === 'refused') {
+    io.err(`ralph: ${r.message}\n`);
+    return 1;
+  }
+  io.out(`${r.help}\n`);
+  return 0;
+}
+
 /** `ralph req <verb> ...`. */
 export async function reqCommand(dir: string, args: readonly string[], io: ReqCliIo): Promise<number> {
   const [verb, ...rest] = args;
@@ -163,6 +184,8 @@ export async function reqCommand(dir: string, args: readonly string[], io: ReqCl
       return runCommand(dir, rest, io, true);
     case 'decide':
       return decideCommand(dir, rest, io);
+    case 'promote':
+      return promoteCommand(dir, rest, io);
     default:
       io.err(`ralph req: ${verb === undefined ? 'missing verb' : `unknown verb '${verb}'`} (usage: ralph ${REQ_USAGE})\n`);
       return 2;

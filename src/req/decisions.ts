@@ -21,6 +21,13 @@ const decisionSchema = z.strictObject({
 });
 export type QueuedDecision = z.output<typeof decisionSchema>;
 
+/** A contextual learning the user marks permanent (`ralph req promote`), queued the same way. */
+const promotionSchema = z.strictObject({
+  promote: z.string().min(1).max(2000),
+  actor: z.string().min(1).max(200),
+});
+export type QueuedPromotion = z.output<typeof promotionSchema>;
+
 let seq = 0;
 
 /** Queues a decision for the running engine; returns the file. */
@@ -34,9 +41,18 @@ export function queueReqDecision(ralphDir: string, d: { req: string; decision: R
   return file;
 }
 
-export interface TakenDecision {
-  readonly name: string;
-  readonly decision: QueuedDecision;
+export type TakenDecision =
+  { readonly name: string; readonly decision: QueuedDecision } | { readonly name: string; readonly promotion: QueuedPromotion };
+
+/** Queues a learning promotion for the running engine; returns the file. */
+export function queueLearningPromotion(ralphDir: string, p: { text: string; actor: string }): string {
+  const dir = join(ralphDir, DECISIONS_DIR);
+  mkdirSync(dir, { recursive: true });
+  const parsed = promotionSchema.parse({ promote: p.text, actor: p.actor });
+  const stamp = new Date().toISOString().replace(/[-:.TZ]/g, '');
+  const file = join(dir, `${stamp}_${process.pid}_${++seq}_learning.json`);
+  writeFileAtomicSync(file, `${JSON.stringify(parsed)}\n`);
+  return file;
 }
 
 /** The queued decisions in the order they were made; unreadable files move to failed/. */
@@ -53,8 +69,11 @@ export function pendingReqDecisions(ralphDir: string): TakenDecision[] {
   const out: TakenDecision[] = [];
   for (const name of names) {
     try {
-      const parsed = decisionSchema.safeParse(JSON.parse(readFileSync(join(dir, name), 'utf8')));
-      if (parsed.success) out.push({ name, decision: parsed.data });
+      const json: unknown = JSON.parse(readFileSync(join(dir, name), 'utf8'));
+      const isPromotion = typeof json === 'object' && json !== null && 'promote' in json;
+      const parsed = isPromotion ? promotionSchema.safeParse(json) : decisionSchema.safeParse(json);
+      if (parsed.success)
+        out.push(isPromotion ? { name, promotion: parsed.data as QueuedPromotion } : { name, decision: parsed.data as QueuedDecision });
       else
         failReqDecision(
           ralphDir,

@@ -53,7 +53,7 @@ import { loadSpecification, writeSpecStatuses } from './spec';
 import type { OrderedSpecification } from './spec';
 import { reqEvents, viewOf } from './view';
 import { doneReqDecision, failReqDecision, pendingReqDecisions } from './decisions';
-import { decideReq, ReqDecisionError } from '../domain/reqDecide';
+import { decideReq, markLearningPermanent, ReqDecisionError } from '../domain/reqDecide';
 
 const ACTOR = 'req';
 /** Files only the orchestrator writes: an agent's edit of them in its worktree is undone before capture. */
@@ -299,14 +299,22 @@ export class ReqEngine {
   /** Decisions queued by other processes (`ralph req decide`, VS Code), each applied once. */
   private async takeDecisions(): Promise<void> {
     const applied = new Set(
-      reqEvents(this.d.store).flatMap((e) => (e.type === 'req.decided' && typeof e.data.file === 'string' ? [e.data.file] : [])),
+      reqEvents(this.d.store).flatMap((e) =>
+        (e.type === 'req.decided' || e.type === 'req.learning_promoted') && typeof e.data.file === 'string' ? [e.data.file] : [],
+      ),
     );
     for (const t of pendingReqDecisions(this.ralphDir)) {
       if (!applied.has(t.name)) {
         try {
-          const { req: id, decision, actor, note } = t.decision;
-          await this.record(decideReq(this.view(), id, decision, actor, { note, file: t.name }));
-          this.line(`decision: ${id} ${decision} (by ${actor})`);
+          if ('promotion' in t) {
+            const { promote, actor } = t.promotion;
+            await this.record(markLearningPermanent(this.view(), promote, actor, t.name));
+            this.line(`learning marked permanent by ${actor}: ${promote}`);
+          } else {
+            const { req: id, decision, actor, note } = t.decision;
+            await this.record(decideReq(this.view(), id, decision, actor, { note, file: t.name }));
+            this.line(`decision: ${id} ${decision} (by ${actor})`);
+          }
         } catch (e) {
           if (!(e instanceof ReqDecisionError)) throw e;
           failReqDecision(this.ralphDir, t.name, e.message);

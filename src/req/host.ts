@@ -16,10 +16,10 @@ import type { EventStore } from '../store/types';
 import { ReqEngine } from './engine';
 import { reqSettingsFromConfig } from './settings';
 import type { ReqSettings } from './settings';
-import { queueReqDecision } from './decisions';
+import { queueLearningPromotion, queueReqDecision } from './decisions';
 import { loadSpecification } from './spec';
 import { reqEvents, reqFileSettings, viewOf } from './view';
-import { decideReq, REQ_DECISION_HELP, ReqDecisionError } from '../domain/reqDecide';
+import { decideReq, markLearningPermanent, REQ_DECISION_HELP, ReqDecisionError } from '../domain/reqDecide';
 import type { ReqDecision } from '../domain/reqEvents';
 import { toNewEvent } from '../domain/events';
 
@@ -71,6 +71,35 @@ export async function applyReqDecision(
     const events = decideReq(view, d.req, d.decision, d.actor, { note: d.note ?? null });
     await store.append(events.map(toNewEvent));
     return { kind: 'applied', help: REQ_DECISION_HELP[d.decision] };
+  } catch (e) {
+    if (e instanceof ReqDecisionError) return { kind: 'refused', message: e.message };
+    throw e;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The user marks a contextual learning permanent: applied to the event log when no run holds
+ * the store, else queued for the running engine, which takes it between REQs.
+ */
+export async function applyLearningPromotion(projectDir: string, p: { text: string; actor: string }): Promise<DecisionResult> {
+  const ralphDir = join(projectDir, '.ralph');
+  let store: EventStore;
+  try {
+    store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  } catch (e) {
+    if (e instanceof Error && e.name === 'StoreLockedError') return { kind: 'queued', file: queueLearningPromotion(ralphDir, p) };
+    throw e;
+  }
+  try {
+    const s = reqFileSettings(projectDir);
+    const loaded = loadSpecification(s.specFile, s.specShownAs);
+    if (!loaded.ok) return { kind: 'refused', message: loaded.error.message };
+    const events = markLearningPermanent(viewOf(loaded.value, reqEvents(store), s.maxIterations), p.text, p.actor);
+    await store.append(events.map(toNewEvent));
+    const text = events[0]?.type === 'req.learning_promoted' ? events[0].data.text : p.text;
+    return { kind: 'applied', help: `'${text}' is permanent now: every REQ's context carries it` };
   } catch (e) {
     if (e instanceof ReqDecisionError) return { kind: 'refused', message: e.message };
     throw e;

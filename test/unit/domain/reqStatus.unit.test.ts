@@ -8,6 +8,7 @@ import { foldReqView, reqStatusProblems, reqStatusReport, reqSummaryLine } from 
 import type { ReqItem } from '../../../src/domain/reqStatus';
 import { classifyLearnings, contextualWindow, touchesInterface } from '../../../src/domain/reqLearnings';
 import type { Learning } from '../../../src/domain/reqLearnings';
+import { markLearningPermanent } from '../../../src/domain/reqDecide';
 import { record } from './given';
 
 const req = (id: string, deps: string[] = [], priority = 1): ReqItem => ({
@@ -157,5 +158,30 @@ describe('domain/reqLearnings', () => {
     ]);
     const r = reqStatusReport(v);
     assert.deepEqual(r.learnings, { permanent: ['gotcha'], contextual: [] });
+  });
+
+  it('given the user marks a learning by a unique part of its text, then it is promoted with who marked it; unknown, ambiguous or permanent ones are refused', () => {
+    const v = view([
+      domainEvent('req.learning', 'REQ-001', 'req', { kind: 'contextual', text: 'tests run in file-name order' }),
+      domainEvent('req.learning', 'REQ-002', 'req', { kind: 'contextual', text: 'tests must be small' }),
+      domainEvent('req.learning', 'REQ-002', 'req', { kind: 'permanent', text: 'one module per function' }),
+    ]);
+    const [e] = markLearningPermanent(v, 'FILE-NAME order', 'cli:ann', 'f.json');
+    assert.equal(e?.type, 'req.learning_promoted');
+    assert.equal(e?.entity_id, 'REQ-001', 'the REQ that recorded it');
+    assert.deepEqual(e?.data, { text: 'tests run in file-name order', why: 'marked permanent by cli:ann', file: 'f.json' });
+    const after = reqStatusReport(
+      foldReqView(
+        REQS,
+        BUILD,
+        record([...v.learnings.map((l) => domainEvent('req.learning', l.source, 'req', { kind: l.kind, text: l.text })), e!]),
+        15,
+      ),
+    );
+    assert.deepEqual(after.learnings.contextual, ['tests must be small']);
+    assert.throws(() => markLearningPermanent(v, 'nothing like it', 'u'), /no learning matches 'nothing like it'/);
+    assert.throws(() => markLearningPermanent(v, 'tests', 'u'), /matches 2 learnings: give more of the text/);
+    assert.throws(() => markLearningPermanent(v, 'one module per function', 'u'), /is permanent already/);
+    assert.throws(() => markLearningPermanent(v, '  ', 'u'), /no learning text given/);
   });
 });
