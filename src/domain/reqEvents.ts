@@ -66,6 +66,26 @@ export function buildReqSchemas() {
       summary: z.string(),
       timed_out: z.boolean(),
     }),
+    /**
+     * The REQ's change passed every layer and is about to be committed: what its PASS records
+     * (the answer's learnings, the AGENTS.md write), so a run killed between the commit and
+     * `req.done` finishes the REQ on resume from its patch instead of building it again.
+     */
+    'req.verified': z.looseObject({
+      round: z.number().int().min(1),
+      patch_id: z.string(),
+      base_commit: z.string(),
+      learnings: z.array(z.looseObject({ kind: z.enum(LEARNING_KINDS), text: z.string().min(1) })),
+      learnings_used: z.array(z.string()),
+      agents_md: z
+        .looseObject({
+          lines_added: z.number().int().min(0),
+          total_lines: z.number().int().min(0),
+          archived_to: z.string().nullish(),
+          archived_lines: z.number().int().min(0),
+        })
+        .nullish(),
+    }),
     /** PASS: the harness committed the REQ (the task's patch.promoted is the same commit). */
     'req.done': z.looseObject({ commit: z.string().min(7), patch_id: z.string(), title: z.string(), round: z.number().int().min(1) }),
     /** BLOCK: the REQ waits for the user's decision; `options` are what they may decide. */
@@ -127,6 +147,7 @@ export const REQ_EVENT_TYPES = [
   'req.test_infra',
   'req.layer',
   'req.round_failed',
+  'req.verified',
   'req.done',
   'req.blocked',
   'req.blocked_auto',

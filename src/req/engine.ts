@@ -25,6 +25,7 @@ import { formatZodIssues } from '../domain/events';
 import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
 import { runGit } from '../git/exec';
+import { recoverInterruptedPromotion } from '../git/promote';
 import { touchedPaths } from '../git/patchParse';
 import { branchTip, changedFiles, currentBranch } from '../git/repo';
 import { rebaseWorktree } from '../git/rebase';
@@ -47,7 +48,7 @@ import type { Clock } from '../loop/sleep';
 import type { EventStore } from '../store/types';
 import { appendAgentsMd, AGENTS_MD } from './agentsMd';
 import type { AgentsMdWrite } from './agentsMd';
-import { writeCheckpoint } from './checkpoint';
+import { readCheckpoint, writeCheckpoint } from './checkpoint';
 import type { ReqSettings } from './settings';
 import { loadSpecification, writeSpecStatuses } from './spec';
 import type { OrderedSpecification } from './spec';
@@ -167,6 +168,8 @@ export class ReqEngine {
         resume: options.resume === true,
       }),
     ]);
+    if (options.resume === true) this.resumeLine();
+    await this.recoverInterrupted();
     await this.takeDecisions();
     await this.verifyManualFixes();
     const state = await this.loop();
@@ -296,6 +299,69 @@ export class ReqEngine {
     return { ...wt, base: rb.status === 'rebased' ? rb.base : wt.base };
   }
 
+  /** Resume (seed 001): the checkpoint read back, the done REQs skipped, the next pending named. */
+  private resumeLine(): void {
+    const cp = readCheckpoint(this.d.projectDir);
+    const v = this.view();
+    const done = v.rows.filter((r) => r.status === 'done').map((r) => r.id);
+    const next = this.nextReady(v)?.id ?? 'none';
+    const from = cp.ok ? `checkpoint ${cp.value.checkpoint_at ?? '?'} (${cp.value.status})` : cp.reason;
+    this.line(`resume from ${from}: skipping done ${done.length > 0 ? done.join(', ') : '(none)'}; next ${next}`);
+  }
+
+  /**
+   * After a run that died: the agents and gates it left running ended, a half-done git
+   * promotion repaired, and a REQ that was verified but not recorded done finished from its
+   * patch. Promotion finds a commit already on the branch by the patch's trailer, so a run
+   * killed between the commit and `req.done` never commits a REQ twice.
+   */
+  private async recoverInterrupted(): Promise<void> {
+    const h = this.harness as Harness;
+    for (const g of await h.ctx.ledger.reap()) if (g.killed) this.line(`  ended ${g.what} left running by a killed run in ${g.cwd}`);
+    for (const x of await recoverInterruptedPromotion(this.d.projectDir))
+      this.line(`  recovered an interrupted promotion in ${x.worktree}: ${x.action}`);
+    const events = reqEvents(this.d.store);
+    for (const row of this.view().rows) {
+      if (row.status !== 'in_progress') continue;
+      const r = this.ordered?.spec.requirements.find((x) => x.id === row.id);
+      const mine = events.filter((e) => e.entity_id === row.id);
+      const last = mine.at(-1);
+      if (!r || last?.type !== 'req.verified') continue;
+      const v = last.data;
+      const title = reqTitle(r);
+      const patch = this.d.control.patches(r.id).find((p) => p.patch_id === v.patch_id);
+      let commit = patch?.status === 'promoted' ? patch.commit_hash : null;
+      if (commit === null && patch?.status === 'queued' && patch.patch_path !== null && existsSync(patch.patch_path)) {
+        const out = await h.promotion.promoteQueued(
+          { task_id: r.id, title },
+          v.patch_id,
+          patch.patch_path,
+          ACTOR,
+          v.base_commit,
+          reqCommitMessage(r.id, title),
+        );
+        if (out.kind === 'promoted') commit = out.commit;
+      }
+      if (commit === null) {
+        this.line(`  ${r.id}: its verified patch ${v.patch_id} was not committed by the killed run; building it again`);
+        continue;
+      }
+      this.line(`  ${r.id}: committed by the killed run (${commit.slice(0, 8)}); recorded done`);
+      const a = v.agents_md;
+      await this.passed(
+        r,
+        title,
+        commit,
+        v.patch_id,
+        v.round,
+        { learnings: v.learnings.map((l) => ({ kind: l.kind, text: l.text })), learnings_used: v.learnings_used },
+        a
+          ? { linesAdded: a.lines_added, totalLines: a.total_lines, archivedTo: a.archived_to ?? null, archivedLines: a.archived_lines }
+          : null,
+      );
+    }
+  }
+
   /** Decisions queued by other processes (`ralph req decide`, VS Code), each applied once. */
   private async takeDecisions(): Promise<void> {
     const applied = new Set(
@@ -344,7 +410,7 @@ export class ReqEngine {
       await this.restoreOrchestratorFiles(wt);
       await writeSpecStatuses(join(wt.path, this.d.req.specShownAs), new Map([[r.id, 'done']]));
       const v = await this.verify(r, wt, round, signal);
-      const out = v.ok ? await this.commit(r, title, wt, round, v.patch, v.gates, null) : null;
+      const out = v.ok ? await this.commit(r, title, wt, round, v.patch, v.gates, null, null) : null;
       if (out?.kind === 'passed') {
         await this.passed(r, title, out.commit, out.patchId, round, null, null);
         continue;
@@ -533,8 +599,7 @@ export class ReqEngine {
     const v = await this.verify(r, wt, round, signal);
     if (signal.aborted) return { kind: 'stopped' };
     if (!v.ok) return { kind: 'failed', timedOut: false, failure: { round, layer: v.layer, summary: v.summary } };
-    const done = await this.commit(r, title, wt, round, v.patch, v.gates, answer);
-    return done.kind === 'passed' ? { ...done, agentsMd } : done;
+    return this.commit(r, title, wt, round, v.patch, v.gates, answer, agentsMd);
   }
 
   /** An agent's edit of AGENTS.md, Ralph's state or config in its worktree is not taken: restored from the base. */
@@ -638,6 +703,7 @@ export class ReqEngine {
     patch: CapturedPatch,
     gates: readonly GateResult[],
     answer: ReqAnswer | null,
+    agentsMd: AgentsMdWrite | null,
   ): Promise<RoundOutcome> {
     const h = this.harness as Harness;
     const { control } = this.d;
@@ -666,7 +732,18 @@ export class ReqEngine {
         options: ['manual', 'skip', 'stop', 'rollback'],
       };
     }
-    // Checkpointed before the commit: a crash between the two resumes from here.
+    // What the PASS records, and the checkpoint, before the commit: a run killed between the
+    // commit and req.done finishes the REQ on resume from this patch (recoverInterrupted).
+    await this.record([
+      domainEvent('req.verified', r.id, ACTOR, {
+        round,
+        patch_id: patchId,
+        base_commit: patch.baseCommit,
+        learnings: (answer?.learnings ?? []).map((l) => ({ kind: l.kind, text: l.text })),
+        learnings_used: [...(answer?.learnings_used ?? [])],
+        agents_md: agentsMd ? agentsMdData(agentsMd) : null,
+      }),
+    ]);
     await this.checkpoint();
     const out = await h.promotion.promoteQueued(
       { task_id: r.id, title },
@@ -676,7 +753,7 @@ export class ReqEngine {
       patch.baseCommit,
       reqCommitMessage(r.id, title),
     );
-    if (out.kind === 'promoted') return { kind: 'passed', commit: out.commit, patchId, answer, agentsMd: null };
+    if (out.kind === 'promoted') return { kind: 'passed', commit: out.commit, patchId, answer, agentsMd };
     if (out.kind === 'waiting')
       return {
         kind: 'blocked',
@@ -698,25 +775,17 @@ export class ReqEngine {
     commit: string,
     patchId: string,
     round: number,
-    answer: ReqAnswer | null,
+    answer: Pick<ReqAnswer, 'learnings' | 'learnings_used'> | null,
     agentsMd: AgentsMdWrite | null,
   ): Promise<void> {
     await this.record([domainEvent('req.done', r.id, ACTOR, { commit, patch_id: patchId, title, round })]);
     this.line(`  PASS ${r.id}: ralph-loop: ${r.id} - ${title} (${commit.slice(0, 8)})`);
     if (answer) await this.learn(r, answer);
-    if (agentsMd)
-      await this.record([
-        domainEvent('req.agents_md', r.id, ACTOR, {
-          lines_added: agentsMd.linesAdded,
-          total_lines: agentsMd.totalLines,
-          archived_to: agentsMd.archivedTo,
-          archived_lines: agentsMd.archivedLines,
-        }),
-      ]);
+    if (agentsMd) await this.record([domainEvent('req.agents_md', r.id, ACTOR, agentsMdData(agentsMd))]);
     await this.checkpoint();
   }
 
-  private async learn(r: Requirement, answer: ReqAnswer): Promise<void> {
+  private async learn(r: Requirement, answer: Pick<ReqAnswer, 'learnings' | 'learnings_used'>): Promise<void> {
     const earlier = this.view().learnings;
     const { record, promote } = classifyLearnings(r.id, answer.learnings, answer.learnings_used, earlier);
     const events: DomainEvent[] = [
@@ -731,6 +800,10 @@ export class ReqEngine {
     const file = await writeCheckpoint(this.d.projectDir, { ...this.status(), checkpoint_at: at });
     await this.record([domainEvent('req.checkpoint', REQ_RUN_ENTITY, ACTOR, { file, at })]);
   }
+}
+
+function agentsMdData(a: AgentsMdWrite): { lines_added: number; total_lines: number; archived_to: string | null; archived_lines: number } {
+  return { lines_added: a.linesAdded, total_lines: a.totalLines, archived_to: a.archivedTo, archived_lines: a.archivedLines };
 }
 
 /** The commit message of a REQ (seed 001): `ralph-loop: REQ-XXX - <title>`. */
