@@ -26,6 +26,7 @@ import { DeferredItem } from './trees/deferredTree';
 import { AgentItem } from './trees/agentsTree';
 import { FolderItem, HintItem } from './trees/folderItem';
 import { verdictWord } from './notificationRules';
+import { decideReqCommand, runReqLoop } from './reqCommands';
 
 export interface CommandContext {
   readonly extension: vscode.ExtensionContext;
@@ -570,10 +571,18 @@ export const COMMAND_FACTORIES: Readonly<Record<CommandId, Factory | null>> = {
   [Commands.overrideVerdict]: override,
   [Commands.openConfig]: openConfig,
   [Commands.openTranscript]: null, // registered with the transcript documents
+  [Commands.runReqLoop]: runReqLoop,
+  [Commands.decideReq]: decideReqCommand,
 };
 
 /** Commands that execute project code (agents, builds, tests): never in Restricted Mode. */
-const NEEDS_TRUST: ReadonlySet<string> = new Set([Commands.initialize, Commands.startLoop, Commands.resumeLoop, Commands.repair]);
+const NEEDS_TRUST: ReadonlySet<string> = new Set([
+  Commands.initialize,
+  Commands.startLoop,
+  Commands.resumeLoop,
+  Commands.repair,
+  Commands.runReqLoop,
+]);
 
 export class UntrustedWorkspaceError extends Error {
   override readonly name = 'UntrustedWorkspaceError';

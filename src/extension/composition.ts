@@ -25,6 +25,8 @@ import { registerTranscriptCommand, TranscriptDocuments } from './transcripts/tr
 import { BacklogTreeProvider } from './trees/backlogTree';
 import type { BacklogNode } from './trees/backlogTree';
 import { DeferredTreeProvider } from './trees/deferredTree';
+import { RequirementsTreeProvider } from './trees/reqTree';
+import { ReqBlockNotifier } from './reqCommands';
 import { Walkthrough } from './walkthrough';
 
 /** The tree providers (tests read them through the extension's API). */
@@ -32,6 +34,7 @@ export interface RalphViews {
   readonly backlog: BacklogTreeProvider;
   readonly deferred: DeferredTreeProvider;
   readonly agents: AgentsTreeProvider;
+  readonly requirements: RequirementsTreeProvider;
 }
 
 /** What the composition built: the sessions, their views and the chat surfaces. */
@@ -89,6 +92,10 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
   const agents = new AgentsTreeProvider(list);
   const agentsView = vscode.window.createTreeView(Views.agents, { treeDataProvider: agents });
   subs.push(backlog, backlogView, deferred, deferredView, agents, agentsView);
+  // REQ mode: specification.yaml's REQs by level, and block decisions as notifications.
+  const requirements = new RequirementsTreeProvider(list);
+  const requirementsView = vscode.window.createTreeView(Views.requirements, { treeDataProvider: requirements, showCollapseAll: true });
+  subs.push(requirements, requirementsView, new ReqBlockNotifier(list));
   const updateBadge = (): void => {
     const n = list.list().reduce((a, e) => a + e.deferred().length, 0);
     deferredView.badge = n > 0 ? { value: n, tooltip: `${n} patch(es) wait for a decision` } : undefined;
@@ -199,5 +206,5 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
     log: output,
   });
   subs.push(...chat.disposables);
-  return { projects: list, views: { backlog, deferred, agents }, chat: chat.chat };
+  return { projects: list, views: { backlog, deferred, agents, requirements }, chat: chat.chat };
 }

@@ -27,6 +27,8 @@ export const Commands = {
   overrideVerdict: 'ralph.overrideVerdict',
   openConfig: 'ralph.openConfig',
   openTranscript: 'ralph.openTranscript',
+  runReqLoop: 'ralph.runReqLoop',
+  decideReq: 'ralph.decideReq',
 } as const;
 export type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -36,6 +38,7 @@ export const Views = {
   backlog: 'ralph.backlog',
   deferred: 'ralph.deferred',
   agents: 'ralph.agents',
+  requirements: 'ralph.requirements',
 } as const;
 
 /** Context keys used in `when` clauses. */

@@ -79,3 +79,46 @@ export async function readReqStatus(projectDir: string): Promise<StatusRead> {
   }
   return { ok: true, report: reqStatusReport(viewOf(loaded.value, events, s.maxIterations)) };
 }
+
+export interface ReqTreeData {
+  readonly report: ReqStatusReport;
+  /** Each REQ's acceptance criteria, from specification.yaml. */
+  readonly acs: ReadonlyMap<string, readonly { readonly id: string; readonly criteria: string }[]>;
+  /** Blocked REQs: why, and the decisions that apply. */
+  readonly blocked: ReadonlyMap<string, { readonly reason: string; readonly options: readonly string[] }>;
+}
+
+/**
+ * What the VS Code Requirements view shows, from a store the caller keeps open (the
+ * extension's session): null without a specification.yaml; a problem when it does not load.
+ */
+export function reqTreeData(projectDir: string, store: EventStore | undefined): ReqTreeData | { problem: string } | null {
+  const s = reqFileSettings(projectDir);
+  if (!existsSync(s.specFile)) return null;
+  const loaded = loadSpecification(s.specFile, s.specShownAs);
+  const events = store ? reqEvents(store) : [];
+  if (!loaded.ok && loaded.error.kind !== 'cycle') return { problem: loaded.error.message };
+  const spec = loaded.ok ? loaded.value.spec : (loaded.error as Extract<SpecProblem, { kind: 'cycle' }>).spec;
+  const view = loaded.ok
+    ? viewOf(loaded.value, events, s.maxIterations)
+    : foldReqView(
+        spec.requirements,
+        { order: spec.requirements.map((r) => r.id), layers: [spec.requirements.map((r) => r.id)] },
+        events,
+        s.maxIterations,
+      );
+  const report = loaded.ok
+    ? reqStatusReport(view)
+    : {
+        ...reqStatusReport(view),
+        status: 'WAIT_USER' as const,
+        cycle: [...(loaded.error as Extract<SpecProblem, { kind: 'cycle' }>).error.chain],
+      };
+  return {
+    report,
+    acs: new Map(spec.requirements.map((r) => [r.id, r.acceptance_criteria])),
+    blocked: new Map(
+      view.rows.filter((r) => r.status === 'blocked').map((r) => [r.id, { reason: r.blockReason ?? 'blocked', options: r.options }]),
+    ),
+  };
+}
