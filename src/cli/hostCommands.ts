@@ -62,9 +62,9 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
   },
   {
     name: 'demo',
-    usage: 'demo [--scripted]',
+    usage: 'demo [--req] [--scripted]',
     summary:
-      'run the loop on a generated sample project with a scripted model (through the real claude CLI when installed in .tools/, else the scripted executable)',
+      'run the loop on a generated sample project with a scripted model (through the real claude CLI when installed in .tools/, else the scripted executable); --req: REQ mode on a specification.yaml',
     run: async (_dir, args, io) => (await loadLoopCommands()).demoCommand(io, args),
   },
 ];

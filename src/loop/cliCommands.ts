@@ -1,9 +1,10 @@
 // The loop's command-line verbs, ready for src/cli to dispatch: `ralph start [--once]
 // [--workers N] [--quiet]`, `ralph stop|pause|resume [reason...]` (beside a running loop,
-// through the inbox) and `ralph demo [--scripted]`. Output goes through the given io; exit codes follow
+// through the inbox) and `ralph demo [--req] [--scripted]`. Output goes through the given io; exit codes follow
 // the CLI's (0 ok, 1 failed, 2 usage).
 import { formatLoopEvent, openLoopHost, requestLoopCommand } from './host';
 import { runDemo } from './demo';
+import { runReqDemo } from '../req/demo';
 
 export interface LoopCliIo {
   out(text: string): void;
@@ -87,22 +88,25 @@ export function loopRequestCommand(projectDir: string, verb: 'stop' | 'pause' | 
   return 0;
 }
 
-/** Parses `ralph demo [--scripted]`. */
-export function parseDemoArgs(argv: readonly string[]): { scripted: boolean } {
+/** Parses `ralph demo [--req] [--scripted]`. */
+export function parseDemoArgs(argv: readonly string[]): { scripted: boolean; req: boolean } {
   let scripted = false;
+  let req = false;
   for (const a of argv) {
     if (a === '--scripted') scripted = true;
-    else throw new LoopUsageError(`ralph demo: unknown argument '${a}' (usage: ralph demo [--scripted])`);
+    else if (a === '--req') req = true;
+    else throw new LoopUsageError(`ralph demo: unknown argument '${a}' (usage: ralph demo [--req] [--scripted])`);
   }
-  return { scripted };
+  return { scripted, req };
 }
 
 /**
- * `ralph demo [--scripted]`: the sample project run end to end with the scripted model,
+ * `ralph demo [--req] [--scripted]`: the sample project run end to end with the scripted model
+ * (--req: REQ mode on a specification.yaml),
  * through the real claude CLI when installed in .tools/ (--scripted: the stand-in always).
  */
 export async function demoCommand(io: LoopCliIo, argv: readonly string[] = []): Promise<number> {
-  let args: { scripted: boolean };
+  let args: { scripted: boolean; req: boolean };
   try {
     args = parseDemoArgs(argv);
   } catch (e) {
@@ -111,6 +115,14 @@ export async function demoCommand(io: LoopCliIo, argv: readonly string[] = []): 
     return 2;
   }
   const t0 = Date.now();
+  if (args.req) {
+    // REQ mode's demo: specification.yaml built requirement by requirement (src/req/demo.ts).
+    const r = await runReqDemo((line) => io.out(`${line}\n`), { scripted: args.scripted });
+    io.out(
+      `REQ demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s (${r.backend.kind === 'claude' ? `real claude ${r.backend.version}` : 'scripted executable'})\n`,
+    );
+    return r.testsPass && r.report.status === 'COMPLETE' ? 0 : 1;
+  }
   const r = await runDemo((line) => io.out(`${line}\n`), { scripted: args.scripted });
   io.out(
     `Demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s (${r.backend.kind === 'claude' ? `real claude ${r.backend.version}` : 'scripted executable'})\n`,

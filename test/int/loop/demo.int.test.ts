@@ -42,6 +42,6 @@ describe('loop/demo', function () {
     const err: string[] = [];
     const code = await demoCommand({ out: () => assert.fail('nothing printed to stdout'), err: (t) => err.push(t) }, ['--bogus']);
     assert.equal(code, 2);
-    assert.match(err.join(''), /ralph demo: unknown argument '--bogus' \(usage: ralph demo \[--scripted\]\)/);
+    assert.match(err.join(''), /ralph demo: unknown argument '--bogus' \(usage: ralph demo \[--req\] \[--scripted\]\)/);
   });
 });
