@@ -69,8 +69,15 @@ describe('extension host: Ralph extension', function () {
       assert.equal(MonitorIds[k as keyof typeof MonitorIds], v);
     }
     const inline = manifest.contributes.menus['view/item/context']?.filter((m) => m.group?.startsWith('inline')).map((m) => m.command);
-    // Approve/Reject on deferred rows; Initialize on a folder without a project (several folders).
-    assert.deepEqual(inline, [Commands.approveDeferred, Commands.rejectDeferred, Commands.initialize]);
+    // Transcript and task on agent rows; Approve/Reject on deferred rows; Initialize on a folder
+    // without a project (several folders).
+    assert.deepEqual(inline, [
+      Commands.openTranscript,
+      Commands.revealTask,
+      Commands.approveDeferred,
+      Commands.rejectDeferred,
+      Commands.initialize,
+    ]);
   });
 
   it('given activation, then it took little time and did not open the database', () => {
@@ -165,9 +172,10 @@ describe('extension host: Ralph extension', function () {
     );
     const lines = doc.getText().trim().split('\n');
     assert.equal(lines.length, 3);
-    const first = JSON.parse(lines[0]!) as { event_type: string; actor: string };
-    assert.equal(first.event_type, 'task.deferral_resolved');
-    assert.equal(first.actor, 'human');
+    // Newest first; the approve's inbox file also leaves its exactly-once marker (command.applied).
+    const events = lines.map((l) => JSON.parse(l) as { event_type: string; actor: string });
+    const decision = events.find((e) => e.event_type === 'task.deferral_resolved');
+    assert.equal(decision?.actor, 'human', lines.join('\n'));
   });
 
   it('given an added task through the engine, then the Backlog shows it, and Show Status reports the session', async () => {
