@@ -4,7 +4,7 @@
 // The dispatcher tries these before the ralphctl-compatible table. Each command loads its
 // implementation when it runs (lazy.ts), so the table costs nothing to list.
 import type { CliIo } from './controlCommands';
-import { loadLogsCommand, loadLoopCommands, loadMcpCommand, loadProjectCommands, loadReqCommand } from './lazy';
+import { loadLogsCommand, loadLoopCommands, loadMcpCommand, loadProjectCommands, loadReqCommand, loadStoreCommand } from './lazy';
 
 export interface HostCommand {
   readonly name: string;
@@ -59,6 +59,12 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     summary:
       'serve this project to chat clients (Claude Code, Codex, VS Code) as an MCP server over stdio; --read-only: only the reading tools',
     run: async (dir, args, io) => (await loadMcpCommand()).runMcpCommand(dir, args, io),
+  },
+  {
+    name: 'store',
+    usage: 'store migrate --to postgres://user@host:5432/db | store where',
+    summary: "team mode: copy this project's history into a shared PostgreSQL store, verified event by event; where: which store is used",
+    run: async (dir, args, io) => (await loadStoreCommand()).storeCommand(dir, args, io),
   },
   {
     name: 'demo',

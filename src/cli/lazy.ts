@@ -14,6 +14,8 @@ import type * as GitPortModule from './gitPort';
 import type * as LogsCommandModule from './logsCommand';
 import type * as ProjectCommandsModule from './projectCommands';
 import type * as WriterAccessModule from './writerAccess';
+import type * as StoreCommandModule from './storeCommand';
+import type * as StoreUrlModule from '../store/storeUrl';
 
 /** The control plane (store, views, every ralphctl command). */
 export const loadControl = (): Promise<typeof ControlModule> =>
@@ -67,6 +69,18 @@ export const loadReqCommand = (): Promise<typeof ReqCommandModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../req/cli.js')
     : Promise.resolve().then(() => require('../req/cli') as typeof ReqCommandModule);
+
+/** `store` (team mode's upkeep: it loads the PostgreSQL driver, so no other command does). */
+export const loadStoreCommand = (): Promise<typeof StoreCommandModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./storeCommand.js')
+    : Promise.resolve().then(() => require('./storeCommand') as typeof StoreCommandModule);
+
+/** Where the project keeps its store (asked only when .ralph has no embedded store). */
+export const loadStoreUrl = (): Promise<typeof StoreUrlModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../store/storeUrl.js')
+    : Promise.resolve().then(() => require('../store/storeUrl') as typeof StoreUrlModule);
 
 const loadGitPort = (): Promise<typeof GitPortModule> =>
   typeof RALPH_BUNDLE !== 'undefined' ? import('./gitPort.js') : Promise.resolve().then(() => require('./gitPort') as typeof GitPortModule);

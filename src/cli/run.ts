@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoreMode } from '../store/types';
 import type { ControlContext } from '../control/context';
-import { lazyGitPort, loadControl, loadIds, loadWriterAccess } from './lazy';
+import { lazyGitPort, loadControl, loadIds, loadStoreUrl, loadWriterAccess } from './lazy';
 import { parseArgs, UsageError } from './args';
 import { CONTROL_COMMANDS, type CliIo, type CommandSpec } from './controlCommands';
 import { EXIT, EXIT_CODES_HELP, exitCodeOf } from './exitCodes';
@@ -117,7 +117,8 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
   const ralphDir = path.join(dir, '.ralph');
   // ralph.db.prev alone is history too: the store refuses to open (exit 7), it is not "no store".
   const anyStoreFile = ['ralph.db', 'ralph.db.prev'].some((f) => fs.existsSync(path.join(ralphDir, f))) || hasJournal(ralphDir);
-  if (spec.name !== 'init' && !anyStoreFile) {
+  // A project on a shared store (team mode) may have no .ralph store files at all.
+  if (spec.name !== 'init' && !anyStoreFile && (await loadStoreUrl()).resolveStoreLocation(dir).kind === 'embedded') {
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
     return EXIT.notInitialized;
   }

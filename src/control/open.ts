@@ -1,7 +1,8 @@
 // Opens the control plane for a project: the event store in <project>/.ralph with the
 // control projections (plus any a host adds), the project's risk patterns, a git port.
 import * as path from 'node:path';
-import { openStore, type OpenStoreOptions } from '../store/sqlJsStore';
+import { openProjectStore } from '../store/open';
+import type { OpenStoreOptions } from '../store/sqlJsStore';
 import type { Projection, StoreMode } from '../store/types';
 import { controlContext, type ControlContext, type GitPort } from './context';
 import { loadRiskPatterns } from './riskConfig';
@@ -23,7 +24,7 @@ export interface OpenControlOptions {
 /** Opens the store and returns the context every control command takes; close ctx.store when done. */
 export async function openControl(opts: OpenControlOptions): Promise<ControlContext> {
   const ralphDir = path.join(opts.projectDir, '.ralph');
-  const store = await openStore({
+  const store = await openProjectStore({
     ralphDir,
     mode: opts.mode,
     projections: [...CONTROL_PROJECTIONS, ...(opts.extraProjections ?? [])],

@@ -13,7 +13,7 @@ import { CONTROL_PROJECTIONS } from '../control/views';
 import { requireConfig } from '../project/config';
 import type { BackendKind, RalphConfig } from '../project/config';
 import { changedSpecs, discoverSpecs, recordEvolveRun, specFingerprint } from '../project/specs';
-import { openStore } from '../store/sqlJsStore';
+import { openProjectStore } from '../store/open';
 import type { EventStore } from '../store/types';
 import { ControlAdapter } from './controlAdapter';
 import type { LoopEvent, LoopSummary } from './events';
@@ -112,7 +112,13 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
   // drainsInbox: commands started beside this loop send their work to its inbox instead of
   // waiting for the lock (the loop drains it every second). A short-lived command that
   // holds the lock right now is waited for; another loop is not.
-  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, drainsInbox: true, lockWaitMs: 10_000 });
+  const store = await openProjectStore({
+    ralphDir,
+    mode: 'writer',
+    projections: CONTROL_PROJECTIONS,
+    drainsInbox: true,
+    lockWaitMs: 10_000,
+  });
   try {
     const control = new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns });
     const loop = new Loop({

@@ -372,6 +372,14 @@ export const configSchema = z
       .optional(),
     forbidden_exclude: globList('Globs of files the forbidden-pattern gate skips (e.g. tests). Omitted = the language default.').optional(),
     domain_constraints: stringList('Project rules injected into every prompt (string, or a list of rules).').optional(),
+    store: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/, 'a postgres:// or postgresql:// URL')
+      .optional()
+      .meta({
+        description:
+          'Team mode: the event store on PostgreSQL (postgres://user:password@host:5432/db). Omitted = the embedded store in .ralph/ralph.db. RALPH_STORE_URL overrides it.',
+      }),
     model: z.string().min(1).default('opus').meta({ description: 'Model alias or id for the agents (default "opus").' }),
     effort: z.string().min(1).optional().meta({ description: 'Reasoning effort hint passed to backends that support one.' }),
     budget_primary: usd('Seed-compatible alias of budgets.primary', 2.5).optional(),

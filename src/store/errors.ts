@@ -118,3 +118,33 @@ export class StoreClosedError extends Error {
     super('The event store is closed.');
   }
 }
+
+/**
+ * An optimistic-concurrency append lost: another process appended first, and re-deciding
+ * against the newer state kept losing for `attempts` tries (a shared store only).
+ */
+export class StoreConflictError extends Error {
+  override readonly name = 'StoreConflictError';
+  constructor(
+    readonly expectedHead: number,
+    readonly actualHead: number,
+    readonly attempts: number,
+  ) {
+    super(
+      `The event store changed under this command ${attempts} times in a row (expected head ${expectedHead}, found ${actualHead}); ` +
+        'another process is appending heavily; try again.',
+    );
+  }
+}
+
+/** The shared store's server cannot be reached (for longer than the store waits). */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  constructor(
+    /** The store URL with its password replaced. */
+    readonly url: string,
+    readonly detail: string,
+  ) {
+    super(`The event store at ${url} is unavailable: ${detail}`);
+  }
+}

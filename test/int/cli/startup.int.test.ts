@@ -16,6 +16,8 @@ const CLI = path.join(DIST, 'cli.js');
 
 /** Chunks named for what they hold (esbuild names a split point's chunk after its module; `cli-` is src/mcp/cli.ts). */
 const LOOP_OR_PROJECT = /^(cliCommands|projectCommands|host|lmBackend|composition|init|repair|cli)-/;
+/** Team mode's chunks: the PostgreSQL store (and with it the `pg` driver's chunk) and `ralph store`. */
+const TEAM = /^(pgStore|storeCommand)-/;
 
 describe('ralph start-up: what each command loads and writes (built CLI)', function () {
   this.timeout(120_000);
@@ -106,13 +108,13 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
     assert.deepEqual(usage.loaded, entryOnly);
   });
 
-  it('given `ralph status`, then the store and control plane load but no loop, project, git or extension chunk', () => {
+  it('given `ralph status`, then the store and control plane load but no loop, project, git, team or extension chunk', () => {
     const r = ralph('status');
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /=== Ralph Loop v3 Status ===/);
     assert.ok(r.loaded.length > 1, `loaded: ${r.loaded.join(' ')}`);
     assert.deepEqual(
-      r.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || f.startsWith('gitPort-')),
+      r.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || TEAM.test(f) || f.startsWith('gitPort-')),
       [],
     );
   });
