@@ -1,0 +1,214 @@
+// Claims as leases and one elected promoter, on a real PostgreSQL store shared by several
+// processes: a worker killed -9 mid-task loses its lease when it runs out, the task goes back
+// to pending with an event, another worker finishes it and the dead one's late patch is
+// refused (fencing by lease id); a promoter killed -9 is replaced within a poll; two
+// promoters racing on one patch promote it once.
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CONTROL_PROJECTIONS, promotePatch } from '../../../src/control/index';
+import { controlContext, type ControlContext } from '../../../src/control/context';
+import { cliGitPort } from '../../../src/cli/gitPort';
+import { domainEvent, toNewEvent } from '../../../src/domain/events';
+import { openPgStore } from '../../../src/store/postgres/pgStore';
+import type { EventStore } from '../../../src/store/types';
+import {
+  LeaseHeartbeat,
+  LeaseLostError,
+  claimWithLease,
+  expireLeases,
+  leaseProjection,
+  queuePatchFenced,
+  type Lease,
+} from '../../../src/team/leases';
+import { PromoterLock } from '../../../src/team/promoterLock';
+import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+
+const CHILD = path.join(__dirname, 'teamChild.ts');
+
+function spawnChild(args: string[]): { proc: ChildProcess; line: Promise<string> } {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const line = new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    proc.on('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
+  });
+  return { proc, line };
+}
+
+function killed(proc: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    proc.kill('SIGKILL');
+  });
+}
+
+describe('team: leases with fencing, one elected promoter (real PostgreSQL, several processes)', function () {
+  let cluster: PgCluster | undefined;
+  let n = 0;
+  const stores: EventStore[] = [];
+  const children: ChildProcess[] = [];
+
+  async function machine(url: string, now?: () => Date, git?: string): Promise<ControlContext> {
+    const store = await openPgStore({ url, mode: 'writer', projections: [...CONTROL_PROJECTIONS, leaseProjection] });
+    stores.push(store);
+    return controlContext(store, {
+      ralphDir: path.join(git ?? '/nonexistent', '.ralph'),
+      ...(now ? { now } : {}),
+      ...(git ? { git: cliGitPort(git) } : {}),
+    });
+  }
+  async function seed(ctx: ControlContext, ids: string[]): Promise<void> {
+    await ctx.store.append(
+      ids.map((id) =>
+        toNewEvent(
+          domainEvent('task.created', id, 'test', {
+            title: `task ${id}`,
+            source: 'ES:1',
+            effort: 'S',
+            deps: '-',
+            wave: 0,
+            provenance: 'spec',
+          }),
+        ),
+      ),
+    );
+  }
+  const types = (ctx: ControlContext, id: string): string[] =>
+    ctx.store.events({ entityType: 'task', entityId: id }).map((e) => e.event_type);
+
+  before(async function () {
+    const got = await startPgCluster();
+    if ('skip' in got) {
+      console.log(`      skipped: ${got.skip}`);
+      this.skip();
+    }
+    cluster = got;
+  });
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map(killed));
+    for (const s of stores.splice(0)) await s.close();
+  });
+  after(() => cluster?.destroy());
+
+  it('given a worker killed -9 mid-task, then its lease expires, the task returns to pending, another finishes it, the late patch is refused', async () => {
+    const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
+    const b = await machine(url);
+    await seed(b, ['W0-001']);
+    const child = spawnChild(['lease', url, 'worker-a', '600']);
+    children.push(child.proc);
+    const dead = JSON.parse(await child.line) as Lease;
+    assert.equal(dead.taskId, 'W0-001');
+    // Its heartbeat keeps the lease alive past the first time to live.
+    await b.store.refresh();
+    const renewed = new Promise<void>((resolve) => {
+      const d = b.store.onDidAppend((es) => {
+        if (es.some((e) => e.event_type === 'lease.renewed')) {
+          d.dispose();
+          resolve();
+        }
+      });
+    });
+    await renewed;
+    assert.deepEqual(await expireLeases(b, 'worker-b'), []);
+    assert.equal(await claimWithLease(b, { owner: 'worker-b', ttlMs: 60_000 }), undefined, 'a leased task is not claimable');
+
+    await killed(child.proc);
+    // No sleep: expire on every new event or until the lease's own expiry has passed.
+    let expired: Lease[] = [];
+    while (expired.length === 0) {
+      const left = Date.parse(b.store.get<{ expires_at: string }>('SELECT expires_at FROM task_lease')?.expires_at ?? '') - Date.now();
+      if (left > 0) await new Promise((r) => setTimeout(r, left + 5));
+      expired = await expireLeases(b, 'worker-b');
+    }
+    assert.equal(expired[0]?.leaseId, dead.leaseId);
+    assert.equal(b.store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'W0-001'")?.status, 'pending');
+
+    const mine = await claimWithLease(b, { owner: 'worker-b', ttlMs: 60_000 });
+    assert.equal(mine?.taskId, 'W0-001');
+    await assert.rejects(queuePatchFenced(b, dead, { patchPath: '.ralph/late.patch', createdBy: 'worker-a' }), (e: unknown) => {
+      assert.ok(e instanceof LeaseLostError);
+      assert.match(e.message, /leased to worker-b now/);
+      return true;
+    });
+    const patchId = await queuePatchFenced(b, mine as Lease, { patchPath: '.ralph/ok.patch', createdBy: 'worker-b' });
+    assert.match(patchId, /^patch_W0-001_/);
+    // The story, from PostgreSQL: claimed (a) … renewed … expired, pending, claimed (b), refused (a), queued (b).
+    const story = types(b, 'W0-001').filter((t) => t !== 'lease.renewed');
+    assert.deepEqual(story, [
+      'task.created',
+      'task.claimed',
+      'lease.granted',
+      'lease.expired',
+      'task.pending',
+      'task.claimed',
+      'lease.granted',
+      'lease.refused',
+      'task.proposed',
+    ]);
+  });
+
+  it('given a heartbeat on a lease another process expired, then the worker is told at once (its signal aborts)', async () => {
+    const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
+    let skew = 0;
+    const a = await machine(url);
+    const b = await machine(url, () => new Date(Date.now() + skew));
+    await seed(a, ['W0-001']);
+    const lease = (await claimWithLease(a, { owner: 'worker-a', ttlMs: 900 })) as Lease;
+    skew = 60_000; // b's clock says the lease ran out long ago
+    await b.store.refresh();
+    assert.equal((await expireLeases(b, 'worker-b')).length, 1);
+    const beat = new LeaseHeartbeat(a, lease, 900);
+    await new Promise<void>((resolve) => beat.signal.addEventListener('abort', () => resolve(), { once: true }));
+    assert.ok(beat.signal.reason instanceof LeaseLostError, String(beat.signal.reason));
+    await beat.stop();
+  });
+
+  it('given the promoter killed -9, then a waiting one is elected within a poll; racing promoters promote a patch once', async () => {
+    const url = (cluster as PgCluster).createDatabase(`promote_${++n}`);
+    const first = spawnChild(['promoter', url]);
+    children.push(first.proc);
+    assert.equal((JSON.parse(await first.line) as { elected: boolean }).elected, true);
+    assert.equal(await PromoterLock.tryAcquire(url), undefined, 'one promoter at a time');
+    const holder = await PromoterLock.holder(url);
+    assert.equal(holder?.application, 'ralph promoter');
+    const waiting = PromoterLock.waitUntilElected(url, new AbortController().signal, 100);
+    const t0 = Date.now();
+    await killed(first.proc);
+    const lock = await waiting;
+    const takeoverMs = Date.now() - t0;
+    assert.ok(lock, 'elected after the holder died');
+    console.log(`      promoter takeover after kill -9: ${takeoverMs} ms (poll 100 ms)`);
+    await lock.release();
+
+    // Two promoters (two stores) promote the same patch at once: the store takes it once.
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-team-git-'));
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+    git('init', '-q', '-b', 'main');
+    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'W0-001');
+    const hash = git('rev-parse', 'HEAD');
+    const p1 = await machine(url, undefined, repo);
+    const p2 = await machine(url, undefined, repo);
+    await seed(p1, ['W0-001']);
+    const lease = (await claimWithLease(p1, { owner: 'worker-a', ttlMs: 60_000 })) as Lease;
+    const patchId = await queuePatchFenced(p1, lease, { patchPath: '.ralph/x.patch', createdBy: 'worker-a' });
+    await p2.store.refresh();
+    const results = await Promise.allSettled([
+      promotePatch(p1, { patchId, commitHash: hash }),
+      promotePatch(p2, { patchId, commitHash: hash }),
+    ]);
+    assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+    await p1.store.refresh();
+    assert.equal(p1.store.events().filter((e) => e.event_type === 'patch.promoted').length, 1);
+    fs.rmSync(repo, { recursive: true, force: true });
+  });
+});
