@@ -72,6 +72,32 @@ interface PgEventRow extends EventRow {
 
 const PG_COLUMNS = `seq, ${EVENT_COLUMNS}`;
 
+/**
+ * Every append transaction takes this transaction-scoped advisory lock first, so appends
+ * commit one at a time; a command that keeps losing the compare-and-swap decides its next
+ * attempt while holding it, after reading what it missed, and so cannot lose again.
+ */
+const APPEND_LOCK: readonly [number, number] = [0x52616c70, 2];
+/** Optimistic attempts before a command decides under the append lock. */
+const OPTIMISTIC_ATTEMPTS = 2;
+
+const INSERT_EVENTS = `INSERT INTO events(${PG_COLUMNS})
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`;
+
+function insertParams(expected: number, events: readonly StoredEvent[]): unknown[] {
+  return [
+    events.map((_, i) => expected + 1 + i),
+    events.map((e) => e.event_id),
+    events.map((e) => e.ts),
+    events.map((e) => e.run_id),
+    events.map((e) => e.entity_type),
+    events.map((e) => e.entity_id),
+    events.map((e) => e.event_type),
+    events.map((e) => e.actor),
+    events.map((e) => JSON.stringify(e.payload)),
+  ];
+}
+
 /** Errors that mean the connection, not the statement, failed: wait and retry. */
 export function isConnectionError(e: unknown): boolean {
   const err = e as { code?: unknown; message?: unknown };
@@ -505,9 +531,59 @@ class PgEventStore implements EventStore {
         return outcomes;
       }
       // Lost the race: take in what the others appended, then decide again on it.
-      await this.catchUp();
       if (attempt >= this.maxAttempts) throw new StoreConflictError(expected, won, attempt);
+      if (attempt >= OPTIMISTIC_ATTEMPTS) return this.lockedAppend(batch);
+      await this.catchUp();
     }
+  }
+
+  /**
+   * Reads what this process missed and decides under the append lock: nobody can append in
+   * between, so the compare-and-swap holds. After a lost connection the previous attempt's
+   * first event is looked up first (its COMMIT may have landed).
+   */
+  private async lockedAppend(batch: readonly Pending[]): Promise<Outcome[]> {
+    let previous: { first: string; outcomes: Outcome[] } | undefined;
+    return this.withConnection('append', async (c) => {
+      if (previous) {
+        const found = await c.query('SELECT seq FROM events WHERE event_id = $1', [previous.first]);
+        if (found.rows.length > 0) {
+          await this.catchUp();
+          return previous.outcomes;
+        }
+        previous = undefined;
+      }
+      await c.query('BEGIN');
+      try {
+        await c.query('SELECT pg_advisory_xact_lock($1, $2)', [...APPEND_LOCK]);
+        const missed = await c.query<PgEventRow>(`SELECT ${PG_COLUMNS} FROM events WHERE seq > $1 ORDER BY seq`, [this.head]);
+        this.applyRows(missed.rows.map((r) => ({ seq: Number(r.seq), event: rowToEvent(r) })));
+        const expected = this.head;
+        const outcomes = this.decideBatch(batch);
+        const events = outcomes.flatMap((o) => (o.ok ? o.events : []));
+        if (events.length === 0) {
+          await c.query('COMMIT');
+          return outcomes;
+        }
+        const cas = await c.query('UPDATE ralph_head SET seq = seq + $1 WHERE id = 1 AND seq = $2', [events.length, expected]);
+        if (cas.rowCount !== 1) throw new Error(`${this.dbPath}: ralph_head moved while the append lock was held`);
+        await c.query(INSERT_EVENTS, insertParams(expected, events));
+        await c.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, String(expected + events.length)]);
+        previous = { first: events[0]?.event_id ?? '', outcomes };
+        await c.query('COMMIT');
+        this.commits += 1;
+        this.applyRows(events.map((event, i) => ({ seq: expected + 1 + i, event })));
+        this.commands += outcomes.filter((o) => o.ok && o.events.length > 0).length;
+        this.eventsAppended += events.length;
+        return outcomes;
+      } catch (e) {
+        if (!isConnectionError(e)) {
+          previous = undefined;
+          await c.query('ROLLBACK').catch(() => undefined);
+        }
+        throw e;
+      }
+    });
   }
 
   /**
@@ -525,6 +601,7 @@ class PgEventStore implements EventStore {
       uncertain = true;
       try {
         await c.query('BEGIN');
+        await c.query('SELECT pg_advisory_xact_lock($1, $2)', [...APPEND_LOCK]);
         const cas = await c.query<{ seq: string }>('UPDATE ralph_head SET seq = seq + $1 WHERE id = 1 AND seq = $2 RETURNING seq', [
           events.length,
           expected,
@@ -535,21 +612,7 @@ class PgEventStore implements EventStore {
           const now = await c.query<{ seq: string }>('SELECT seq FROM ralph_head WHERE id = 1');
           return Number(now.rows[0]?.seq ?? -1);
         }
-        await c.query(
-          `INSERT INTO events(${PG_COLUMNS})
-           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])`,
-          [
-            events.map((_, i) => expected + 1 + i),
-            events.map((e) => e.event_id),
-            events.map((e) => e.ts),
-            events.map((e) => e.run_id),
-            events.map((e) => e.entity_type),
-            events.map((e) => e.entity_id),
-            events.map((e) => e.event_type),
-            events.map((e) => e.actor),
-            events.map((e) => JSON.stringify(e.payload)),
-          ],
-        );
+        await c.query(INSERT_EVENTS, insertParams(expected, events));
         await c.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, String(expected + events.length)]);
         await c.query('COMMIT');
         this.commits += 1;
