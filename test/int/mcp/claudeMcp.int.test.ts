@@ -144,9 +144,10 @@ describe('the real claude CLI with ralph mcp (--mcp-config)', function () {
       const store = await openStore({ ralphDir: p.ralphDir, mode: 'observer', projections: CONTROL_PROJECTIONS });
       try {
         const evs = store.events().filter((e) => e.actor === 'mcp');
+        // ...and the one marker that makes the command applied exactly once.
         assert.deepEqual(
           evs.map((e) => e.event_type),
-          ['task.created', 'proposal.accepted'],
+          ['task.created', 'proposal.accepted', 'command.applied'],
         );
         const created = evs[0];
         assert.equal(created?.entity_id, 'W1-001');
