@@ -21,13 +21,18 @@ export class StoreLockedError extends Error {
     readonly holder: LockHolder | undefined,
     /** How long the opener waited for the lock before giving up (0: it did not wait). */
     readonly waitedMs = 0,
+    /** How many other writers were waiting for the lock ahead of this one (writerQueue.ts). */
+    readonly waitingAhead = 0,
   ) {
     super(
       (holder
         ? `The Ralph event store is locked by another writer: pid ${holder.pid} on host ${holder.host}, ` +
           `since ${holder.started} (last heartbeat ${holder.heartbeat}, run ${holder.runId}` +
           `${holder.drainsInbox ? ', a running loop' : ''}). Open it as an observer, or stop that process. Lock file: ${lockPath}`
-        : `The Ralph event store is locked by another writer that is still creating ${lockPath}; try again.`) +
+        : waitingAhead > 0
+          ? `The Ralph event store's lock ${lockPath} is passing to another writer waiting for it; try again.`
+          : `The Ralph event store is locked by another writer that is still creating ${lockPath}; try again.`) +
+        (waitingAhead > 0 ? ` ${waitingAhead} other writer(s) wait(s) for it ahead of this one.` : '') +
         (waitedMs > 0 ? ` (waited ${(waitedMs / 1000).toFixed(1)} s for it)` : ''),
     );
   }

@@ -58,7 +58,8 @@ import type {
   StoreStats,
   StoredEvent,
 } from './types';
-import { LOCK_FILE, WriterLock, type Takeover } from './writerLock';
+import { LOCK_FILE, WriterLock, lockHolderOf, type Takeover } from './writerLock';
+import { WriterTicket, liveTickets } from './writerQueue';
 
 export { DB_FILE, PREV_DB_FILE } from './checkpoint';
 export const LOCKS_DIR = 'locks';
@@ -818,8 +819,10 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * Takes the writer lock, waiting up to `waitMs` (with jittered backoff) while another
- * short-lived writer holds it. A holder that drains the inbox is not waited for.
+ * Takes the writer lock, waiting up to `lockWaitMs` while another short-lived writer holds
+ * it, in turn with every other waiter (writerQueue.ts: first come, first served). A holder
+ * that drains the inbox (a running loop) is not waited for. A writer that does not wait
+ * does not take a free lock ahead of writers that do.
  */
 async function acquireLock(
   options: OpenStoreOptions,
@@ -827,31 +830,56 @@ async function acquireLock(
   clock: Clock,
   onLost: () => void,
 ): Promise<{ lock: WriterLock; takeover?: Takeover }> {
+  const locksDir = path.join(options.ralphDir, LOCKS_DIR);
+  const lockFile = path.join(locksDir, LOCK_FILE);
+  const take = (): { lock: WriterLock; takeover?: Takeover } =>
+    WriterLock.acquire({
+      locksDir,
+      runId,
+      clock,
+      ...(options.drainsInbox ? { drainsInbox: true } : {}),
+      ...(options.lockStaleMs !== undefined ? { staleMs: options.lockStaleMs } : {}),
+      ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+      onLost,
+    });
   const start = Date.now();
   const waitMs = options.lockWaitMs ?? 0;
-  let pause = 5;
-  for (;;) {
+  const queued = liveTickets(locksDir).length;
+  if (queued === 0) {
     try {
-      return WriterLock.acquire({
-        locksDir: path.join(options.ralphDir, LOCKS_DIR),
-        runId,
-        clock,
-        ...(options.drainsInbox ? { drainsInbox: true } : {}),
-        ...(options.lockStaleMs !== undefined ? { staleMs: options.lockStaleMs } : {}),
-        ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
-        onLost,
-      });
+      return take();
     } catch (e) {
-      if (!(e instanceof StoreLockedError)) throw e;
-      const waited = Date.now() - start;
-      if (e.holder?.drainsInbox || waited >= waitMs) {
-        throw waited > 0 ? new StoreLockedError(e.lockPath, e.holder, waited) : e;
-      }
-      options.onLockWait?.(waited, e.holder);
-      // Jittered so several waiting commands do not retry in lockstep.
-      await delay(Math.min(pause * (0.5 + Math.random()), waitMs - waited));
-      pause = Math.min(pause * 2, 100);
+      if (!(e instanceof StoreLockedError) || e.holder?.drainsInbox || waitMs <= 0) throw e;
     }
+  } else if (waitMs <= 0) {
+    throw new StoreLockedError(lockFile, lockHolderOf(lockFile), 0, queued);
+  }
+  const ticket = WriterTicket.join(locksDir);
+  try {
+    let pause = 5;
+    for (;;) {
+      const ahead = ticket.ahead();
+      let holder: LockHolder | undefined;
+      if (ahead === 0) {
+        try {
+          return take();
+        } catch (e) {
+          if (!(e instanceof StoreLockedError)) throw e;
+          holder = e.holder;
+        }
+      } else {
+        holder = lockHolderOf(lockFile);
+      }
+      const waited = Date.now() - start;
+      if (holder?.drainsInbox || waited >= waitMs) throw new StoreLockedError(lockFile, holder, waited, ahead);
+      options.onLockWait?.(waited, holder);
+      await delay(Math.min(pause * (0.5 + Math.random()), waitMs - waited));
+      // The first in line looks often, so a released lock is not left idle; the rest only
+      // watch for their turn.
+      pause = Math.min(pause * 2, ahead === 0 ? 20 : 50);
+    }
+  } finally {
+    ticket.leave();
   }
 }
 

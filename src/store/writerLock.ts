@@ -59,6 +59,11 @@ function readHolder(file: string): { raw: string; holder: LockHolder | undefined
   }
 }
 
+/** Who `file` says holds the lock: undefined when nobody does or it cannot be parsed yet. */
+export function lockHolderOf(file: string): LockHolder | undefined {
+  return readHolder(file)?.holder;
+}
+
 /** Why the holder is dead, or undefined when it may still be alive. */
 export function deadReason(holder: LockHolder, now: number, staleMs: number, host = os.hostname()): TakeoverReason | undefined {
   if (holder.host === host && !pidAlive(holder.pid)) return 'pid_dead';
