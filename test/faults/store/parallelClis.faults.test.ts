@@ -33,6 +33,8 @@ interface Done {
   readonly key: string;
   readonly kind: Kind;
   readonly run: Run;
+  /** Wall time of the command, waiting for the lock included. */
+  readonly ms: number;
 }
 
 async function seedTasks(projectDir: string, pending: number, blocked: number): Promise<void> {
@@ -65,7 +67,9 @@ async function cliScript(projectDir: string, cli: number, kinds: readonly Kind[]
         : kind === 'transition'
           ? ['transition-task', `B-${r.int(6)}`, r.pick(['blocked', 'dropped']), `cli${cli}`, JSON.stringify({ op: key })]
           : ['claim-ready-task', 'primary', '--owner', `cli${cli}`];
-    done.push({ cli, key, kind, run: await ralph(projectDir, argv) });
+    const t0 = Date.now();
+    const run = await ralph(projectDir, argv);
+    done.push({ cli, key, kind, run, ms: Date.now() - t0 });
   }
   return done;
 }
@@ -134,7 +138,8 @@ describe('faults: four CLIs side by side, 50 state-changing commands each', func
     count('processesLeaked', leaked.length);
     assert.deepEqual(leaked, []);
     process.stdout.write(
-      `      ${done.length} commands in ${(ms / 1000).toFixed(1)} s (${(ms / done.length).toFixed(0)} ms each, ${CLIS} at a time)\n`,
+      `      ${done.length} commands in ${(ms / 1000).toFixed(1)} s (${(ms / done.length).toFixed(0)} ms each, ${CLIS} at a time; ` +
+        `the slowest, waiting in line included, ${Math.max(...done.map((d) => d.ms))} ms)\n`,
     );
   });
 
