@@ -108,4 +108,36 @@ describe('store across processes', function () {
     );
     assert.ok(!fs.existsSync(path.join(dir, 'locks', 'writer.lock')));
   });
+
+  it('given writer processes waiting in line (one killed -9 while it waits), then the others get the lock in the order they queued', async () => {
+    const dir = tmpRalph();
+    const first = spawnStoreChild(['hold', dir]);
+    await first.waitForLine((l) => l === 'ready');
+    const waiters = [];
+    for (let i = 0; i < 4; i++) {
+      const c = spawnStoreChild(['wait-hold', dir]);
+      await c.waitForLine((l) => l === 'waiting');
+      waiters.push(c);
+    }
+    // The second in line dies where it stands: its ticket stays behind with a dead pid.
+    const dead = waiters.splice(1, 1)[0];
+    await dead?.kill9();
+    const order: number[] = [];
+    const all = waiters.map((c, i) => c.waitForLine((l) => l === 'ready').then(() => order.push(i)));
+    first.proc.stdin?.end();
+    for (const c of waiters) {
+      await c.waitForLine((l) => l === 'ready');
+      // only one at a time: the lock is held until this one lets go
+      assert.equal(order.length, waiters.indexOf(c) + 1, `waiter ${waiters.indexOf(c)} alone holds the lock`);
+      c.proc.stdin?.end();
+      assert.deepEqual(await c.exited, { code: 0, signal: null });
+    }
+    await Promise.all(all);
+    assert.deepEqual(order, [0, 1, 2]);
+    assert.deepEqual(
+      fs.readdirSync(path.join(dir, 'locks')).filter((n) => n.startsWith('writer.')),
+      [],
+      'no lock and no ticket left (the dead waiter’s ticket was dropped)',
+    );
+  });
 });

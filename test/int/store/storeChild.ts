@@ -4,6 +4,7 @@
 //   hold <ralphDir>                 open as writer, print `ready`, wait until killed or stdin closes
 //   append-exit <ralphDir> <n>      append n events (no checkpoint yet), print their ids, then process.exit(0)
 //   append-wait <ralphDir> <n>      append n events, print their ids and `done`, then wait like hold
+//   wait-hold <ralphDir>            wait in line for the lock (printing `waiting` once), then like hold
 // Any open failure prints `error <name> <message>` and exits with code 3.
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore } from '../../../src/store/types';
@@ -19,6 +20,7 @@ function say(line: string): void {
 async function main(): Promise<void> {
   if (!mode || !ralphDir) throw new Error('usage: storeChild <mode> <ralphDir> [arg]');
   let store: EventStore;
+  let waiting = false;
   try {
     store = await openStore({
       ralphDir,
@@ -26,6 +28,7 @@ async function main(): Promise<void> {
       projections: [counterProjection()],
       // append-loop checkpoints often, so kills also land inside checkpoints and trims
       checkpointDebounceMs: mode === 'append-loop' ? 25 : 3_600_000,
+      ...(mode === 'wait-hold' ? { lockWaitMs: 100_000, onLockWait: () => void (waiting ||= (say('waiting'), true)) } : {}),
     });
   } catch (e) {
     say(`error ${(e as Error).name} ${(e as Error).message}`);
