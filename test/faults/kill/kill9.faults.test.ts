@@ -202,6 +202,18 @@ async function checkAtEnd(c: ChainState, last: ChildRun): Promise<void> {
       .all<{ entity_id: string }>("SELECT entity_id FROM events WHERE event_type = 'human.note' ORDER BY entity_id")
       .map((r) => r.entity_id);
     assert.deepEqual(notes, [...c.notes].sort(), `every inbox note applied once: ${where}`);
+    // Once by design, not by luck: each note went through the inbox's exactly-once path,
+    // its command.applied marker naming it (a replay after a kill finds the marker).
+    const marked = new Set(
+      store
+        .all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'command.applied'")
+        .flatMap((r) => (JSON.parse(r.payload) as { event_ids?: string[] }).event_ids ?? []),
+    );
+    const unmarked = store
+      .all<{ event_id: string; entity_id: string }>("SELECT event_id, entity_id FROM events WHERE event_type = 'human.note'")
+      .filter((r) => !marked.has(r.event_id))
+      .map((r) => r.entity_id);
+    assert.deepEqual(unmarked, [], `inbox notes without their command.applied marker: ${where}`);
   });
   const subjects = subjectsOn(c.dir);
   for (const t of KILL_TASKS) assert.equal(commitsFor(subjects, t.id), 1, `one commit for ${t.id}: ${subjects.join(' | ')}\n${where}`);

@@ -142,17 +142,18 @@ function hookStore(store: EventStore): void {
     }
   };
   const execute = store.execute.bind(store);
-  store.execute = async (decide) => {
+  // The options go through: an inbox command's stamp (its command.applied marker) is one.
+  store.execute = async (decide, options) => {
     point('append.before');
-    const r = await execute(decide);
+    const r = await execute(decide, options);
     ack(r.events);
     point('append.after');
     return r;
   };
   const append = store.append.bind(store);
-  store.append = async (events) => {
+  store.append = async (events, options) => {
     point('append.before');
-    const r = await append(events);
+    const r = await append(events, options);
     ack(r);
     point('append.after');
     return r;
