@@ -18,7 +18,10 @@ import type { EXIT as ExitTable } from './exitCodes';
 
 type ExitCodes = typeof ExitTable;
 
-/** How long a command waits for another short-lived command (each holds the lock well under a second). */
+/**
+ * How long a command waits for the line of short-lived commands to move (each holds the lock
+ * well under a second; a command with others ahead waits for all their turns).
+ */
 export const LOCK_WAIT_MS = 10_000;
 /** How long a command sent to a running loop's inbox waits to see it applied (the loop drains every second). */
 export const APPLY_WAIT_MS = 30_000;
@@ -84,7 +87,9 @@ export async function runWithWriter(
   const onLockWait = (waited: number, holder: LockHolder | undefined): void => {
     if (said || waited < SAY_WAITING_AFTER_MS) return;
     said = true;
-    io.err(`ralph: waiting for the store (locked by ${who(holder)}), up to ${LOCK_WAIT_MS / 1000} s\n`);
+    io.err(
+      `ralph: waiting for the store (locked by ${who(holder)}), in turn; giving up if it does not change hands for ${LOCK_WAIT_MS / 1000} s\n`,
+    );
   };
   try {
     ctx = await open('writer', { lockWaitMs: LOCK_WAIT_MS, onLockWait });

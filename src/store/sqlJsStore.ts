@@ -85,10 +85,11 @@ export interface OpenStoreOptions {
   /** Heartbeat period of the writer lock (default 5 s). */
   readonly heartbeatMs?: number;
   /**
-   * Writer: how long to wait, with backoff, for another writer that does not drain the inbox
-   * (a short-lived command) to release the lock (default 0: fail at once). A running loop's
-   * lock is never waited for: StoreLockedError says so (holder.drainsInbox), and the caller
-   * sends its command to the loop's inbox instead.
+   * Writer: how long to wait for the line of writers that do not drain the inbox (short-lived
+   * commands) to move: the wait gives up once the lock has not changed hands, and nobody
+   * ahead has left, for this long (default 0: fail at once). A running loop's lock is never
+   * waited for: StoreLockedError says so (holder.drainsInbox), and the caller sends its
+   * command to the loop's inbox instead.
    */
   readonly lockWaitMs?: number;
   /** Called on each failed attempt while waiting for the lock (how long so far, and who holds it). */
@@ -819,10 +820,12 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * Takes the writer lock, waiting up to `lockWaitMs` while another short-lived writer holds
- * it, in turn with every other waiter (writerQueue.ts: first come, first served). A holder
- * that drains the inbox (a running loop) is not waited for. A writer that does not wait
- * does not take a free lock ahead of writers that do.
+ * Takes the writer lock, waiting while other short-lived writers hold it, in turn with every
+ * other waiter (writerQueue.ts: first come, first served). The wait gives up once the line
+ * has not moved for `lockWaitMs` (the same holder, nobody ahead gone): a waiter with three
+ * commands ahead of it waits for three turns, however long they take together, but not for
+ * one that hangs. A holder that drains the inbox (a running loop) is not waited for. A
+ * writer that does not wait does not take a free lock ahead of writers that do.
  */
 async function acquireLock(
   options: OpenStoreOptions,
@@ -857,6 +860,8 @@ async function acquireLock(
   const ticket = WriterTicket.join(locksDir);
   try {
     let pause = 5;
+    let movedAt = Date.now();
+    let last: { ahead: number; holder: string } | undefined;
     for (;;) {
       const ahead = ticket.ahead();
       let holder: LockHolder | undefined;
@@ -870,10 +875,16 @@ async function acquireLock(
       } else {
         holder = lockHolderOf(lockFile);
       }
-      const waited = Date.now() - start;
-      if (holder?.drainsInbox || waited >= waitMs) throw new StoreLockedError(lockFile, holder, waited, ahead);
+      const now = Date.now();
+      const seen = { ahead, holder: holder ? `${holder.pid}@${holder.host}@${holder.started}` : '' };
+      // The line moved: someone ahead left it, or the lock changed hands (a free lock about
+      // to be taken counts as a change too).
+      if (last && (seen.ahead < last.ahead || seen.holder !== last.holder)) movedAt = now;
+      last = seen;
+      const waited = now - start;
+      if (holder?.drainsInbox || now - movedAt >= waitMs) throw new StoreLockedError(lockFile, holder, waited, ahead);
       options.onLockWait?.(waited, holder);
-      await delay(Math.min(pause * (0.5 + Math.random()), waitMs - waited));
+      await delay(Math.min(pause * (0.5 + Math.random()), waitMs - (now - movedAt)));
       // The first in line looks often, so a released lock is not left idle; the rest only
       // watch for their turn.
       pause = Math.min(pause * 2, ahead === 0 ? 20 : 50);

@@ -138,4 +138,45 @@ describe('store writer queue: first come, first served', function () {
     fs.rmSync(live);
     await w.done;
   });
+
+  it('given a line that keeps moving, then a waiter waits past lockWaitMs for its turn; behind a holder that never lets go, it gives up', async () => {
+    const dir = tmpRalph();
+    const WAIT = 3_000;
+    const TURN = 1_200; // each turn well under WAIT, four of them well over it
+    const holder = await open(dir);
+    const turns: { took: boolean; release: () => void }[] = [];
+    const ahead = [];
+    for (let i = 0; i < 3; i++) {
+      const turn = { took: false, release: (): void => undefined };
+      const released = new Promise<void>((r) => (turn.release = r));
+      turns.push(turn);
+      ahead.push(
+        await waiter(dir, async (s) => {
+          turn.took = true;
+          await released;
+          await s.close();
+        }),
+      );
+    }
+    let said = false;
+    const t0 = Date.now();
+    const last = open(dir, { lockWaitMs: WAIT, onLockWait: () => (said = true) });
+    await until('the last writer to queue', () => said);
+    await new Promise((r) => setTimeout(r, TURN));
+    await holder.close();
+    for (const turn of turns) {
+      await until('its turn', () => turn.took);
+      await new Promise((r) => setTimeout(r, TURN));
+      turn.release();
+    }
+    const s = await last;
+    const waited = Date.now() - t0;
+    await s.close();
+    await Promise.all(ahead.map((w) => w.done));
+    assert.ok(waited > WAIT, `it waited ${waited} ms, through four turns of ${TURN} ms, longer than its lockWaitMs ${WAIT}`);
+    // A holder that keeps the lock: nothing moves, and the waiter gives up after lockWaitMs.
+    const stuck = await open(dir);
+    await assert.rejects(open(dir, { lockWaitMs: 400 }), (e: unknown) => e instanceof StoreLockedError && e.waitedMs >= 400);
+    await stuck.close();
+  });
 });
