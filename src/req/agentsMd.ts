@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../shared/fs';
+import { redactText } from '../shared/redaction';
 import type { Clock } from '../loop/sleep';
 
 export const AGENTS_MD = 'AGENTS.md';
@@ -34,7 +35,8 @@ export async function appendAgentsMd(
   const before = existsSync(file)
     ? readFileSync(file, 'utf8')
     : "# AGENTS.md\n\nWritten by Ralph Loop's REQ mode from each requirement's agentmd_addition.\n";
-  const entry = [`## ${reqId}`, ...addition.replace(/\r\n/g, '\n').trim().split('\n'), ''];
+  // An agent's answer may quote a secret it saw: redacted like every event payload before it is committed.
+  const entry = [`## ${reqId}`, ...redactText(addition).replace(/\r\n/g, '\n').trim().split('\n'), ''];
   const lines = [...before.replace(/\n+$/, '').split('\n'), '', ...entry];
   let archivedTo: string | null = null;
   let archivedLines = 0;

@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AGENTS_ARCHIVE_DIR, appendAgentsMd } from '../../../src/req/agentsMd';
+import { registerSecretValues } from '../../../src/shared/redaction';
 
 const clock = { now: () => Date.parse('2026-12-01T16:00:00Z'), sleep: async () => undefined };
 
@@ -50,5 +51,18 @@ describe('req: AGENTS.md written by the orchestrator', () => {
     const files = readdirSync(join(dir, AGENTS_ARCHIVE_DIR));
     assert.ok(files.length >= 2, files.join(', '));
     assert.ok(readFileSync(join(dir, w.archivedTo), 'utf8') === archived);
+  });
+
+  it('given an addition that quotes a known secret or a key-shaped token, then AGENTS.md gets it redacted', async () => {
+    registerSecretValues(['s3cr3t-value-from-env-1234']);
+    await appendAgentsMd(
+      dir,
+      'REQ-001',
+      '- the API key is s3cr3t-value-from-env-1234\n- token sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789',
+      clock,
+    );
+    const text = readFileSync(join(dir, 'AGENTS.md'), 'utf8');
+    assert.doesNotMatch(text, /s3cr3t-value-from-env-1234/);
+    assert.match(text, /\[REDACTED\]/);
   });
 });
