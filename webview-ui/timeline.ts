@@ -5,6 +5,7 @@
 import type { Timeline } from '../src/protocol/monitor.js';
 import { fill, h } from './dom.js';
 import { clock } from './format.js';
+import { icon } from './icons.js';
 
 export interface TimelineActions {
   /** Asks for the moment (null = live); `done` runs when the host answered. */
@@ -27,11 +28,11 @@ export function buildTimeline(actions: TimelineActions): TimelineSection {
     'aria-label': 'Time travel: show the project after this many events of the log',
   });
   const label = h('span', { className: 'time-label', id: 'time-label', 'aria-live': 'polite' }, 'live');
-  const live = h('vscode-button', { id: 'time-live', icon: 'debug-continue', secondary: true, title: 'Back to the live state' }, 'Live');
+  const live = h('vscode-button', { id: 'time-live', secondary: true, title: 'Back to the live state' }, 'Live');
   const root = h(
     'div',
     { className: 'timeline', id: 'timeline', role: 'group', 'aria-label': 'Time travel' },
-    h('vscode-icon', { name: 'history', 'aria-hidden': 'true' }),
+    icon('history'),
     slider,
     label,
     live,
