@@ -1,6 +1,6 @@
 // The public `events` table's rows: the insert and column list, and conversion between
 // a row (payload as JSON text) and a StoredEvent.
-import type { NewEvent, StoredEvent } from './types';
+import type { EventFilter, NewEvent, StoredEvent } from './types';
 
 export interface EventRow {
   event_id: string;
@@ -49,4 +49,30 @@ export function checkNewEvent(e: NewEvent, i: number): void {
   if (e.payload === null || typeof e.payload !== 'object' || Array.isArray(e.payload)) {
     throw new TypeError(`event ${i} (${e.event_type}): payload must be a JSON object`);
   }
+}
+
+/** The SELECT behind `events(filter)`: every adapter reads its events table (or replica) with it. */
+export function eventsQuery(filter: EventFilter): { sql: string; params: (string | number)[] } {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter.afterId !== undefined) {
+    where.push('event_id > ?');
+    params.push(filter.afterId);
+  }
+  if (filter.entityType !== undefined) {
+    where.push('entity_type = ?');
+    params.push(filter.entityType);
+  }
+  if (filter.entityId !== undefined) {
+    where.push('entity_id = ?');
+    params.push(filter.entityId);
+  }
+  let sql = `SELECT ${EVENT_COLUMNS} FROM events`;
+  if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
+  sql += ' ORDER BY event_id';
+  if (filter.limit !== undefined) {
+    sql += ' LIMIT ?';
+    params.push(Math.max(0, Math.floor(filter.limit)));
+  }
+  return { sql, params };
 }

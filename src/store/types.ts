@@ -91,7 +91,7 @@ export interface EventStore extends SqlReader {
   appliedCommand(commandId: string): AppliedCommand | undefined;
 
   /** Events in append order, optionally only those after `afterId`. */
-  events(filter?: { afterId?: string; entityType?: string; entityId?: string; limit?: number }): StoredEvent[];
+  events(filter?: EventFilter): StoredEvent[];
 
   /** Truncates every projection and replays all events into it. */
   rebuild(): Promise<void>;
@@ -138,4 +138,12 @@ export interface StoreStats {
   readonly lastCheckpointMs: number;
   /** The last background checkpoint failure, if any. */
   readonly lastError?: string;
+}
+
+/** Which events `events()` returns, in event-id order. */
+export interface EventFilter {
+  readonly afterId?: string;
+  readonly entityType?: string;
+  readonly entityId?: string;
+  readonly limit?: number;
 }

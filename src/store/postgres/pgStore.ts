@@ -17,7 +17,7 @@ import {
   type AppliedCommand,
 } from '../errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from '../eventIds';
-import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, rowToEvent, type EventRow } from '../eventRows';
+import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, eventsQuery, rowToEvent, type EventRow } from '../eventRows';
 import { migrate } from '../schema';
 import { SqlDb, loadSqlJs } from '../sqlDb';
 import { COMMAND_APPLIED } from '../sqlJsStore';
@@ -33,6 +33,7 @@ import type {
   SqlParams,
   SqlReader,
   SqlRow,
+  EventFilter,
   StoreMode,
   StoreStats,
   StoredEvent,
@@ -323,30 +324,10 @@ class PgEventStore implements EventStore {
     return this.db.get<R>(sql, params);
   }
 
-  events(filter: { afterId?: string; entityType?: string; entityId?: string; limit?: number } = {}): StoredEvent[] {
+  events(filter: EventFilter = {}): StoredEvent[] {
     this.assertOpen();
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.afterId !== undefined) {
-      where.push('event_id > ?');
-      params.push(filter.afterId);
-    }
-    if (filter.entityType !== undefined) {
-      where.push('entity_type = ?');
-      params.push(filter.entityType);
-    }
-    if (filter.entityId !== undefined) {
-      where.push('entity_id = ?');
-      params.push(filter.entityId);
-    }
-    let sql = `SELECT ${EVENT_COLUMNS} FROM events`;
-    if (where.length > 0) sql += ` WHERE ${where.join(' AND ')}`;
-    sql += ' ORDER BY event_id';
-    if (filter.limit !== undefined) {
-      sql += ' LIMIT ?';
-      params.push(Math.max(0, Math.floor(filter.limit)));
-    }
-    return this.db.all<EventRow>(sql, params).map(rowToEvent);
+    const q = eventsQuery(filter);
+    return this.db.all<EventRow>(q.sql, q.params).map(rowToEvent);
   }
 
   onDidAppend(listener: (events: readonly StoredEvent[]) => void): Disposable {
