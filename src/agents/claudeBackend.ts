@@ -5,6 +5,9 @@ import { claudeResult, foldClaudeLine, INITIAL_CLAUDE_STATE } from './claudeStre
 import { CLAUDE_NO_MCP_ARGS } from './noMcpServers';
 import { runProcess } from './process';
 import { redactText, secretValuesOf } from '../shared/redaction';
+import { agentProcessEnv } from './sandbox/agentProcess';
+import { CLAUDE_SANDBOX_SETTINGS, confineSpawn, NO_CONFINEMENT } from './sandbox/confinement';
+import type { Confinement } from './sandbox/confinement';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, PermissionMode } from './types';
 import { validateAgentRequest } from './types';
 
@@ -15,8 +18,17 @@ export interface ClaudeBackendOptions {
   readonly command?: string;
   /** Arguments before the CLI flags (e.g. the script path when command is `node`). */
   readonly commandArgs?: readonly string[];
-  /** Base environment; default process.env. The request's env is laid over it. */
+  /**
+   * Base environment; default: the allow-listed part of process.env (sandbox/environment.ts).
+   * The request's env is laid over it.
+   */
   readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** How the process is confined (sandbox/confinement.ts); default none. */
+  readonly confinement?: Confinement;
+  /** Which CLI this speaks for (environment allow-list, scratch layout); default 'claude'. */
+  readonly cli?: 'claude' | 'scripted';
+  /** Files the agent must read wherever they are (the scripted backend's script and scenario). */
+  readonly readable?: readonly string[];
   /** SIGTERM -> SIGKILL grace; default 5 s. */
   readonly graceMs?: number;
   /** Default permission mode when the request names none; default see `defaultPermissionMode`. */
@@ -26,11 +38,11 @@ export interface ClaudeBackendOptions {
 }
 
 /**
- * Why acceptEdits: Claude Code refuses `bypassPermissions` as root unless IS_SANDBOX=1,
- * and claiming a sandbox we do not have would be a lie to its safety checks. acceptEdits
- * works for root and non-root alike and, in `-p` mode, still lets the agent run Bash, so
- * it is the default everywhere. A caller that explicitly asks for bypassPermissions while
- * running as root gets IS_SANDBOX=1 set (it opted in; the agent runs in its own worktree).
+ * Why acceptEdits: its permission checks are one layer of confinement (measured: in -p mode
+ * it denies Write/Edit outside the working directory and Bash that writes outside it or
+ * runs git's writing commands), and Claude Code refuses `bypassPermissions` as root unless
+ * IS_SANDBOX=1. A caller that explicitly asks for bypassPermissions while running as root
+ * gets IS_SANDBOX=1 set (it opted in).
  */
 export function defaultPermissionMode(): PermissionMode {
   return 'acceptEdits';
@@ -69,17 +81,38 @@ export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBa
   const id = options.id ?? 'claude';
   return {
     id,
+    confinement: options.confinement ?? NO_CONFINEMENT,
     async run(request: AgentRequest, onEvent?: AgentEventListener): Promise<AgentResult> {
       validateAgentRequest(request);
       const permissionMode = request.permissionMode ?? options.permissionMode ?? defaultPermissionMode();
-      const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...(request.env ?? {}) };
+      const cli = options.cli ?? 'claude';
+      const confinement = options.confinement ?? NO_CONFINEMENT;
+      const env = agentProcessEnv(cli, options.baseEnv, request);
       if (permissionMode === 'bypassPermissions' && isRoot()) env.IS_SANDBOX = '1';
       const secrets = secretValuesOf(env);
+      // Claude Code's own sandbox where it is the confinement (macOS); inside bubblewrap it
+      // cannot start (a capability-less user namespace), and bubblewrap covers every tool.
+      // Measured: acceptEdits alone denies most Bash (`sed -i`, `node -e`, `git add`, any
+      // compound command), so an agent could not build or test; inside bubblewrap, Bash is
+      // allowed (bubblewrap confines it) while Write/Edit outside the worktree stay denied
+      // by the permission mode as well.
+      const extra =
+        confinement.kind === 'cli-sandbox' && cli === 'claude'
+          ? [...(options.extraArgs ?? []), '--settings', JSON.stringify(CLAUDE_SANDBOX_SETTINGS)]
+          : confinement.kind === 'bwrap'
+            ? ['--allowedTools', 'Bash', ...(options.extraArgs ?? [])]
+            : options.extraArgs;
+      const spawn = confineSpawn(
+        confinement,
+        options.command ?? 'claude',
+        [...(options.commandArgs ?? []), ...claudeArgs(request, permissionMode, extra)],
+        { cwd: request.cwd, scratch: request.scratchDir, path: env.PATH, ...(options.readable ? { readable: options.readable } : {}) },
+      );
 
       let state = INITIAL_CLAUDE_STATE;
       const outcome = await runProcess({
-        file: options.command ?? 'claude',
-        args: [...(options.commandArgs ?? []), ...claudeArgs(request, permissionMode, options.extraArgs)],
+        file: spawn.file,
+        args: spawn.args,
         cwd: request.cwd,
         env,
         input: request.prompt,

@@ -11,6 +11,9 @@ import type { PriceTable } from './pricing';
 import { codexMcpOff, codexMcpOffArgs, type CodexMcpOff } from './noMcpServers';
 import { runProcess } from './process';
 import { redactText, secretValuesOf } from '../shared/redaction';
+import { agentProcessEnv } from './sandbox/agentProcess';
+import { confineSpawn, NO_CONFINEMENT } from './sandbox/confinement';
+import type { Confinement } from './sandbox/confinement';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult } from './types';
 import { validateAgentRequest } from './types';
 
@@ -19,7 +22,14 @@ export interface CodexBackendOptions {
   /** The executable; default 'codex' from PATH. */
   readonly command?: string;
   readonly commandArgs?: readonly string[];
+  /** Default: the allow-listed part of process.env (sandbox/environment.ts). */
   readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * How the process is confined; default none. Under `bwrap` codex runs with
+   * `--sandbox danger-full-access`: its own sandbox cannot start inside bubblewrap's
+   * capability-less user namespace, and bubblewrap already confines every tool it has.
+   */
+  readonly confinement?: Confinement;
   readonly graceMs?: number;
   readonly prices?: PriceTable;
   /** `-c key=value` overrides (TOML values), e.g. a custom model provider. */
@@ -36,7 +46,7 @@ export function codexArgs(
   schemaFile?: string,
   mcpOff: CodexMcpOff = { disable: [] },
 ): string[] {
-  const sandbox = options.sandbox ?? 'workspace-write';
+  const sandbox = options.confinement?.kind === 'bwrap' ? 'danger-full-access' : (options.sandbox ?? 'workspace-write');
   const args = ['exec', '--json', '--skip-git-repo-check', '-C', request.cwd, '-m', request.model, '--sandbox', sandbox, '--ephemeral'];
   // workspace-write also lets commands write all of /tmp by default: another project's
   // files, other agents' scratch. The agent keeps its own TMPDIR (its scratch folder).
@@ -54,14 +64,16 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
   const prices = options.prices ?? DEFAULT_PRICES;
   return {
     id,
+    confinement: options.confinement ?? NO_CONFINEMENT,
     async run(request: AgentRequest, onEvent?: AgentEventListener): Promise<AgentResult> {
       validateAgentRequest(request);
-      const env: Record<string, string | undefined> = { ...(options.baseEnv ?? process.env), ...(request.env ?? {}) };
+      const env = agentProcessEnv('codex', options.baseEnv, request);
       const secrets = secretValuesOf(env);
       let schemaDir: string | undefined;
       let schemaFile: string | undefined;
       if (request.jsonSchema !== undefined) {
-        schemaDir = mkdtempSync(join(tmpdir(), 'ralph-codex-schema-'));
+        // In the scratch folder when there is one: the confined process cannot see /tmp.
+        schemaDir = mkdtempSync(join(env.TMPDIR ?? tmpdir(), 'ralph-codex-schema-'));
         schemaFile = join(schemaDir, 'schema.json');
         writeFileSync(schemaFile, JSON.stringify(request.jsonSchema));
       }
@@ -82,9 +94,15 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
           cwd: request.cwd,
           signal,
         });
+        const spawn = confineSpawn(
+          options.confinement ?? NO_CONFINEMENT,
+          options.command ?? 'codex',
+          [...(options.commandArgs ?? []), ...codexArgs(request, options, schemaFile, mcpOff)],
+          { cwd: request.cwd, scratch: request.scratchDir, path: env.PATH, ...(schemaDir !== undefined ? { readable: [schemaDir] } : {}) },
+        );
         const outcome = await runProcess({
-          file: options.command ?? 'codex',
-          args: [...(options.commandArgs ?? []), ...codexArgs(request, options, schemaFile, mcpOff)],
+          file: spawn.file,
+          args: spawn.args,
           cwd: request.cwd,
           env,
           input: prompt,

@@ -4,6 +4,9 @@
 // worktree, enforces max turns, budget, timeout and stop, counts tokens with the model's
 // own counter and prices them from the price table (the API reports no usage or cost).
 import { executeLocalTool, LOCAL_TOOLS } from './localTools';
+import { detectConfinement } from './sandbox';
+import { agentProcessEnv } from './sandbox/agentProcess';
+import type { Confinement } from './sandbox/confinement';
 import type { ToolSpec } from './localTools';
 import { DEFAULT_PRICES, priceTokens } from './pricing';
 import type { PriceTable } from './pricing';
@@ -40,6 +43,11 @@ export interface InProcessBackendOptions {
   readonly prices?: PriceTable;
   readonly tools?: readonly ToolSpec[];
   readonly baseEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * How its Bash tool's commands are confined (the file tools refuse paths outside the
+   * worktree themselves); default: what this machine offers a scripted agent.
+   */
+  readonly confinement?: Confinement;
 }
 
 class StopError extends Error {
@@ -82,12 +90,14 @@ export function createInProcessBackend(options: InProcessBackendOptions): AgentB
   const id = options.id ?? 'in-process';
   const prices = options.prices ?? DEFAULT_PRICES;
   const tools = options.tools ?? LOCAL_TOOLS;
+  const confinement = options.confinement ?? detectConfinement('scripted');
   return {
     id,
+    confinement,
     async run(request: AgentRequest, onEvent?: AgentEventListener): Promise<AgentResult> {
       validateAgentRequest(request);
       const started = Date.now();
-      const env = { ...(options.baseEnv ?? process.env), ...(request.env ?? {}) };
+      const env = agentProcessEnv('scripted', options.baseEnv, request);
       const secrets = secretValuesOf(env);
       const stop = new AbortController();
       let stopReason: 'abort' | 'timeout' | undefined;
@@ -166,7 +176,13 @@ export function createInProcessBackend(options: InProcessBackendOptions): AgentB
           const results: { id: string; output: string; isError: boolean }[] = [];
           for (const call of calls) {
             guard();
-            const r = await executeLocalTool(call.name, call.input, { cwd: request.cwd, env, signal: stop.signal });
+            const r = await executeLocalTool(call.name, call.input, {
+              cwd: request.cwd,
+              env,
+              signal: stop.signal,
+              confinement,
+              ...(request.scratchDir !== undefined ? { scratchDir: request.scratchDir } : {}),
+            });
             results.push({ id: call.id, ...r });
             onEvent?.({ type: 'tool_result', toolUseId: call.id, isError: r.isError, output: r.output });
           }

@@ -1,9 +1,12 @@
 // File and shell tools for in-process backends (the VS Code Language Model API has no
 // tools of its own): Write, Edit, Read and Bash, confined to the agent's working directory
-// (its worktree). Paths that resolve outside it, also through symlinks, are refused.
+// (its worktree). Paths that resolve outside it, also through symlinks, are refused; Bash
+// commands run under the backend's confinement (bubblewrap where available).
 import { lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { runProcess } from './process';
+import { confineSpawn, NO_CONFINEMENT } from './sandbox/confinement';
+import type { Confinement } from './sandbox/confinement';
 
 export interface ToolSpec {
   readonly name: string;
@@ -23,6 +26,10 @@ export interface ToolContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Per command; default 120 s. */
   readonly commandTimeoutMs?: number;
+  /** How Bash commands are confined (sandbox/confinement.ts); default none. */
+  readonly confinement?: Confinement;
+  /** The agent's scratch folder (writable under confinement). */
+  readonly scratchDir?: string;
 }
 
 const MAX_OUTPUT_BYTES = 30_000;
@@ -142,9 +149,19 @@ export async function executeLocalTool(name: string, input: unknown, ctx: ToolCo
         return { output: bound(readFileSync(confinedPath(ctx.cwd, str(input, 'file_path')), 'utf8')), isError: false };
       case 'Bash': {
         let out = '';
+        const spawn = confineSpawn(
+          ctx.confinement ?? NO_CONFINEMENT,
+          'bash',
+          ['--norc', '--noprofile', '-c', `(${str(input, 'command')}) 2>&1`],
+          {
+            cwd: ctx.cwd,
+            scratch: ctx.scratchDir,
+            path: ctx.env.PATH,
+          },
+        );
         const r = await runProcess({
-          file: 'bash',
-          args: ['--norc', '--noprofile', '-c', `(${str(input, 'command')}) 2>&1`],
+          file: spawn.file,
+          args: spawn.args,
           cwd: ctx.cwd,
           env: ctx.env,
           input: '',

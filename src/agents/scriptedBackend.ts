@@ -4,6 +4,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createClaudeBackend } from './claudeBackend';
+import { allowListedEnv } from './sandbox/environment';
+import type { Confinement } from './sandbox/confinement';
 import type { AgentBackend } from './types';
 
 export interface ScriptedBackendOptions {
@@ -13,6 +15,8 @@ export interface ScriptedBackendOptions {
   readonly scriptPath?: string;
   readonly baseEnv?: Readonly<Record<string, string | undefined>>;
   readonly graceMs?: number;
+  /** How the process is confined (sandbox/confinement.ts); default none. */
+  readonly confinement?: Confinement;
 }
 
 export class ScriptedClaudeNotFoundError extends Error {
@@ -36,11 +40,16 @@ export function defaultScriptedClaudePath(): string {
 
 export function createScriptedBackend(options: ScriptedBackendOptions): AgentBackend {
   const script = options.scriptPath ?? defaultScriptedClaudePath();
+  // The scenario is a file path or inline JSON; a path must stay readable when confined.
+  const scenarioFile = options.scenario.trimStart().startsWith('{') ? [] : [options.scenario];
   return createClaudeBackend({
     id: 'scripted',
+    cli: 'scripted',
     command: process.execPath,
     commandArgs: [script],
-    baseEnv: { ...(options.baseEnv ?? process.env), RALPH_SCENARIO: options.scenario },
+    baseEnv: { ...(options.baseEnv ?? allowListedEnv('scripted', process.env)), RALPH_SCENARIO: options.scenario },
+    readable: [script, ...scenarioFile],
+    ...(options.confinement !== undefined ? { confinement: options.confinement } : {}),
     ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
   });
 }

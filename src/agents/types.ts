@@ -4,6 +4,7 @@
 
 /** How a run ended, as the loop needs to decide the next step. */
 import type { ProcessLedgerPort } from '../shared/processLedger';
+import type { Confinement } from './sandbox/confinement';
 export type AgentStatus = 'success' | 'max_turns' | 'budget' | 'error' | 'cancelled' | 'crashed';
 
 export const AGENT_STATUSES: readonly AgentStatus[] = ['success', 'max_turns', 'budget', 'error', 'cancelled', 'crashed'];
@@ -34,6 +35,12 @@ export interface AgentRequest {
   readonly appendSystemPrompt?: string;
   /** Where the agent's process group is recorded while it runs (crash recovery reaps it). */
   readonly processLedger?: ProcessLedgerPort;
+  /**
+   * The agent's scratch folder: its HOME, TMPDIR, XDG folders and CLI config are made there
+   * (sandbox/scratch.ts), the only place besides `cwd` it may write under confinement. When
+   * given, Ralph owns those variables: `env` cannot point them elsewhere.
+   */
+  readonly scratchDir?: string;
 }
 
 export interface TokenCounts {
@@ -89,6 +96,12 @@ export type AgentEventListener = (event: AgentEvent) => void;
 export interface AgentBackend {
   /** Stable id for metrics and config: 'claude' | 'codex' | 'scripted' | 'vscode-lm' | ... */
   readonly id: string;
+  /**
+   * How the processes it starts are confined (sandbox/confinement.ts). Every backend that
+   * starts processes sets it; a kind of `none` is refused by the loop unless the user opted
+   * in (`agents.unconfined`). Absent only for test doubles that start nothing.
+   */
+  readonly confinement?: Confinement;
   run(request: AgentRequest, onEvent?: AgentEventListener): Promise<AgentResult>;
 }
 

@@ -1,0 +1,150 @@
+// The confinement choices, bubblewrap's arguments and the agent environment allow-list.
+import { strict as assert } from 'node:assert';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  agentProcessEnv,
+  allowListedEnv,
+  bwrapArgs,
+  chooseConfinement,
+  confineSpawn,
+  NO_CONFINEMENT,
+  prepareScratch,
+  scratchLayout,
+} from '../../../src/agents/sandbox';
+import type { BwrapProbe } from '../../../src/agents/sandbox';
+import { codexArgs } from '../../../src/agents/codexBackend';
+
+const bwrapOk: BwrapProbe = { ok: true, path: '/usr/bin/bwrap', version: '0.8.0', error: null, startMs: 12 };
+const bwrapMissing: BwrapProbe = { ok: false, path: null, version: null, error: 'bubblewrap (bwrap) is not installed', startMs: null };
+
+describe('agents/sandbox', () => {
+  it('Linux with bubblewrap: every CLI in bwrap; without: codex keeps its own sandbox, claude and scripted are unconfined with what to install', () => {
+    for (const cli of ['claude', 'codex', 'scripted'] as const) assert.equal(chooseConfinement(cli, 'linux', bwrapOk).kind, 'bwrap');
+    assert.equal(chooseConfinement('codex', 'linux', bwrapMissing).kind, 'cli-sandbox');
+    const claude = chooseConfinement('claude', 'linux', bwrapMissing);
+    assert.equal(claude.kind, 'none');
+    assert.match(claude.summary, /not installed/);
+    assert.match(claude.remedy ?? '', /apt-get install bubblewrap/);
+    assert.equal(chooseConfinement('scripted', 'linux', bwrapMissing).kind, 'none');
+    assert.equal(chooseConfinement('claude', 'darwin', bwrapMissing).kind, 'cli-sandbox');
+    assert.equal(chooseConfinement('claude', 'win32', bwrapMissing).kind, 'none');
+  });
+
+  it('bwrap: read-only root, private /tmp and /run, no capabilities, own user and pid namespaces, the network kept, writable folders bound after the tmpfs', () => {
+    const args = bwrapArgs({ writable: ['/tmp/w'], protect: [], readable: [], cwd: '/tmp/w' });
+    const pairs = args.join(' ');
+    assert.match(pairs, /^--ro-bind \/ \/ --dev \/dev --proc \/proc --tmpfs \/tmp --tmpfs \/run/);
+    assert.ok(pairs.indexOf('--bind /tmp/w /tmp/w') > pairs.indexOf('--tmpfs /tmp'), 'the worktree is visible over the private /tmp');
+    assert.match(pairs, /--cap-drop ALL/);
+    assert.match(pairs, /--unshare-user --unshare-pid/);
+    assert.match(pairs, /--die-with-parent/);
+    assert.ok(!args.includes('--unshare-net') && !args.includes('--unshare-all'), 'the model API stays reachable');
+    assert.ok(!args.includes('--new-session'), 'the agent stays in our process group, so a stop ends all of it');
+  });
+
+  it('bwrap: a worktree .git entry is bound read-only over the writable worktree, the common git dir stays readable', () => {
+    const root = mkdtempSync(join(tmpdir(), 'ralph-sbx-'));
+    try {
+      const wt = join(root, 'wt');
+      const common = join(root, 'repo', '.git');
+      mkdirSync(join(common, 'worktrees', 'wt'), { recursive: true });
+      mkdirSync(wt);
+      writeFileSync(join(wt, '.git'), `gitdir: ${join(common, 'worktrees', 'wt')}\n`);
+      const s = confineSpawn({ kind: 'bwrap', bwrap: '/usr/bin/bwrap', summary: '' }, '/usr/bin/node', ['x.js'], {
+        cwd: wt,
+        scratch: undefined,
+      });
+      assert.equal(s.file, '/usr/bin/bwrap');
+      const a = s.args.join(' ');
+      assert.ok(a.includes(`--ro-bind ${common} ${common}`), a);
+      assert.ok(a.indexOf(`--ro-bind ${wt}/.git ${wt}/.git`) > a.indexOf(`--bind ${wt} ${wt}`), a);
+      assert.deepEqual(s.args.slice(s.args.indexOf('--')), ['--', '/usr/bin/node', 'x.js']);
+      assert.deepEqual(confineSpawn(NO_CONFINEMENT, 'claude', ['-p'], { cwd: wt, scratch: undefined }), { file: 'claude', args: ['-p'] });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('codex inside bubblewrap runs danger-full-access (its own sandbox cannot nest there); elsewhere workspace-write', () => {
+    const req = { prompt: 'p', cwd: '/w', model: 'm', maxTurns: 1, timeoutMs: 1 };
+    const inBwrap = codexArgs(req, { confinement: { kind: 'bwrap', bwrap: '/usr/bin/bwrap', summary: '' } });
+    assert.equal(inBwrap[inBwrap.indexOf('--sandbox') + 1], 'danger-full-access');
+    const own = codexArgs(req, { confinement: { kind: 'cli-sandbox', summary: '' } });
+    assert.equal(own[own.indexOf('--sandbox') + 1], 'workspace-write');
+  });
+
+  it('the allow-list passes what the CLI needs and nothing else of the shell', () => {
+    const shell = {
+      PATH: '/bin',
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C',
+      HTTPS_PROXY: 'http://proxy',
+      ANTHROPIC_API_KEY: 'sk-ant-x',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:1',
+      CLAUDE_CODE_OAUTH_TOKEN: 't',
+      OPENAI_API_KEY: 'sk-o',
+      GITHUB_TOKEN: 'ghp_secret',
+      AWS_SECRET_ACCESS_KEY: 'aws',
+      SSH_AUTH_SOCK: '/tmp/ssh/agent',
+      VSCODE_IPC_HOOK_CLI: '/run/user/0/vscode.sock',
+      HOME: '/home/u',
+      CLAUDE_CONFIG_DIR: '/home/u/.claude',
+      NPM_TOKEN: 'npm',
+    };
+    assert.deepEqual(Object.keys(allowListedEnv('claude', shell)).sort(), [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_BASE_URL',
+      'AWS_SECRET_ACCESS_KEY',
+      'CLAUDE_CODE_OAUTH_TOKEN',
+      'HTTPS_PROXY',
+      'LANG',
+      'LC_ALL',
+      'PATH',
+    ]);
+    assert.deepEqual(Object.keys(allowListedEnv('codex', shell)).sort(), ['HTTPS_PROXY', 'LANG', 'LC_ALL', 'OPENAI_API_KEY', 'PATH']);
+  });
+
+  it('with a scratch folder, HOME, TMPDIR and the CLI config are its own, whatever the request says; CODEX_HOME is never inside TMPDIR', () => {
+    const root = mkdtempSync(join(tmpdir(), 'ralph-sbx-'));
+    try {
+      const env = agentProcessEnv(
+        'codex',
+        { PATH: '/bin' },
+        { env: { HOME: '/elsewhere', RALPH_PHASE: 'plan' }, scratchDir: join(root, 's') },
+        {},
+      );
+      assert.equal(env.HOME, join(root, 's', 'home'));
+      assert.equal(env.TMPDIR, join(root, 's', 'tmp'));
+      assert.equal(env.CODEX_HOME, join(root, 's', 'codex'));
+      assert.ok(!(env.CODEX_HOME ?? '').startsWith(`${env.TMPDIR ?? ''}/`));
+      assert.equal(env.RALPH_PHASE, 'plan');
+      assert.equal(env.PATH, '/bin');
+      assert.ok(statSync(join(root, 's', 'tmp')).isDirectory());
+      // Without a scratch folder the caller is in charge (tests with their own homes).
+      assert.equal(agentProcessEnv('codex', {}, { env: { HOME: '/elsewhere' } }, {}).HOME, '/elsewhere');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a CLI login is copied into the scratch when newer, never linked back', () => {
+    const root = mkdtempSync(join(tmpdir(), 'ralph-sbx-'));
+    try {
+      const user = join(root, 'user-claude');
+      mkdirSync(user);
+      writeFileSync(join(user, '.credentials.json'), '{"v":1}');
+      const layout = scratchLayout(join(root, 's'), 'claude');
+      assert.deepEqual(prepareScratch(layout, 'claude', user), [join(layout.cliConfig, '.credentials.json')]);
+      assert.deepEqual(prepareScratch(layout, 'claude', user), [], 'not copied again while unchanged');
+      writeFileSync(join(layout.cliConfig, '.credentials.json'), '{"agent":"refreshed"}');
+      const later = new Date(Date.now() + 60_000);
+      writeFileSync(join(user, '.credentials.json'), '{"v":2}');
+      utimesSync(join(user, '.credentials.json'), later, later);
+      assert.equal(prepareScratch(layout, 'claude', user).length, 1, "the user's new login reaches the agent");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
