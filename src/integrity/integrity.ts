@@ -1,0 +1,223 @@
+// The integrity check around every agent invocation (defence in depth: confinement should
+// make it find nothing). Before the run a snapshot (snapshot.ts); after it another; what
+// changed in between that Ralph did not do is an incident: its paths, whether Ralph can put
+// each back (a hook or config line the agent added), and a record file under
+// `.ralph/incidents/` with the old contents, which `ralph restore-incident` writes back.
+//
+// What Ralph itself changes meanwhile is not an incident: its own files under `.ralph/`,
+// other agents' `ralph/*` branches, the target branch moving to a commit Ralph promoted,
+// and, without confinement, checkout files that now equal the branch tip (a promotion's
+// checkout update). With confinement active, the user's own work never is either: the
+// branch checked out in the checkout, remote-tracking refs and the stash are left out, and
+// the checkout's files are not looked at (the agent cannot write them anyway).
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { runGit } from '../git/exec';
+import { gitCommonDir } from '../git/repo';
+import { worktreesRoot, isInside } from '../git/repoCache';
+import { writeFileAtomic } from '../shared/fs';
+import { compareSnapshots, takeSnapshot } from './snapshot';
+import type { Entry, GuardScope, Snapshot, SnapshotChange } from './snapshot';
+
+export interface IncidentChange {
+  readonly path: string;
+  readonly change: 'added' | 'removed' | 'modified';
+  /** Ralph can put it back as it was before the invocation (`ralph restore-incident`). */
+  readonly restorable: boolean;
+}
+
+export interface Incident {
+  readonly incidentId: string;
+  readonly changes: readonly IncidentChange[];
+  /** `.ralph/incidents/<id>.json`: the changes with the contents to restore. */
+  readonly recordFile: string;
+  /** One line: what changed. */
+  readonly summary: string;
+}
+
+export interface IntegrityOptions {
+  readonly projectDir: string;
+  readonly ralphDir: string;
+  /** The branch promotions land on. */
+  readonly targetBranch: string;
+  /** Whether the agents' processes are confined (bubblewrap or the CLI's sandbox). */
+  readonly confined: boolean;
+  /** Commits Ralph promoted (the target branch may move to one of them during a run). */
+  readonly isRalphCommit: (commit: string) => boolean;
+  /** Patches Ralph queued: a promotion's commit names one in its trailer before the store records it. */
+  readonly isRalphPatch: (patchId: string) => boolean;
+}
+
+export interface GuardToken {
+  readonly scope: GuardScope;
+  readonly before: Snapshot;
+  readonly startedMs: number;
+}
+
+/** Paths whose old state Ralph writes back on request: git's config, hooks, info, and Ralph's config. */
+function restorable(c: SnapshotChange): boolean {
+  const p = c.path;
+  const file = p === '.git/config' || p.startsWith('.git/hooks/') || p.startsWith('.git/info/') || p === 'ralph.config.json';
+  const gitFile = p === '.git/objects/info/alternates' || /^\.git\/worktrees\/[^/]+\/config\.worktree$/.test(p);
+  if (!file && !gitFile && !p.startsWith('.ralph/')) return false;
+  // Added: delete it. Removed or modified: its old bytes are needed.
+  return c.change === 'added' || c.before?.content !== undefined || c.before?.link !== undefined;
+}
+
+export class IntegrityGuard {
+  private commonDir: string | undefined;
+  /** Time the snapshots took, for the bench (ms, summed). */
+  readonly timing = { snapshots: 0, ms: 0 };
+
+  constructor(private readonly o: IntegrityOptions) {}
+
+  private async common(): Promise<string> {
+    return (this.commonDir ??= await gitCommonDir(this.o.projectDir));
+  }
+
+  /** The snapshot before an invocation whose agent works in `worktree` on `ownBranch`. */
+  async before(worktree: string | null, ownBranch: string | null): Promise<GuardToken> {
+    const t0 = performance.now();
+    const commonDir = await this.common();
+    const userBranches = this.o.confined ? await this.userBranches() : new Set<string>();
+    const scope: GuardScope = {
+      projectDir: this.o.projectDir,
+      commonDir,
+      worktree,
+      checkout: !this.o.confined,
+      ignoreRef: (ref) =>
+        ref.startsWith('refs/heads/ralph/') ||
+        (ownBranch !== null && ref === `refs/heads/${ownBranch}`) ||
+        (this.o.confined && (userBranches.has(ref) || ref.startsWith('refs/remotes/') || ref === 'refs/stash')),
+    };
+    const before = await takeSnapshot(scope);
+    this.timing.snapshots++;
+    this.timing.ms += performance.now() - t0;
+    return { scope, before, startedMs: Date.now() };
+  }
+
+  /** The incident the invocation caused, or null when nothing it may not change changed. */
+  async after(token: GuardToken): Promise<Incident | null> {
+    const t0 = performance.now();
+    const after = await takeSnapshot(token.scope);
+    this.timing.snapshots++;
+    const changes: SnapshotChange[] = [];
+    for (const c of compareSnapshots(token.before, after)) if (!(await this.ralphDid(c))) changes.push(c);
+    this.timing.ms += performance.now() - t0;
+    if (changes.length === 0) return null;
+    const incidentId = `incident_${new Date().toISOString().replace(/[-:.TZ]/g, '')}_${randomUUID().slice(0, 8)}`;
+    const recordFile = join(this.o.ralphDir, 'incidents', `${incidentId}.json`);
+    const listed = changes.map((c) => ({ path: c.path, change: c.change, restorable: restorable(c) }));
+    const record = {
+      incident_id: incidentId,
+      project: this.o.projectDir,
+      common_dir: token.scope.commonDir,
+      changes: changes.map((c) => ({
+        path: c.path,
+        change: c.change,
+        restorable: restorable(c),
+        ...(c.before?.content !== undefined ? { before_base64: c.before.content.toString('base64') } : {}),
+        ...(c.before?.link !== undefined ? { before_link: c.before.link } : {}),
+      })),
+    };
+    await mkdir(dirname(recordFile), { recursive: true });
+    await writeFileAtomic(recordFile, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
+    const summary = listed.map((c) => `${c.path} ${c.change}`).join(', ');
+    return { incidentId, changes: listed, recordFile, summary };
+  }
+
+  /**
+   * Branches checked out in worktrees that are not Ralph's (the user's commits move them),
+   * read from the HEAD files (no git process per invocation): the main checkout's and every
+   * linked worktree's whose folder is not one of Ralph's.
+   */
+  private async userBranches(): Promise<Set<string>> {
+    const common = await this.common();
+    const root = await worktreesRoot(this.o.projectDir);
+    const out = new Set<string>();
+    const head = async (file: string): Promise<void> => {
+      const m = /^ref: (refs\/heads\/\S+)/.exec(await readFile(file, 'utf8').catch(() => ''));
+      if (m?.[1] !== undefined) out.add(m[1]);
+    };
+    await head(join(common, 'HEAD'));
+    let admins: string[] = [];
+    try {
+      admins = await readdir(join(common, 'worktrees'));
+    } catch {
+      admins = [];
+    }
+    for (const a of admins) {
+      const dotGit = (await readFile(join(common, 'worktrees', a, 'gitdir'), 'utf8').catch(() => '')).trim();
+      if (dotGit === '' || isInside(dotGit, root) || dotGit.includes('/.git/ralph/')) continue;
+      await head(join(common, 'worktrees', a, 'HEAD'));
+    }
+    return out;
+  }
+
+  /** Whether a change is one Ralph made itself while the agent ran. */
+  private async ralphDid(c: SnapshotChange): Promise<boolean> {
+    if (c.path === `ref refs/heads/${this.o.targetBranch}` && c.after !== undefined) {
+      const commit = c.after.digest;
+      if (this.o.isRalphCommit(commit)) return true;
+      // Promoted a moment ago (the ref moves before the store records it): its trailer says which patch.
+      const r = await runGit(this.o.projectDir, ['log', '-1', '--format=%(trailers:key=Ralph-Patch,valueonly)', commit, '--'], {
+        allowExitCodes: [128],
+      });
+      const id = r.exitCode === 0 ? r.stdout.trim() : '';
+      return id.length > 0 && this.o.isRalphPatch(id);
+    }
+    if (c.path.startsWith('checkout ')) {
+      // A promotion updates the checkout to the branch tip: such a file equals the tip now.
+      const rel = c.path.slice('checkout '.length);
+      const tip = await runGit(this.o.projectDir, ['rev-parse', '--verify', '--quiet', `HEAD:${rel}`], { allowExitCodes: [1, 128] });
+      if (c.change === 'removed') return tip.exitCode !== 0;
+      if (tip.exitCode !== 0) return false;
+      const now = await runGit(this.o.projectDir, ['hash-object', '--no-filters', '--', rel], { allowExitCodes: [128] });
+      return now.exitCode === 0 && now.stdout.trim() === tip.stdout.trim();
+    }
+    return false;
+  }
+}
+
+export interface IncidentRecord {
+  readonly incident_id: string;
+  readonly project: string;
+  readonly common_dir: string;
+  readonly changes: readonly {
+    readonly path: string;
+    readonly change: 'added' | 'removed' | 'modified';
+    readonly restorable: boolean;
+    readonly before_base64?: string;
+    readonly before_link?: string;
+  }[];
+}
+
+/** Where a logical snapshot path lives on disk (null for refs and other non-files). */
+export function diskPath(record: Pick<IncidentRecord, 'project' | 'common_dir'>, path: string): string | null {
+  if (path.startsWith('.git/')) return join(record.common_dir, path.slice('.git/'.length));
+  if (path === 'ralph.config.json' || path.startsWith('.ralph/')) return join(record.project, path);
+  return null;
+}
+
+/** Puts back what an incident record says Ralph can restore; returns one line per file. */
+export async function restoreIncident(record: IncidentRecord): Promise<string[]> {
+  const done: string[] = [];
+  for (const c of record.changes) {
+    if (!c.restorable) continue;
+    const file = diskPath(record, c.path);
+    if (file === null) continue;
+    if (c.change === 'added') {
+      await rm(file, { force: true, recursive: true });
+      done.push(`removed ${c.path}`);
+    } else if (c.before_base64 !== undefined) {
+      await mkdir(dirname(file), { recursive: true });
+      await rm(file, { force: true });
+      await writeFile(file, Buffer.from(c.before_base64, 'base64'));
+      done.push(`restored ${c.path}`);
+    }
+  }
+  return done;
+}
+
+export type { Entry };
