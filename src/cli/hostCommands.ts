@@ -4,7 +4,15 @@
 // The dispatcher tries these before the ralphctl-compatible table. Each command loads its
 // implementation when it runs (lazy.ts), so the table costs nothing to list.
 import type { CliIo } from './controlCommands';
-import { loadLogsCommand, loadLoopCommands, loadMcpCommand, loadProjectCommands, loadReqCommand, loadStoreCommand } from './lazy';
+import {
+  loadDoctorCommand,
+  loadLogsCommand,
+  loadLoopCommands,
+  loadMcpCommand,
+  loadProjectCommands,
+  loadReqCommand,
+  loadStoreCommand,
+} from './lazy';
 
 export interface HostCommand {
   readonly name: string;
@@ -27,6 +35,12 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     usage: 'repair [--fix] [--json]',
     summary: 'check the project, store and git health; --fix repairs through the control plane',
     run: async (dir, args, io) => (await loadProjectCommands()).runRepairCommand(args, projectIo(io), { cwd: dir }),
+  },
+  {
+    name: 'doctor',
+    usage: 'doctor [--json]',
+    summary: 'check each role’s agent CLI (installed, version, login) and which confinement its agents get',
+    run: async (dir, args, io) => (await loadDoctorCommand()).doctorCommand(dir, args, io),
   },
   {
     name: 'start',

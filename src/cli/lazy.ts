@@ -10,6 +10,7 @@ import type * as ConfigModule from '../project/config';
 import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
+import type * as DoctorCommandModule from '../preflight/doctorCommand';
 import type * as GitPortModule from './gitPort';
 import type * as LogsCommandModule from './logsCommand';
 import type * as ProjectCommandsModule from './projectCommands';
@@ -81,6 +82,12 @@ export const loadStoreUrl = (): Promise<typeof StoreUrlModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../store/storeUrl.js')
     : Promise.resolve().then(() => require('../store/storeUrl') as typeof StoreUrlModule);
+
+/** `doctor` (the preflight: agent CLIs, logins, confinement). */
+export const loadDoctorCommand = (): Promise<typeof DoctorCommandModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../preflight/doctorCommand.js')
+    : Promise.resolve().then(() => require('../preflight/doctorCommand') as typeof DoctorCommandModule);
 
 const loadGitPort = (): Promise<typeof GitPortModule> =>
   typeof RALPH_BUNDLE !== 'undefined' ? import('./gitPort.js') : Promise.resolve().then(() => require('./gitPort') as typeof GitPortModule);

@@ -90,9 +90,9 @@ const seconds = (description: string, def: number) =>
 const claudeOptions = z
   .strictObject({
     binary: z.string().min(1).default('claude').meta({ description: 'Path or name of the Claude Code CLI.' }),
-    permission_mode: z.string().min(1).default('bypassPermissions').meta({
+    permission_mode: z.string().min(1).default('acceptEdits').meta({
       description:
-        'Value of --permission-mode (bypassPermissions, acceptEdits, dontAsk, ...). The agent only ever runs inside its own worktree.',
+        'Value of --permission-mode (acceptEdits, dontAsk, ...). Default acceptEdits: its checks refuse edits and commands outside the worktree, one layer of confinement; bypassPermissions turns them off (ralph doctor warns).',
     }),
     max_turns: z.number().int().positive().default(80).meta({ description: 'Value of --max-turns per invocation.' }),
     model: z.string().min(1).optional().meta({ description: 'Model for this backend; default: the top-level "model".' }),
@@ -310,6 +310,16 @@ const periodicSchema = z
   .prefault({})
   .meta({ description: 'When the periodic phases run.' });
 
+const agentsSchema = z
+  .strictObject({
+    unconfined: z.boolean().default(false).meta({
+      description:
+        'Run agents even where no confinement is available (no bubblewrap on Linux): they can then write anything your user can. The integrity check still runs around every invocation and covers your checkout too. Default false: the loop refuses to start unconfined agents.',
+    }),
+  })
+  .prefault({})
+  .meta({ description: "How agent processes are run (see the README's Safety section and `ralph doctor`)." });
+
 const reqSchema = z
   .strictObject({
     spec: z
@@ -397,6 +407,7 @@ export const configSchema = z
       .optional()
       .meta({ description: 'Branch promoted commits land on; default: the branch checked out when the loop starts.' }),
     req: reqSchema,
+    agents: agentsSchema,
   })
   .meta({
     title: 'Ralph Loop configuration',
