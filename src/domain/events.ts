@@ -100,8 +100,36 @@ function buildSchemas() {
     'inbox.failed': z.looseObject({ file: z.string(), error: z.string() }),
     ...loopSchemas(tier, optStr),
     ...buildReqSchemas(),
-    /** Something went wrong that a human should know of, and what was done about it. */
-    incident: z.looseObject({ kind: z.string().min(1), summary: z.string() }),
+    /**
+     * Something went wrong that a human should know of, and what was done about it: the
+     * integrity check caught an agent (kind `integrity`, src/integrity), the store was
+     * restored from damage (`store_restored`, src/project/repair).
+     */
+    incident: z.union([
+      z.looseObject({
+        kind: z.literal('integrity'),
+        incident_id: z.string(),
+        task_id: z.string().nullable(),
+        agent: z.string(),
+        phase: z.string(),
+        backend: z.string(),
+        confinement: z.enum(['bwrap', 'cli-sandbox', 'none']),
+        changes: z.array(z.looseObject({ path: z.string(), change: z.enum(['added', 'removed', 'modified']), restorable: z.boolean() })),
+        summary: z.string(),
+        /** What Ralph did: the invocation's work discarded, the task blocked. */
+        action: z.string(),
+        record_file: z.string(),
+        /** The command that puts back what can be restored. */
+        restore: z.string().nullable(),
+      }),
+      z.looseObject({
+        kind: z
+          .string()
+          .min(1)
+          .refine((k) => k !== 'integrity', 'an integrity incident has its own fields'),
+        summary: z.string(),
+      }),
+    ]),
     /**
      * Written by the store with a command's events when the command carries an id (the
      * inbox): a replay of the same id finds it and is skipped.
@@ -111,6 +139,12 @@ function buildSchemas() {
       outcome: z.enum(['applied', 'failed']),
       event_ids: z.array(z.string()),
       source: z.string().optional(),
+    }),
+    /** How each role's agents are confined for this run (status bar, monitor, `ralph status`). */
+    'agents.confinement': z.looseObject({
+      roles: z.array(z.looseObject({ role: z.string(), backend: z.string(), kind: z.string(), summary: z.string() })),
+      unconfined: z.boolean(),
+      opted_in: z.boolean(),
     }),
   } as const;
 }
@@ -151,6 +185,7 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   ...REQ_EVENT_TYPES,
   'incident',
   'command.applied',
+  'agents.confinement',
 ] satisfies DomainEventType[]);
 export type DomainEventType = keyof EventSchemas;
 export type EventData<K extends DomainEventType> = z.infer<EventSchemas[K]>;

@@ -2,6 +2,7 @@
 // [--workers N] [--quiet]`, `ralph stop|pause|resume [reason...]` (beside a running loop,
 // through the inbox) and `ralph demo [--req] [--scripted]`. Output goes through the given io; exit codes follow
 // the CLI's (0 ok, 1 failed, 2 usage).
+import { formatPreflight, PreflightFailedError } from '../preflight/preflight';
 import { formatLoopEvent, openLoopHost, requestLoopCommand } from './host';
 import { runDemo } from './demo';
 import { runReqDemo } from '../req/demo';
@@ -46,11 +47,27 @@ export function parseStartArgs(argv: readonly string[]): StartArgs {
  */
 export async function startCommand(projectDir: string, argv: readonly string[], io: LoopCliIo): Promise<number> {
   const args = parseStartArgs(argv);
-  const host = await openLoopHost({
-    projectDir,
-    once: args.once,
-    ...(args.workers !== undefined ? { settings: { workers: args.workers } } : {}),
-  });
+  let host: Awaited<ReturnType<typeof openLoopHost>>;
+  try {
+    host = await openLoopHost({
+      projectDir,
+      once: args.once,
+      ...(args.workers !== undefined ? { settings: { workers: args.workers } } : {}),
+    });
+  } catch (e) {
+    if (!(e instanceof PreflightFailedError)) throw e;
+    io.err(`ralph start: agents cannot start:\n${formatPreflight(e.report)}\n(ralph doctor shows every check)\n`);
+    return 1;
+  }
+  // Said before any agent starts: warnings (an unconfined agent above all) and the confinement.
+  if (host.preflight !== null) {
+    const notes = formatPreflight(host.preflight);
+    if (notes.length > 0) io.err(`${notes}\n`);
+    if (host.preflight.unconfined) {
+      io.err('WARNING: agents run UNCONFINED (agents.unconfined: true): they can write anything your user can.\n');
+    }
+    if (!args.quiet) for (const r of host.preflight.confinement) io.out(`agents: ${r.role} (${r.backend}) ${r.kind}: ${r.summary}\n`);
+  }
   const sub = host.loop.events.on((e) => {
     if (args.quiet && e.type !== 'summary' && e.type !== 'task.blocked' && e.type !== 'budget') return;
     const line = formatLoopEvent(e);

@@ -4,6 +4,7 @@
 // parameters what it uses; the loop's drivers get it inside their LoopRun (loopRun.ts).
 import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
+import { IntegrityGuard } from '../integrity/integrity';
 import { ProcessLedger } from '../shared/processLedger';
 import type { AgentName, LoopEmitter } from './events';
 import type { LoopControl, MetricsSink } from './ports';
@@ -62,6 +63,8 @@ export interface HarnessContext {
   readonly signal: AbortSignal;
   /** Agents' and gates' process groups while they run: a run killed with SIGKILL leaves them for the next to reap. */
   readonly ledger: ProcessLedger;
+  /** The integrity check around every agent invocation (src/integrity). */
+  readonly integrity: IntegrityGuard;
   readonly totals: HarnessTotals;
   readonly promptContext: PromptContext;
   log(agent: AgentName, level: LogLevel, message: string): void;
@@ -84,6 +87,15 @@ export function harnessContext(deps: HarnessDeps): HarnessContext {
     agentEnv: deps.agentEnv,
     signal: deps.signal ?? NEVER_ABORTED,
     ledger: new ProcessLedger(join(deps.ralphDir, 'locks', 'processes')),
+    integrity: new IntegrityGuard({
+      projectDir: deps.projectDir,
+      ralphDir: deps.ralphDir,
+      targetBranch: deps.branch,
+      // Without confinement for any role, the checkout itself is covered too.
+      confined: [deps.backends.primary, deps.backends.worker, deps.backends.judge].every((b) => b.confinement?.kind !== 'none'),
+      isRalphCommit: (commit) => deps.control.patches().some((p) => p.commit_hash === commit),
+      isRalphPatch: (id) => deps.control.patches().some((p) => p.patch_id === id),
+    }),
     totals: { gateMs: 0 },
     promptContext: { ralphDir: deps.ralphDir, domainConstraints: deps.settings.domainConstraints },
     log: (agent, level, message) => emitter.emit({ type: 'log', level, agent, message }),

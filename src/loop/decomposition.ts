@@ -30,6 +30,13 @@ export class Decomposition {
       signal,
     );
     let accepted = 0;
+    if (out.kind === 'incident') {
+      const now = control.task(task.task_id);
+      if (now && now.status !== 'done' && now.status !== 'dropped' && now.status !== 'blocked') {
+        await control.blockTask(task.task_id, 'primary', out.message);
+      }
+      return 0;
+    }
     if (out.kind === 'ran' && out.result.status === 'success') {
       const parsed = structuredOutput('evolve_goals', out.result);
       if (parsed.ok) {

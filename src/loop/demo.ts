@@ -17,6 +17,7 @@ import type { ModelServer } from '../agents/scripted/modelServer';
 import { findPinnedClaude, PINNED_CLAUDE_VERSION } from '../agents/scripted/pinnedClaude';
 import { ralphGitEnv } from '../git/gitEnv';
 import { createClaudeBackend } from '../agents/claudeBackend';
+import { detectConfinement } from '../agents/sandbox';
 import type { AgentBackend, PermissionMode } from '../agents/types';
 import { statusText } from '../control/derived';
 import { CONTROL_PROJECTIONS } from '../control/views';
@@ -237,8 +238,8 @@ export async function createCalculatorProject(
 
 /**
  * Generates the sample project (a git repo with a spec) and runs `ralph init` on it. The
- * config names the backend the demo runs (claude leaves permission_mode at its default,
- * bypassPermissions, which the worktrees under .git/ need; as root that sets IS_SANDBOX=1).
+ * config names the backend the demo runs (claude keeps permission_mode at its default,
+ * acceptEdits, inside the confinement this machine offers).
  */
 export async function createDemoProject(
   dir = mkdtempSync(join(tmpdir(), 'ralph-demo-')),
@@ -322,6 +323,7 @@ export async function runDemo(print: (line: string) => void, o: DemoOptions = {}
         permissionMode: c.permission_mode as PermissionMode,
         extraArgs: c.extra_args,
         baseEnv: { ...c.env },
+        confinement: detectConfinement('claude'),
       });
       backends = { primary: agent, worker: agent, judge: agent };
       print(

@@ -81,6 +81,29 @@ export type LoopEvent =
       readonly limit: number;
       readonly message: string;
     }
+  | {
+      /** The integrity check found changes the invocation may not make (also an `incident` store event). */
+      readonly type: 'incident';
+      readonly incidentId: string;
+      readonly agent: AgentName;
+      readonly phase: string;
+      readonly taskId: string | null;
+      readonly changes: readonly {
+        readonly path: string;
+        readonly change: 'added' | 'removed' | 'modified';
+        readonly restorable: boolean;
+      }[];
+      readonly summary: string;
+      /** `ralph restore-incident <id>` when something can be put back, else null. */
+      readonly restore: string | null;
+    }
+  | {
+      /** How each role's agents are confined for this run (also an `agents.confinement` store event). */
+      readonly type: 'agents.confinement';
+      readonly roles: readonly { readonly role: string; readonly backend: string; readonly kind: string; readonly summary: string }[];
+      /** Some role runs with no confinement (the user opted in): hosts show a warning. */
+      readonly unconfined: boolean;
+    }
   | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly agent: AgentName; readonly message: string }
   | { readonly type: 'summary'; readonly summary: LoopSummary };
 

@@ -7,8 +7,12 @@ import { join } from 'node:path';
 import { createClaudeBackend } from '../agents/claudeBackend';
 import { createCodexBackend } from '../agents/codexBackend';
 import { createScriptedBackend } from '../agents/scriptedBackend';
+import { allowListedEnv, detectConfinement } from '../agents/sandbox';
 import type { AgentBackend, PermissionMode } from '../agents/types';
+import { defaultPreflightDeps, PreflightFailedError, runPreflight } from '../preflight/preflight';
+import type { PreflightDeps, PreflightReport } from '../preflight/preflight';
 import { submitToInbox } from '../control/inbox';
+import { domainEvent } from '../domain/events';
 import { CONTROL_PROJECTIONS } from '../control/views';
 import { requireConfig } from '../project/config';
 import type { BackendKind, RalphConfig } from '../project/config';
@@ -31,6 +35,8 @@ export interface LoopHostOptions {
   /** Backends to use instead of the configured ones (tests, the extension's in-process LM). */
   readonly backends?: Partial<Record<'primary' | 'worker' | 'judge', AgentBackend>>;
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /** How the preflight probes the machine (tests); default the real machine. */
+  readonly preflight?: Partial<PreflightDeps>;
 }
 
 export interface LoopHost {
@@ -39,6 +45,8 @@ export interface LoopHost {
   readonly control: ControlAdapter;
   readonly config: RalphConfig;
   readonly settings: LoopSettings;
+  /** What the preflight found (warnings included); null when every backend was given by the caller. */
+  readonly preflight: PreflightReport | null;
   /** Stops the loop if it runs, then checkpoints and closes the store (releases the lock). */
   close(): Promise<void>;
 }
@@ -55,7 +63,12 @@ export class UnsupportedBackendError extends Error {
   }
 }
 
-/** The backend a config names for a role. `vscode-lm` exists only inside the extension. */
+/**
+ * The backend a config names for a role, confined as this machine allows (the preflight has
+ * refused an unconfined one unless the user opted in). Agents see only the allow-listed part
+ * of the user's environment plus what the config's `env` adds. `vscode-lm` exists only
+ * inside the extension.
+ */
 export function backendFromConfig(config: RalphConfig, role: 'primary' | 'worker' | 'judge', projectDir: string): AgentBackend {
   const kind: BackendKind = config.backends[role];
   const b = config.backends;
@@ -65,14 +78,16 @@ export function backendFromConfig(config: RalphConfig, role: 'primary' | 'worker
         command: b.claude.binary,
         permissionMode: b.claude.permission_mode as PermissionMode,
         extraArgs: b.claude.extra_args,
-        baseEnv: { ...process.env, ...b.claude.env },
+        baseEnv: { ...allowListedEnv('claude', process.env), ...b.claude.env },
+        confinement: detectConfinement('claude'),
       });
     case 'codex':
       return createCodexBackend({
         command: b.codex.binary,
         sandbox: b.codex.sandbox,
         extraArgs: b.codex.extra_args,
-        baseEnv: { ...process.env, ...b.codex.env },
+        baseEnv: { ...allowListedEnv('codex', process.env), ...b.codex.env },
+        confinement: detectConfinement('codex'),
       });
     case 'scripted': {
       const scenario = b.scripted.scenario;
@@ -81,11 +96,42 @@ export function backendFromConfig(config: RalphConfig, role: 'primary' | 'worker
       return createScriptedBackend({
         scenario: join(projectDir, scenario),
         ...(b.scripted.binary ? { scriptPath: b.scripted.binary } : {}),
+        confinement: detectConfinement('scripted'),
       });
     }
     default:
       throw new UnsupportedBackendError(role, kind);
   }
+}
+
+/**
+ * When the loop starts running: how each role's agents are confined, as a live event (the
+ * status bar, the monitor) and a store event (`ralph status`, observers, later windows).
+ */
+function announceConfinement(
+  loop: Loop,
+  control: ControlAdapter,
+  backends: Record<'primary' | 'worker' | 'judge', AgentBackend>,
+  optedIn: boolean,
+): void {
+  const roles = (['primary', 'worker', 'judge'] as const).map((role) => {
+    const c = backends[role].confinement;
+    return {
+      role,
+      backend: backends[role].id,
+      kind: c?.kind ?? 'in-process',
+      summary: c?.summary ?? 'runs inside the host; no process of its own',
+    };
+  });
+  const unconfined = roles.some((r) => r.kind === 'none');
+  const sub = loop.events.on((e) => {
+    if (e.type !== 'loop.state' || e.state !== 'running') return;
+    sub.dispose();
+    // The notification comes from the store's append (storeFeed.ts), for every window alike.
+    void control
+      .record([domainEvent('agents.confinement', 'agents', 'harness', { roles, unconfined, opted_in: optedIn })])
+      .catch(() => undefined);
+  });
 }
 
 /** Spec discovery as the loop needs it: changed specs, and marking them evolved. */
@@ -103,6 +149,17 @@ export function specWatch(projectDir: string, ralphDir: string): SpecWatch {
 export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
   const config = requireConfig(o.projectDir);
   const settings: LoopSettings = { ...settingsFromConfig(config), ...o.settings };
+  // The configured backends are checked before anything starts (binary, version, login,
+  // confinement); an error refuses the start with the report, for the host to show.
+  const configured = o.backends?.primary === undefined || o.backends.worker === undefined || o.backends.judge === undefined;
+  // A vscode-lm backend handed in means the extension host runs this (it has that backend).
+  const inVsCode = (['primary', 'worker', 'judge'] as const).some(
+    (r) => config.backends[r] === 'vscode-lm' && o.backends?.[r] !== undefined,
+  );
+  const preflight = configured
+    ? runPreflight(config, o.projectDir, defaultPreflightDeps({ ...(inVsCode ? { host: 'vscode' as const } : {}), ...o.preflight }))
+    : null;
+  if (preflight !== null && !preflight.ok) throw new PreflightFailedError(preflight);
   const ralphDir = join(o.projectDir, '.ralph');
   const backends = {
     primary: o.backends?.primary ?? backendFromConfig(config, 'primary', o.projectDir),
@@ -132,12 +189,14 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
       ...(o.once !== undefined ? { once: o.once } : {}),
       ...(o.agentEnv ? { agentEnv: o.agentEnv } : {}),
     });
+    announceConfinement(loop, control, backends, settings.agentsUnconfined);
     return {
       loop,
       store,
       control,
       config,
       settings,
+      preflight,
       close: async () => {
         if (loop.state !== 'idle' && loop.state !== 'stopped') await loop.stop('host closing').catch(() => undefined);
         await store.close();
@@ -189,6 +248,8 @@ export function formatLoopEvent(e: LoopEvent): string | null {
       return `${e.by} ${e.verdict}s ${e.taskId}: ${short(e.rationale)}`;
     case 'budget':
       return `budget: ${e.message}`;
+    case 'incident':
+      return `INCIDENT ${e.incidentId} (${e.agent} ${e.phase}${e.taskId ? ` [${e.taskId}]` : ''}): changed ${short(e.summary, 300)}${e.restore ? ` — ${e.restore}` : ''}`;
     case 'log':
       return e.level === 'info' ? null : `${e.level}: ${e.agent}: ${e.message}`;
     case 'summary':

@@ -3,9 +3,12 @@
 // signal, then the metrics line, the totals and the agent.* notifications. Every agent the
 // loop starts (primary, workers, judge, decomposition) goes through `Invocation.invoke`, so
 // anything that must wrap every agent run belongs in `runBackend`.
-import { relative } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import type { AgentEvent, AgentEventListener, AgentResult } from '../agents/types';
 import { TranscriptWriter, transcriptPath } from '../agents/transcript';
+import { agentScratchDir, worktreesRoot } from '../git/repoCache';
+import { removeWorktree } from '../git/worktrees';
+import type { Incident } from '../integrity/integrity';
 import { metricsLineFor } from '../agents/metrics';
 import { registerSecretEnv, secretValuesOf } from '../shared/redaction';
 import { extractJsonAnswer } from '../agents/structured';
@@ -24,6 +27,19 @@ export type Role = 'primary' | 'worker' | 'judge';
 /** A failed run's reason in its agent.finished event: this many errors of at most this many characters. */
 const MAX_REASON_ERRORS = 5;
 const MAX_REASON_CHARS = 2000;
+/** An agent would run with no confinement while the user has not opted in. */
+export class UnconfinedAgentError extends Error {
+  override readonly name = 'UnconfinedAgentError';
+  constructor(
+    readonly backend: string,
+    readonly why: string,
+    readonly remedy: string | undefined,
+  ) {
+    super(
+      `refusing to start the ${backend} agent ${why}; ${remedy ?? 'confine it'}, or set "agents": {"unconfined": true} in ralph.config.json to run it anyway`,
+    );
+  }
+}
 
 export interface InvokeRequest {
   readonly agent: AgentName;
@@ -38,6 +54,11 @@ export interface InvokeRequest {
 
 export type InvokeOutcome =
   | { readonly kind: 'ran'; readonly result: AgentResult }
+  /**
+   * The integrity check found changes the agent may not make: the incident is recorded, the
+   * agent's worktree removed (its work discarded); the caller blocks the task with `message`.
+   */
+  | { readonly kind: 'incident'; readonly incidentId: string; readonly message: string }
   | { readonly kind: 'budget'; readonly scope: 'day' | 'task'; readonly message: string }
   | { readonly kind: 'stopped' };
 
@@ -121,11 +142,15 @@ export class Invocation {
         transcript: relative(this.ctx.ralphDir, transcript.file),
       }),
     ]);
+    await this.bindWorktreesRoot();
     const started = this.ctx.clock.now();
+    const ownBranch = this.worktreeName(req.cwd) !== null ? `ralph/${this.worktreeName(req.cwd)}` : null;
+    const guard = await this.ctx.integrity.before(this.worktreeName(req.cwd) !== null ? req.cwd : null, ownBranch);
     const result = await this.runBackend(req, taskId, budgetUsd, signal, transcript.onEvent).catch((e: unknown) => {
       transcript.close();
       throw e;
     });
+    const incident = await this.ctx.integrity.after(guard);
     const duration = this.ctx.clock.now() - started;
     transcript.finish({ ...result, durationMs: duration });
     await recorded;
@@ -159,6 +184,7 @@ export class Invocation {
         ...(result.status === 'success' ? {} : this.failureReason(result)),
       }),
     ]);
+    if (incident !== null) return this.recordIncident(req, taskId, backend.id, backend.confinement?.kind ?? 'none', incident);
     return { kind: 'ran', result };
   }
 
@@ -176,6 +202,66 @@ export class Invocation {
       errors: result.errors.slice(0, MAX_REASON_ERRORS).map((e) => clip(e, MAX_REASON_CHARS)),
       stderr_tail: clip(result.stderrTail, MAX_REASON_CHARS),
     };
+  }
+
+  /** The worktree name when `cwd` is one of Ralph's agent worktrees (set by `bindWorktreesRoot`). */
+  private worktreeName(cwd: string): string | null {
+    const root = this.worktreesRootPath;
+    if (root === undefined || dirname(cwd) !== root) return null;
+    return basename(cwd);
+  }
+
+  private worktreesRootPath: string | undefined;
+
+  /** Resolves where agents' worktrees live (once per run, before the first invocation). */
+  async bindWorktreesRoot(): Promise<void> {
+    this.worktreesRootPath ??= await worktreesRoot(this.ctx.projectDir);
+  }
+
+  private async recordIncident(
+    req: InvokeRequest,
+    taskId: string | null,
+    backendId: string,
+    confinement: 'bwrap' | 'cli-sandbox' | 'none',
+    incident: Incident,
+  ): Promise<InvokeOutcome> {
+    const restorable = incident.changes.some((c) => c.restorable);
+    const restore = restorable ? `ralph restore-incident ${incident.incidentId}` : null;
+    const name = this.worktreeName(req.cwd);
+    const action = `the invocation's work was discarded${name !== null ? ` (worktree ${name} removed)` : ''}${taskId !== null ? `; ${taskId} blocked` : ''}`;
+    const message =
+      `integrity check: ${req.agent} ${req.phase} changed what agents may not change: ${incident.summary}; ${action}` +
+      (restore !== null ? `; \`${restore}\` puts back what Ralph can restore` : '');
+    // Recorded, not emitted: the notification comes from the store's append (storeFeed.ts),
+    // so observer windows and the next run see the same incident.
+    await this.ctx.control
+      .record([
+        domainEvent('incident', incident.incidentId, 'harness', {
+          kind: 'integrity',
+          incident_id: incident.incidentId,
+          task_id: taskId,
+          agent: req.agent,
+          phase: req.phase,
+          backend: backendId,
+          confinement,
+          changes: incident.changes.map((c) => ({ ...c })),
+          summary: incident.summary,
+          action,
+          record_file: incident.recordFile,
+          restore,
+        }),
+      ])
+      .catch((e: unknown) => this.ctx.log('harness', 'error', `incident ${incident.incidentId} not recorded: ${String(e)}`));
+    this.ctx.log(req.agent, 'error', message);
+    // Nothing the agent left is kept: the worktree is made afresh at its next use. Removed
+    // through the repository (not by git inside the worktree, whose .git the agent may have
+    // pointed elsewhere).
+    if (name !== null) {
+      await removeWorktree(this.ctx.projectDir, name, { deleteBranch: false }).catch((e: unknown) =>
+        this.ctx.log('harness', 'warn', `removing ${name} after ${incident.incidentId} failed: ${String(e)}`),
+      );
+    }
+    return { kind: 'incident', incidentId: incident.incidentId, message };
   }
 
   /** The backend's run of one request: the one place an agent process is started from. */
@@ -199,6 +285,13 @@ export class Invocation {
     listener: AgentEventListener,
   ): Promise<AgentResult> {
     const { settings } = this.ctx;
+    const backend = this.ctx.backends[req.role];
+    // The preflight refuses this before the loop starts; this is the backstop for a backend
+    // built some other way.
+    if (backend.confinement?.kind === 'none' && !settings.agentsUnconfined) {
+      throw new UnconfinedAgentError(backend.id, backend.confinement.summary, backend.confinement.remedy);
+    }
+    const scratchDir = await agentScratchDir(this.ctx.projectDir, req.agent);
     // The stop request reaches the backend only once its process is known to run (its
     // `init` event): src/agents/process.ts registers its abort listener after an await, so
     // an abort in that window was lost and the run hung. Harmless once that is fixed there.
@@ -215,11 +308,12 @@ export class Invocation {
         if (signal.aborted) local.abort();
       }
     };
-    return this.ctx.backends[req.role]
+    return backend
       .run(
         {
           prompt: req.prompt,
           cwd: req.cwd,
+          scratchDir,
           model: settings.model,
           maxTurns: settings.maxTurns,
           ...(budgetUsd > 0 ? { budgetUsd } : {}),

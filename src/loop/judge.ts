@@ -89,6 +89,13 @@ export class Judge {
       });
     // Cancelled for a human's decision: the human's word stands, whatever the judge said.
     if (own.signal.aborted && !signal.aborted) return 'skipped';
+    if (out.kind === 'incident') {
+      // The verdict of a judge that reached outside its folder is not taken.
+      if (control.task(task.task_id)?.status === 'deferred') {
+        await control.blockTask(task.task_id, 'judge', out.message);
+      }
+      return 'invalid';
+    }
     if (out.kind !== 'ran' || out.result.status !== 'success') return 'invalid';
     const v = structuredOutput('review_deferred', out.result);
     if (!v.ok || v.value.task_id !== task.task_id) {

@@ -132,6 +132,7 @@ async function askEvolve(run: LoopRun, s: PrimaryState, wt: RalphWorktree, chang
   );
   if (out.kind === 'stopped' || run.lifecycle.signal.aborted) return { ok: false, stopped: true };
   if (out.kind === 'budget') return { ok: false, reason: `budget: ${out.message}` };
+  if (out.kind === 'incident') return { ok: false, reason: out.message };
   const r = out.result;
   if (r.status !== 'success') {
     const detail = r.errors[0] ?? r.stderrTail.trim().split('\n').pop() ?? '';

@@ -252,7 +252,14 @@ function afterReflection(state: PrimaryState, reflection: ReflectionClass, ident
   if (reflection === 'fundamental') {
     return backToAssess(state, 'fundamental failure', [
       lesson,
-      { type: 'block_task', taskId, reason: `fundamental: ${failure.gate} failed in ${failure.origin}` },
+      {
+        type: 'block_task',
+        taskId,
+        // An integrity incident is its own reason (what changed, how to restore it).
+        reason: failure.output.startsWith('incident: ')
+          ? failure.output.slice('incident: '.length)
+          : `fundamental: ${failure.gate} failed in ${failure.origin}`,
+      },
     ]);
   }
   if (reflection === 'environment') {

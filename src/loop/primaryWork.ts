@@ -145,6 +145,7 @@ export class PrimaryWork {
     );
     if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
     if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
+    if (out.kind === 'incident') return this.incidentStop(out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
     const v = structuredOutput('plan', out.result);
     if (!v.ok) {
@@ -168,6 +169,13 @@ export class PrimaryWork {
     }
     this.plan = v.value;
     return { kind: 'planned', plan: { subSteps: v.value.steps.map((st) => ({ title: st.description, files: st.files })) } };
+  }
+
+  /** The integrity check caught the agent: reflect blocks the task with the incident (`incident:`), no retry. */
+  private incidentStop(message: string): PhaseFact {
+    this.wt = null;
+    this.patch = null;
+    return { kind: 'agent_failed', error: `incident: ${message}` };
   }
 
   private async budgetStop(scope: 'day' | 'task', message: string): Promise<PhaseFact> {
@@ -197,6 +205,7 @@ export class PrimaryWork {
     );
     if (out.kind === 'stopped') return { kind: 'agent_failed', error: 'stopped' };
     if (out.kind === 'budget') return this.budgetStop(out.scope, out.message);
+    if (out.kind === 'incident') return this.incidentStop(out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
     const [build] = await harness.verification.gates('primary', task.task_id, [ctx.settings.buildGate], wt.path, lifecycle.signal);
     return { kind: 'implemented', build: { gate: 'build', ok: build?.ok ?? true, output: build?.outputTail ?? '' } };
@@ -234,7 +243,7 @@ export class PrimaryWork {
     this.lastLesson = null;
     this.lastGuardrail = null;
     let reflection: ReflectionClass = 'recoverable';
-    if (failure.output.startsWith('budget-task:')) {
+    if (failure.output.startsWith('budget-task:') || failure.output.startsWith('incident:')) {
       reflection = 'fundamental';
       this.lastLesson = failure.output;
     } else if (failure.output.startsWith('budget-day:') || failure.output === 'stopped') {

@@ -38,6 +38,8 @@ export interface LoopSettings {
   readonly evolveRetry: EvolveRetryPolicy;
   /** null = the branch checked out in the project when the loop starts. */
   readonly targetBranch: string | null;
+  /** `agents.unconfined`: the user accepts agents no sandbox confines. */
+  readonly agentsUnconfined: boolean;
 }
 
 const s = (n: number): number => n * 1000;
@@ -85,5 +87,6 @@ export function settingsFromConfig(c: RalphConfig): LoopSettings {
     idle: { baseMs: s(c.intervals.primary), maxMs: s(Math.max(c.intervals.primary, c.intervals.primary * 6)), factor: 1.5 },
     evolveRetry: DEFAULT_EVOLVE_RETRY,
     targetBranch: c.target_branch ?? null,
+    agentsUnconfined: c.agents.unconfined,
   };
 }

@@ -7,6 +7,9 @@ import type { StoredEvent } from '../store/types';
 import type { AgentStatus } from '../agents/types';
 import type { LoopEvent } from './events';
 
+type LoopIncidentChange = Extract<LoopEvent, { type: 'incident' }>['changes'][number];
+type LoopConfinementRole = Extract<LoopEvent, { type: 'agents.confinement' }>['roles'][number];
+
 /** What a run's summary counts, from its appended events. */
 export interface StoreTally {
   invocations: number;
@@ -105,6 +108,27 @@ export function notificationsOf(batch: readonly StoredEvent[]): LoopEvent[] {
           costUsd: num(p['cost_usd']),
           durationMs: num(p['duration_ms']),
           turns: num(p['turns']),
+        });
+        break;
+      case 'incident':
+        // The store's own incidents (a restored journal) are not an agent's doing.
+        if (p['kind'] !== 'integrity') break;
+        out.push({
+          type: 'incident',
+          incidentId: e.entity_id,
+          agent: str(p['agent']),
+          phase: str(p['phase']),
+          taskId: strOrNull(p['task_id']),
+          changes: Array.isArray(p['changes']) ? (p['changes'] as LoopIncidentChange[]) : [],
+          summary: str(p['summary']),
+          restore: strOrNull(p['restore']),
+        });
+        break;
+      case 'agents.confinement':
+        out.push({
+          type: 'agents.confinement',
+          roles: Array.isArray(p['roles']) ? (p['roles'] as LoopConfinementRole[]) : [],
+          unconfined: p['unconfined'] === true,
         });
         break;
       default:

@@ -92,6 +92,11 @@ export class WorkerCycle {
         if (out.scope === 'task') await control.blockTask(task.task_id, name, out.message);
         return false;
       }
+      if (out.kind === 'incident') {
+        // Its work is gone (the worktree was removed): no retry, the task waits for a human.
+        await control.releaseTask(task.task_id, name, out.message);
+        return this.blockTask(name, task.task_id, out.message);
+      }
       let facts: AttemptFailure;
       if (out.result.status !== 'success') {
         failure = { gate: 'agent', output: `${out.result.status}: ${out.result.errors.join('; ') || out.result.stderrTail}` };

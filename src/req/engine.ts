@@ -551,6 +551,9 @@ export class ReqEngine {
     const out = await h.invocation.invoke({ agent: 'req', role: 'primary', phase: 'req', task, prompt, cwd: wt.path, iteration }, signal);
     if (out.kind === 'stopped' || signal.aborted) return { kind: 'stopped' };
     if (out.kind === 'budget') return { kind: 'blocked', blockKind: 'retries', reason: out.message, options: ['continue', 'skip', 'stop'] };
+    // The integrity check caught the agent: its work is gone, a human decides.
+    if (out.kind === 'incident')
+      return { kind: 'blocked', blockKind: 'retries', reason: out.message, options: ['continue', 'skip', 'stop'] };
     const res = out.result;
     if (res.stopReason === 'timeout')
       return {

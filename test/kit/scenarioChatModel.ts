@@ -53,6 +53,7 @@ export function scenarioChatModel(scenarioInput: unknown, id = 'copilot-gpt-test
             name: 'Edit',
             input: { file_path: call.path, old_string: call.old, new_string: call.new },
           };
+        else if (call.tool === 'read') yield { type: 'tool_call', id: callId, name: 'Read', input: { file_path: call.path } };
         else if (call.tool === 'bash') yield { type: 'tool_call', id: callId, name: 'Bash', input: { command: call.command } };
         else yield { type: 'tool_call', id: callId, name: `mcp__${call.server}__${call.name}`, input: call.input };
       }

@@ -317,6 +317,8 @@ function claudeTool(call: ToolCall, cwd: string): { name: string; input: Record<
       return { name: 'Edit', input: { file_path: abs(call.path), old_string: call.old, new_string: call.new, replace_all: false } };
     case 'bash':
       return { name: 'Bash', input: { command: call.command, description: 'scripted command' } };
+    case 'read':
+      return { name: 'Read', input: { file_path: abs(call.path) } };
   }
 }
 
@@ -423,6 +425,7 @@ async function answerOpenAi(
 function codexTool(call: ToolCall, callId: string, toolType: (name: string) => string | undefined): Record<string, unknown> {
   const id = nextId('fc');
   if (call.tool === 'mcp') throw new Error('scripted model server: MCP tool calls are scripted for claude only');
+  if (call.tool === 'read') call = { tool: 'bash', command: `cat '${call.path.replace(/'/g, "'\\''")}'` };
   if (call.tool === 'bash') {
     if (toolType('exec_command') !== undefined || toolType('shell') === undefined) {
       return {

@@ -17,6 +17,8 @@ const toolCall = z.discriminatedUnion('tool', [
     name: z.string().regex(/^[A-Za-z0-9_-]+$/),
     input: z.record(z.string(), z.unknown()).default({}),
   }),
+  // Claude's Edit refuses a file it has not Read in the session.
+  z.strictObject({ tool: z.literal('read'), path: z.string().min(1) }),
 ]);
 
 const usage = z.strictObject({

@@ -5,7 +5,8 @@ export type ToolCall =
   | { tool: 'write'; path: string; content: string }
   | { tool: 'edit'; path: string; old: string; new: string }
   | { tool: 'bash'; command: string }
-  | { tool: 'mcp'; server: string; name: string; input: Record<string, unknown> };
+  | { tool: 'mcp'; server: string; name: string; input: Record<string, unknown> }
+  | { tool: 'read'; path: string };
 
 export interface Usage {
   input_tokens: number;

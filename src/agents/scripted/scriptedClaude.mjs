@@ -72,6 +72,7 @@ function performTool(call, cwd) {
       writeFileSync(abs(call.path), call.content);
       return { output: `File created successfully at: ${abs(call.path)}`, isError: false };
     }
+    if (call.tool === 'read') return { output: readFileSync(abs(call.path), 'utf8'), isError: false };
     if (call.tool === 'edit') {
       const text = readFileSync(abs(call.path), 'utf8');
       if (!text.includes(call.old)) return { output: `String to replace not found in file.\nString: ${call.old}`, isError: true };
@@ -90,6 +91,7 @@ function toolUse(call, id, cwd) {
   const abs = (p) => (isAbsolute(p) ? p : resolve(cwd, p));
   if (call.tool === 'mcp') return { type: 'tool_use', id, name: `mcp__${call.server}__${call.name}`, input: call.input };
   if (call.tool === 'write') return { type: 'tool_use', id, name: 'Write', input: { file_path: abs(call.path), content: call.content } };
+  if (call.tool === 'read') return { type: 'tool_use', id, name: 'Read', input: { file_path: abs(call.path) } };
   if (call.tool === 'edit')
     return { type: 'tool_use', id, name: 'Edit', input: { file_path: abs(call.path), old_string: call.old, new_string: call.new } };
   return { type: 'tool_use', id, name: 'Bash', input: { command: call.command, description: 'scripted command' } };

@@ -61,11 +61,11 @@ describe('loop/demo through the real claude CLI', function () {
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: (r as DemoResult).dir, encoding: 'utf8' });
   const text = (): string => lines.join('\n');
 
-  it('used the real claude CLI (bypassPermissions, worktrees under .git/) against the scripted model server', () => {
+  it('used the real claude CLI (acceptEdits, confined, worktrees in the cache) against the scripted model server', () => {
     assert.ok(r !== undefined && r.backend.kind === 'claude', text());
     assert.match(
       text(),
-      /Agents: the real claude CLI 2\.1\.332 .*--permission-mode bypassPermissions\) against the scripted model server at http:\/\/127\.0\.0\.1:\d+/,
+      /Agents: the real claude CLI 2\.1\.332 .*--permission-mode acceptEdits\) against the scripted model server at http:\/\/127\.0\.0\.1:\d+/,
     );
     assert.ok(
       server !== undefined && server.requests.filter((q) => q.api === 'anthropic' && q.script !== '').length >= 12,

@@ -194,8 +194,9 @@ export function storyScenario(o: { judgeDelayMs?: number } = {}): Record<string,
 
 /**
  * Generates the sample, runs `ralph init`, and commits a ralph.config.json whose backends
- * are the real claude (default permission mode bypassPermissions: the worktrees live under
- * .git/) with `env` = the sandbox (throwaway HOME, the scripted server's URL). A loop in
+ * are the real claude (default permission mode acceptEdits, confined by bubblewrap) with
+ * `env` = the sandbox (the scripted server's URL; HOME and the CLI's config dir are the
+ * agent's scratch folder, whatever the env says). A loop in
  * another process (the kill -9 run) gets everything from the config alone.
  */
 export async function createStoryProject(claudeBinary: string, claudeEnv: Readonly<Record<string, string>>): Promise<string> {

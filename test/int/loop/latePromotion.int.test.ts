@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
@@ -393,7 +394,7 @@ describe('loop/Harness.promoteLate after a restart (no in-memory record of the b
     emitter.on((e) => events.push(e));
     // As in a Loop: the notifications come from what the store appends.
     control.onDidAppend((batch) => notificationsOf(batch).forEach((e) => emitter.emit(e)));
-    const backend = createScriptedBackend({ scenario: p.scenarioFile });
+    const backend = createScriptedBackend({ scenario: p.scenarioFile, confinement: detectConfinement('scripted') });
     const harness = new Harness({
       projectDir: p.dir,
       ralphDir: p.ralphDir,

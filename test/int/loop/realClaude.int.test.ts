@@ -11,6 +11,7 @@ import { Loop } from '../../../src/loop/loop';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
 import { startModelServer } from '../../../src/agents/scripted/modelServer';
@@ -69,9 +70,9 @@ describe('loop/Loop with the real claude CLI and the scripted model server', fun
     });
     sandbox = claudeSandbox(server.url);
     const settings = sampleSettings({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
-    // The worktrees live under .git/, which Claude Code treats as sensitive in acceptEdits
-    // mode (edits refused); ralph.config.json's default permission mode is bypassPermissions.
-    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, permissionMode: 'bypassPermissions' });
+    // acceptEdits (the default) inside bubblewrap, as the product runs it: the worktrees are
+    // in the cache, no longer under .git/ where acceptEdits refused edits.
+    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, confinement: detectConfinement('claude') });
     const loop = new Loop({
       projectDir: p.dir,
       settings,

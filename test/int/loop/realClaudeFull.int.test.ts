@@ -10,9 +10,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { rebuildViews } from '../../../src/control/derived';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { judgeRoot } from '../../../src/git/repoCache';
+import { dirname, join } from 'node:path';
+import { rebuildViews } from '../../../src/control/derived';
 import { testsPassOnTip } from '../../../src/loop/demo';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopHost } from '../../../src/loop/host';
@@ -340,7 +341,7 @@ describe('loop: the whole story through the real claude CLI', function () {
       assert.equal(testsPassOnTip(dir), true);
       await assertViewsRebuildEqual(host);
       assert.deepEqual(processesIn(dir), []);
-      assert.deepEqual(processesWithEnv(sandbox.dir), []);
+      assert.deepEqual(processesWithEnv(server.url), []);
     });
   });
 
@@ -370,7 +371,7 @@ describe('loop: the whole story through the real claude CLI', function () {
       appendFileSync(join(dir, 'README.md'), `${README_USER_LINE}\n`);
 
       const judges = join(await judgeRoot(dir), 'review-');
-      const judgeProcess = (): number | undefined => processesWithEnv(sandbox.dir).find((p) => cwdOf(p).startsWith(judges));
+      const judgeProcess = (): number | undefined => processesWithEnv(server.url).find((p) => cwdOf(p).startsWith(judges));
       const t0 = Date.now();
       const { seen, pid } = await runLoopChildUntil(
         dir,
@@ -390,11 +391,25 @@ describe('loop: the whole story through the real claude CLI', function () {
       );
       assert.ok(!seen.some((e) => e.type === 'verdict'), 'killed before any verdict');
 
-      // What the killed run left behind: its agents run in process groups of their own.
-      const survivors = [...new Set([...processesWithEnv(sandbox.dir), ...processesIn(dir)])].filter((p) => p !== pid);
+      // What the killed run left behind: its agents run in process groups of their own. In
+      // bubblewrap they die with the host (--die-with-parent); unconfined, they outlive it.
+      const survivors = [...new Set([...processesWithEnv(server.url), ...processesIn(dir)])].filter((p) => p !== pid);
       const survivorLines = survivors.map((p) => `${p} ${commandOf(p).slice(0, 60)} (cwd ${cwdOf(p)})`);
-      judgeDir = survivors.map(cwdOf).find((d) => d.startsWith(judges)) ?? '';
-      assert.notEqual(judgeDir, '', `the judge's claude outlived the loop: ${survivorLines.join('; ')}`);
+      const confined = detectConfinement('claude').kind === 'bwrap';
+      if (confined) {
+        await waitUntil('the confined agents to end with their host', () => survivors.every((p) => commandOf(p) === ''), 10_000);
+      } else {
+        assert.ok(
+          survivors.map(cwdOf).some((d) => d.startsWith(judges)),
+          `the judge's claude outlived the loop: ${survivorLines.join('; ')}`,
+        );
+      }
+      // The killed run never got to remove its judge's folder.
+      judgeDir =
+        readdirSync(dirname(judges))
+          .filter((d) => d.startsWith('review-'))
+          .map((d) => join(dirname(judges), d))[0] ?? '';
+      assert.notEqual(judgeDir, '', "the killed judge's folder is there");
 
       // The user commits their README edit; the judge answers at once from now on.
       git(dir, 'commit', '-q', '-m', 'user: README note', '--', 'README.md');
@@ -457,7 +472,7 @@ describe('loop: the whole story through the real claude CLI', function () {
       );
       assert.equal(existsSync(judgeDir), false, `the killed judge's folder ${judgeDir} is removed`);
       assert.deepEqual(processesIn(dir), []);
-      assert.deepEqual(processesWithEnv(sandbox.dir), []);
+      assert.deepEqual(processesWithEnv(server.url), []);
       const reaped = events.filter((e) => e.type === 'log' && /left running by a killed run/.test(e.message)).length;
       console.log(
         `      [wall] child until the kill ${(killedAt / 1000).toFixed(1)} s (${promotedBefore.length} promoted: ${promotedBefore.join(', ')}), resume ${(resumeMs / 1000).toFixed(1)} s; ` +

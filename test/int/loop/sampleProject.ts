@@ -15,6 +15,7 @@ import { domainEvent } from '../../../src/domain/events';
 import { validateConfig } from '../../../src/project/config';
 import { settingsFromConfig } from '../../../src/loop/settings';
 import type { LoopSettings } from '../../../src/loop/settings';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { Loop } from '../../../src/loop/loop';
@@ -158,7 +159,7 @@ export function scriptedLoop(
   once = false,
 ): { loop: Loop; events: LoopEvent[] } {
   const settings = sampleSettings(overrides);
-  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000 });
+  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000, confinement: detectConfinement('scripted') });
   const loop = new Loop({
     projectDir: p.dir,
     settings,
