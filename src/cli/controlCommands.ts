@@ -1,6 +1,7 @@
 // The ralphctl-compatible commands of `ralph`: arguments and output text as the reference
 // prints them (REFERENCE.md), plus `--json` where a program reads the answer.
 import * as fs from 'node:fs';
+import { safetyFacts, safetyLines } from '../integrity/status';
 import * as path from 'node:path';
 import type { ControlContext } from '../control/context';
 import type * as ControlModule from '../control/index';
@@ -513,9 +514,9 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       const f = past ?? statusFacts(ctx);
       if (json(a)) {
         io.out(
-          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts), configError })}\n`,
+          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts), configError, safety: safetyFacts(ctx.store) })}\n`,
         );
-      } else io.out(renderStatus(f));
+      } else io.out(renderStatus(f) + (past === undefined ? safetyLines(safetyFacts(ctx.store)) : ''));
       return 0;
     },
   },

@@ -11,6 +11,7 @@ import {
   loadMcpCommand,
   loadProjectCommands,
   loadReqCommand,
+  loadRestoreIncidentCommand,
   loadStoreCommand,
 } from './lazy';
 
@@ -41,6 +42,12 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     usage: 'doctor [--json]',
     summary: 'check each role’s agent CLI (installed, version, login) and which confinement its agents get',
     run: async (dir, args, io) => (await loadDoctorCommand()).doctorCommand(dir, args, io),
+  },
+  {
+    name: 'restore-incident',
+    usage: 'restore-incident <incident-id>',
+    summary: 'put back the hooks and config files an agent changed (see `ralph status` and the incident event)',
+    run: async (dir, args, io) => (await loadRestoreIncidentCommand()).restoreIncidentCommand(dir, args, io),
   },
   {
     name: 'start',

@@ -11,6 +11,7 @@ import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
 import type * as DoctorCommandModule from '../preflight/doctorCommand';
+import type * as RestoreIncidentModule from '../integrity/restoreCommand';
 import type * as GitPortModule from './gitPort';
 import type * as LogsCommandModule from './logsCommand';
 import type * as ProjectCommandsModule from './projectCommands';
@@ -88,6 +89,12 @@ export const loadDoctorCommand = (): Promise<typeof DoctorCommandModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../preflight/doctorCommand.js')
     : Promise.resolve().then(() => require('../preflight/doctorCommand') as typeof DoctorCommandModule);
+
+/** `restore-incident` (the integrity records and git). */
+export const loadRestoreIncidentCommand = (): Promise<typeof RestoreIncidentModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../integrity/restoreCommand.js')
+    : Promise.resolve().then(() => require('../integrity/restoreCommand') as typeof RestoreIncidentModule);
 
 const loadGitPort = (): Promise<typeof GitPortModule> =>
   typeof RALPH_BUNDLE !== 'undefined' ? import('./gitPort.js') : Promise.resolve().then(() => require('./gitPort') as typeof GitPortModule);
