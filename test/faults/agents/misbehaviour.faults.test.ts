@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClaudeBackend } from '../../../src/agents/claudeBackend';
 import { importBacklog } from '../../../src/control/derived';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import type { AgentStatus } from '../../../src/agents/types';
 import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/loop/demo';
 import type { LoopEvent } from '../../../src/loop/events';
@@ -188,7 +189,8 @@ describe('faults: agent CLI misbehaviour in a loop run', function () {
     try {
       const dir = await project(cases, { budgets: { primary: 0.5 }, limits: { invocation_timeout: 15 } });
       dirs.push(dir);
-      const agent = createClaudeBackend({ command: claude, permissionMode: 'acceptEdits' });
+      // Confined as the loop confines it (bubblewrap here): the loop refuses an unconfined agent.
+      const agent = createClaudeBackend({ command: claude, permissionMode: 'acceptEdits', confinement: detectConfinement('claude') });
       const o = await runLoop(dir, cases, (healed) => server.setScenario(scenario(cases, healed)), {
         projectDir: dir,
         once: true,
