@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClaudeBackend } from '../../../src/agents/claudeBackend';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import type { LoopEvent } from '../../../src/loop/events';
 import { Loop } from '../../../src/loop/loop';
@@ -150,7 +151,13 @@ describe('loop: agents that misbehave, with the real claude CLI (scripted model)
       workers: { count: 0 },
       periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 },
     });
-    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, permissionMode: 'bypassPermissions' });
+    // Confined as the loop confines it (bubblewrap here): the loop refuses an unconfined agent.
+    const backend = createClaudeBackend({
+      command: claudeBin,
+      baseEnv: {},
+      permissionMode: 'bypassPermissions',
+      confinement: detectConfinement('claude'),
+    });
     const loop = new Loop({
       projectDir: p.dir,
       settings,
