@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClaudeBackend } from '../../../src/agents/claudeBackend';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { TRANSCRIPTS_DIR } from '../../../src/agents/transcript';
 import { runCli } from '../../../src/cli/run';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
@@ -62,7 +63,13 @@ describe('transcripts of a run through the real claude CLI', function () {
     });
     sandbox = claudeSandbox(server.url);
     const settings = sampleSettings({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
-    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, permissionMode: 'bypassPermissions' });
+    const backend = createClaudeBackend({
+      command: claudeBin,
+      baseEnv: {},
+      permissionMode: 'bypassPermissions',
+      // Confined as the loop confines it (bubblewrap here): the loop refuses an unconfined agent.
+      confinement: detectConfinement('claude'),
+    });
     const loop = new Loop({
       projectDir: p.dir,
       settings,

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClaudeBackend } from '../../../src/agents/claudeBackend';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { runCli } from '../../../src/cli/run';
 import { reqStatusProblems } from '../../../src/domain/reqStatus';
 import type { ReqStatusReport } from '../../../src/domain/reqStatus';
@@ -118,7 +119,13 @@ export async function startReqRun(
   const sandbox = claudeSandbox(server.url);
   const { settings, config } = reqConfig(options.overrides);
   const req = { ...reqSettingsFromConfig(p.dir, config as Parameters<typeof reqSettingsFromConfig>[1]), ...options.req };
-  const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, permissionMode: 'bypassPermissions' });
+  const backend = createClaudeBackend({
+    command: claudeBin,
+    baseEnv: {},
+    permissionMode: 'bypassPermissions',
+    // Confined as the loop confines it (bubblewrap here): the loop refuses an unconfined agent.
+    confinement: detectConfinement('claude'),
+  });
   const lines: string[] = [];
   const engine = new ReqEngine({
     projectDir: p.dir,
