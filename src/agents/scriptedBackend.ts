@@ -2,7 +2,7 @@
 // Node), which speaks Claude's stream-json and plays a scenario file. For fast tests and
 // the demo; the scenario (a file path or inline JSON) travels in RALPH_SCENARIO.
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createClaudeBackend } from './claudeBackend';
 import { allowListedEnv } from './sandbox/environment';
 import type { Confinement } from './sandbox/confinement';
@@ -40,7 +40,8 @@ export function defaultScriptedClaudePath(): string {
 
 export function createScriptedBackend(options: ScriptedBackendOptions): AgentBackend {
   const script = options.scriptPath ?? defaultScriptedClaudePath();
-  // The scenario is a file path or inline JSON; a path must stay readable when confined.
+  // The scenario is a file path or inline JSON; a path must stay readable when confined, and
+  // so must the script's folder (it imports its siblings).
   const scenarioFile = options.scenario.trimStart().startsWith('{') ? [] : [options.scenario];
   return createClaudeBackend({
     id: 'scripted',
@@ -48,7 +49,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): AgentBac
     command: process.execPath,
     commandArgs: [script],
     baseEnv: { ...(options.baseEnv ?? allowListedEnv('scripted', process.env)), RALPH_SCENARIO: options.scenario },
-    readable: [script, ...scenarioFile],
+    readable: [dirname(script), ...scenarioFile],
     ...(options.confinement !== undefined ? { confinement: options.confinement } : {}),
     ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
   });

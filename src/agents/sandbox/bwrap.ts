@@ -11,8 +11,8 @@
 //     namespace may not map users (`bwrap: setting up uid map: Operation not permitted`);
 //   - start-up costs about 15 ms.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { isInside } from '../../git/repoCache';
 
 /** Folders hidden behind an empty tmpfs (their sockets are other programs' doors). */
@@ -36,24 +36,77 @@ const real = (p: string): string => {
   }
 };
 
+export interface SymlinkHop {
+  /** Where the link is (its folders real, the link itself not followed). */
+  readonly link: string;
+  /** What it says (as readlink returns it). */
+  readonly target: string;
+}
+
+/**
+ * The symlinks met on the way to `path`'s real location, in order: a link in a hidden root
+ * would vanish with the tmpfs, and a program found through it (`/tmp/x/bin/claude` ->
+ * `../lib/node_modules/.../cli.js`) with it. Stops at the first missing component.
+ */
+export function symlinkHops(path: string): SymlinkHop[] {
+  const hops: SymlinkHop[] = [];
+  let pending = resolve(path)
+    .split(sep)
+    .filter((c) => c.length > 0);
+  let at: string = sep;
+  // A cycle or a very long chain: ELOOP in the kernel after 40, so no more here either.
+  for (let guard = 0; pending.length > 0 && guard < 256; guard++) {
+    const next = join(at, pending[0] ?? '');
+    pending = pending.slice(1);
+    let target: string;
+    try {
+      if (!lstatSync(next).isSymbolicLink()) {
+        at = next;
+        continue;
+      }
+      target = readlinkSync(next);
+    } catch {
+      break;
+    }
+    if (hops.length >= 40) break;
+    hops.push({ link: next, target });
+    const dest = isAbsolute(target) ? target : join(at, target);
+    pending = [...dest.split(sep).filter((c) => c.length > 0), ...pending];
+    at = sep;
+  }
+  return hops;
+}
+
+const hiddenAt = (p: string): boolean => HIDDEN_ROOTS.some((h) => isInside(p, h));
+
 /** The bwrap arguments (before `--` and the command) for a profile. Pure but for realpath. */
 export function bwrapArgs(profile: BwrapProfile): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const h of HIDDEN_ROOTS) if (existsSync(h)) args.push('--tmpfs', h);
   // Name resolution often goes through /run (systemd-resolved's stub file): keep it.
-  const resolvConf = real('/etc/resolv.conf');
-  const readable = [...profile.readable, resolvConf];
+  const readable = [...profile.readable, '/etc/resolv.conf'];
   const writable = profile.writable.map(real);
-  const seen = new Set<string>();
-  for (const p of readable.map(real)) {
-    if (seen.has(p) || !existsSync(p)) continue;
-    if (!HIDDEN_ROOTS.some((h) => isInside(p, h))) continue;
-    if (writable.some((w) => w === p || isInside(p, w))) continue;
-    seen.add(p);
+  const bound: string[] = [...writable];
+  const covered = (p: string): boolean => bound.some((b) => b === p || isInside(p, b));
+  // Folders before what they hold: a path inside one already bound is visible through it.
+  const visible = [...new Set(readable.map(real))].sort((a, b) => a.length - b.length);
+  for (const p of visible) {
+    if (!hiddenAt(p) || covered(p) || !existsSync(p)) continue;
+    bound.push(p);
     args.push('--ro-bind', p, p);
   }
   for (const w of writable) args.push('--bind', w, w);
   for (const p of profile.protect.map(real)) if (existsSync(p)) args.push('--ro-bind', p, p);
+  // The way to each path as the agent names it: links in hidden roots recreated (their
+  // targets are bound above, or are not hidden). One inside a bound folder is there already.
+  const links = new Set<string>();
+  for (const p of [...profile.readable, '/etc/resolv.conf', ...profile.writable, profile.cwd]) {
+    for (const hop of symlinkHops(p)) {
+      if (links.has(hop.link) || !hiddenAt(hop.link) || covered(hop.link)) continue;
+      links.add(hop.link);
+      args.push('--symlink', hop.target, hop.link);
+    }
+  }
   args.push(
     '--unshare-user',
     '--unshare-pid',
@@ -87,12 +140,40 @@ export function findOnPath(name: string, path: string | undefined): string | nul
 /**
  * The folder a CLI is installed in, to keep readable where it would be hidden: for an
  * npm-installed CLI the package folder's `node_modules` parent (its platform binary is a
- * sibling package), else the executable's own folder.
+ * sibling package), for a program in a `bin` folder that folder's prefix (its `lib`,
+ * `share`), else the executable's own folder. Of the real file: symlinks followed.
  */
 export function installRoot(command: string): string {
   const p = real(command);
-  const i = p.lastIndexOf(`${'/'}node_modules${'/'}`);
-  return i >= 0 ? p.slice(0, i) : dirname(p);
+  const i = p.lastIndexOf(`${sep}node_modules${sep}`);
+  if (i >= 0) return p.slice(0, i);
+  const dir = dirname(p);
+  return basename(dir) === 'bin' && dirname(dir) !== dir ? dirname(dir) : dir;
+}
+
+let ownRoot: string | null | undefined;
+
+/**
+ * Ralph's own install root (the folder of its package.json: a checkout, an npm install, the
+ * VS Code extension's folder): what the agent runs of Ralph (the scripted claude and its
+ * modules, the bundle) must stay readable wherever Ralph lives, `/tmp` included.
+ */
+export function ralphInstallRoot(): string | null {
+  if (ownRoot !== undefined) return ownRoot;
+  ownRoot = null;
+  for (let dir = __dirname, i = 0; i < 8; i++, dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown };
+      if (pkg.name === 'ralph-loop') {
+        ownRoot = dir;
+        break;
+      }
+    } catch {
+      // not here
+    }
+    if (dirname(dir) === dir) break;
+  }
+  return ownRoot;
 }
 
 export interface BwrapProbe {

@@ -14,7 +14,7 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { BwrapProbe } from './bwrap';
-import { bwrapArgs, findOnPath, installRoot } from './bwrap';
+import { bwrapArgs, findOnPath, installRoot, ralphInstallRoot } from './bwrap';
 import type { AgentCli } from './environment';
 
 export type ConfinementKind = 'bwrap' | 'cli-sandbox' | 'none';
@@ -109,12 +109,17 @@ function gitPaths(cwd: string): { protect: string[]; readable: string[] } {
 export function confineSpawn(confinement: Confinement, file: string, args: readonly string[], place: SpawnPlace): ConfinedSpawn {
   if (confinement.kind !== 'bwrap' || confinement.bwrap === undefined) return { file, args };
   const git = gitPaths(place.cwd);
+  const ralph = ralphInstallRoot();
+  const command = isAbsolute(file) ? file : findOnPath(file, place.path);
   const profile = bwrapArgs({
     writable: [place.cwd, ...(place.scratch !== undefined ? [place.scratch] : [])],
     protect: git.protect,
     readable: [
       ...git.readable,
-      installRoot(isAbsolute(file) ? file : (findOnPath(file, place.path) ?? file)),
+      // The command as named (its links are recreated) and the folder it really lives in.
+      ...(command !== null ? [command, installRoot(command)] : []),
+      // What the agent runs of Ralph itself (the scripted claude and its modules).
+      ...(ralph !== null ? [ralph] : []),
       // PATH folders in hidden places (a test's trimmed PATH under /tmp) keep their programs.
       ...(place.path ?? '').split(':').filter((d) => isAbsolute(d)),
       ...(place.readable ?? []),

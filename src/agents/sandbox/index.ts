@@ -5,8 +5,8 @@ import { chooseConfinement } from './confinement';
 import type { Confinement } from './confinement';
 import type { AgentCli } from './environment';
 
-export { bwrapArgs, findOnPath, HIDDEN_ROOTS, installRoot, probeBwrap, resetBwrapProbes } from './bwrap';
-export type { BwrapProbe, BwrapProfile } from './bwrap';
+export { bwrapArgs, findOnPath, HIDDEN_ROOTS, installRoot, probeBwrap, ralphInstallRoot, resetBwrapProbes, symlinkHops } from './bwrap';
+export type { BwrapProbe, BwrapProfile, SymlinkHop } from './bwrap';
 export { CLAUDE_SANDBOX_SETTINGS, chooseConfinement, confineSpawn, NO_CONFINEMENT } from './confinement';
 export type { ConfinedSpawn, Confinement, ConfinementKind, SpawnPlace } from './confinement';
 export { allowedVariable, allowListedEnv, SCRATCH_VARIABLES } from './environment';

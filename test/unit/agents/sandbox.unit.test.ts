@@ -1,17 +1,20 @@
 // The confinement choices, bubblewrap's arguments and the agent environment allow-list.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, statSync, utimesSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   agentProcessEnv,
   allowListedEnv,
   bwrapArgs,
   chooseConfinement,
   confineSpawn,
+  installRoot,
   NO_CONFINEMENT,
   prepareScratch,
+  ralphInstallRoot,
   scratchLayout,
+  symlinkHops,
 } from '../../../src/agents/sandbox';
 import type { BwrapProbe } from '../../../src/agents/sandbox';
 import { codexArgs } from '../../../src/agents/codexBackend';
@@ -62,6 +65,54 @@ describe('agents/sandbox', () => {
       assert.ok(a.indexOf(`--ro-bind ${wt}/.git ${wt}/.git`) > a.indexOf(`--bind ${wt} ${wt}`), a);
       assert.deepEqual(s.args.slice(s.args.indexOf('--')), ['--', '/usr/bin/node', 'x.js']);
       assert.deepEqual(confineSpawn(NO_CONFINEMENT, 'claude', ['-p'], { cwd: wt, scratch: undefined }), { file: 'claude', args: ['-p'] });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("bwrap: a CLI named through links in /tmp keeps every link and its real install folder; Ralph's own root stays readable", () => {
+    const root = mkdtempSync(join(tmpdir(), 'ralph-sbx-'));
+    try {
+      const pkg = join(root, 'prefix', 'lib', 'node_modules', 'fake');
+      mkdirSync(pkg, { recursive: true });
+      writeFileSync(join(pkg, 'cli.mjs'), '');
+      mkdirSync(join(root, 'prefix', 'bin'));
+      symlinkSync('../lib/node_modules/fake/cli.mjs', join(root, 'prefix', 'bin', 'fake'));
+      symlinkSync(join(root, 'prefix', 'bin'), join(root, 'linkbin'));
+      const named = join(root, 'linkbin', 'fake');
+      assert.deepEqual(symlinkHops(named), [
+        { link: join(root, 'linkbin'), target: join(root, 'prefix', 'bin') },
+        { link: join(root, 'prefix', 'bin', 'fake'), target: '../lib/node_modules/fake/cli.mjs' },
+      ]);
+      assert.equal(installRoot(named), join(root, 'prefix', 'lib'));
+      const wt = join(root, 'wt');
+      mkdirSync(wt);
+      const s = confineSpawn({ kind: 'bwrap', bwrap: '/usr/bin/bwrap', summary: '' }, 'fake', ['-p'], {
+        cwd: wt,
+        scratch: undefined,
+        path: `/usr/bin:${join(root, 'linkbin')}`,
+      });
+      const a = s.args.join(' ');
+      assert.ok(a.includes(`--ro-bind ${join(root, 'prefix', 'lib')} ${join(root, 'prefix', 'lib')}`), a);
+      // The PATH folder the command was found in is bound: the link in it is there already
+      // (recreating it over a read-only bind would fail); the link to that folder is not.
+      assert.ok(a.includes(`--ro-bind ${join(root, 'prefix', 'bin')} ${join(root, 'prefix', 'bin')}`), a);
+      assert.ok(!a.includes(`--symlink ../lib/node_modules/fake/cli.mjs`), a);
+      assert.ok(a.includes(`--symlink ${join(root, 'prefix', 'bin')} ${join(root, 'linkbin')}`), a);
+      assert.deepEqual(s.args.slice(s.args.indexOf('--')), ['--', 'fake', '-p']);
+      // Named by its absolute path with no PATH: the link in bin/ is recreated.
+      const abs = confineSpawn({ kind: 'bwrap', bwrap: '/usr/bin/bwrap', summary: '' }, named, [], {
+        cwd: wt,
+        scratch: undefined,
+        path: '/usr/bin',
+      });
+      const b = abs.args.join(' ');
+      assert.ok(b.includes(`--symlink ../lib/node_modules/fake/cli.mjs ${join(root, 'prefix', 'bin', 'fake')}`), b);
+      assert.ok(b.includes(`--symlink ${join(root, 'prefix', 'bin')} ${join(root, 'linkbin')}`), b);
+      assert.ok(!b.includes(`--ro-bind ${join(root, 'prefix', 'bin')} `), b);
+      const ralph = ralphInstallRoot();
+      assert.equal(ralph, resolve(__dirname, '..', '..', '..'));
+      if (ralph !== null && ralph.startsWith('/tmp/')) assert.ok(a.includes(`--ro-bind ${ralph} ${ralph}`), a);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
