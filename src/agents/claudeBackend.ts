@@ -8,6 +8,7 @@ import { redactText, secretValuesOf } from '../shared/redaction';
 import { agentProcessEnv } from './sandbox/agentProcess';
 import { CLAUDE_SANDBOX_SETTINGS, confineSpawn, NO_CONFINEMENT } from './sandbox/confinement';
 import type { Confinement } from './sandbox/confinement';
+import { SANDBOX_START_FAILED, sandboxStartFailure } from './sandbox/startFailure';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult, PermissionMode } from './types';
 import { validateAgentRequest } from './types';
 
@@ -110,6 +111,7 @@ export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBa
       );
 
       let state = INITIAL_CLAUDE_STATE;
+      let sawOutput = false;
       const outcome = await runProcess({
         file: spawn.file,
         args: spawn.args,
@@ -121,6 +123,7 @@ export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBa
         ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
         ...(request.processLedger !== undefined ? { ledger: request.processLedger } : {}),
         onStdoutLine: (line) => {
+          sawOutput = true;
           const out = foldClaudeLine(state, line);
           state = out.state;
           if (onEvent !== undefined) for (const e of out.events) onEvent(e);
@@ -134,6 +137,13 @@ export function createClaudeBackend(options: ClaudeBackendOptions = {}): AgentBa
         requestedModel: request.model,
         maxTurns: request.maxTurns,
       });
+      const unstarted = sandboxStartFailure(confinement, {
+        sawOutput,
+        exitCode: outcome.exitCode,
+        stopReason: outcome.stopReason,
+        stderrTail: result.stderrTail,
+      });
+      if (unstarted !== null) return { ...result, status: 'crashed', subtype: SANDBOX_START_FAILED, errors: [unstarted] };
       return { ...result, errors: result.errors.map((e) => redactText(e, secrets)) };
     },
   };

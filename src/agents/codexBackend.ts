@@ -14,6 +14,7 @@ import { redactText, secretValuesOf } from '../shared/redaction';
 import { agentProcessEnv } from './sandbox/agentProcess';
 import { confineSpawn, NO_CONFINEMENT } from './sandbox/confinement';
 import type { Confinement } from './sandbox/confinement';
+import { SANDBOX_START_FAILED, sandboxStartFailure } from './sandbox/startFailure';
 import type { AgentBackend, AgentEventListener, AgentRequest, AgentResult } from './types';
 import { validateAgentRequest } from './types';
 
@@ -86,6 +87,7 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
       const turnLimit = new AbortController();
       const signal = request.signal !== undefined ? AbortSignal.any([request.signal, turnLimit.signal]) : turnLimit.signal;
       let state = INITIAL_CODEX_STATE;
+      let sawOutput = false;
       try {
         const mcpOff = await codexMcpOff({
           command: options.command ?? 'codex',
@@ -111,6 +113,7 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
           ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
           ...(request.processLedger !== undefined ? { ledger: request.processLedger } : {}),
           onStdoutLine: (line) => {
+            sawOutput = true;
             const out = foldCodexLine(state, line);
             state = out.state;
             if (onEvent !== undefined) for (const e of out.events) onEvent(e.type === 'init' ? { ...e, model: request.model } : e);
@@ -126,6 +129,13 @@ export function createCodexBackend(options: CodexBackendOptions = {}): AgentBack
           model: request.model,
           prices,
         });
+        const unstarted = sandboxStartFailure(options.confinement ?? NO_CONFINEMENT, {
+          sawOutput,
+          exitCode: outcome.exitCode,
+          stopReason,
+          stderrTail: result.stderrTail,
+        });
+        if (unstarted !== null) return { ...result, status: 'crashed', subtype: SANDBOX_START_FAILED, errors: [unstarted] };
         return {
           ...result,
           turns: Math.min(result.turns, stopReason === 'max_turns' ? request.maxTurns : Infinity),

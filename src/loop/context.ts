@@ -35,6 +35,8 @@ export interface HarnessDeps {
    * the inbox poll re-runs the gates); without it such gates end only by their timeouts.
    */
   readonly signal?: AbortSignal;
+  /** Stops the loop with a reason (a failure no retry can fix: an agent that cannot start). */
+  readonly stop?: (reason: string) => void;
 }
 
 /**
@@ -65,6 +67,7 @@ export interface HarnessContext {
   readonly ledger: ProcessLedger;
   /** The integrity check around every agent invocation (src/integrity). */
   readonly integrity: IntegrityGuard;
+  readonly stop: (reason: string) => void;
   readonly totals: HarnessTotals;
   readonly promptContext: PromptContext;
   log(agent: AgentName, level: LogLevel, message: string): void;
@@ -96,6 +99,7 @@ export function harnessContext(deps: HarnessDeps): HarnessContext {
       isRalphCommit: (commit) => deps.control.patches().some((p) => p.commit_hash === commit),
       isRalphPatch: (id) => deps.control.patches().some((p) => p.patch_id === id),
     }),
+    stop: deps.stop ?? ((): void => undefined),
     totals: { gateMs: 0 },
     promptContext: { ralphDir: deps.ralphDir, domainConstraints: deps.settings.domainConstraints },
     log: (agent, level, message) => emitter.emit({ type: 'log', level, agent, message }),

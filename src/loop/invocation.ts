@@ -4,6 +4,7 @@
 // loop starts (primary, workers, judge, decomposition) goes through `Invocation.invoke`, so
 // anything that must wrap every agent run belongs in `runBackend`.
 import { basename, dirname, relative } from 'node:path';
+import { SANDBOX_START_FAILED } from '../agents/sandbox/startFailure';
 import type { AgentEvent, AgentEventListener, AgentResult } from '../agents/types';
 import { TranscriptWriter, transcriptPath } from '../agents/transcript';
 import { agentScratchDir, worktreesRoot } from '../git/repoCache';
@@ -185,6 +186,14 @@ export class Invocation {
       }),
     ]);
     if (incident !== null) return this.recordIncident(req, taskId, backend.id, backend.confinement?.kind ?? 'none', incident);
+    if (result.subtype === SANDBOX_START_FAILED) {
+      // Every invocation would fail the same way: stop the loop saying what the sandbox said,
+      // rather than fail task after task as agent crashes.
+      const reason = `the ${backend.id} agent cannot run confined: ${result.errors[0] ?? result.stderrTail}`;
+      this.ctx.log(req.agent, 'error', reason);
+      this.ctx.stop(reason);
+      return { kind: 'stopped' };
+    }
     return { kind: 'ran', result };
   }
 

@@ -110,6 +110,7 @@ export class Loop {
       emitter: this.events,
       clock: this.clock,
       signal: lifecycle.signal,
+      stop: (reason) => lifecycle.requestStop(reason),
       ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}),
     });
     // Notifications and the summary's counts come from what the store appended.

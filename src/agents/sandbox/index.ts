@@ -7,6 +7,8 @@ import type { AgentCli } from './environment';
 
 export { bwrapArgs, findOnPath, HIDDEN_ROOTS, installRoot, probeBwrap, ralphInstallRoot, resetBwrapProbes, symlinkHops } from './bwrap';
 export type { BwrapProbe, BwrapProfile, SymlinkHop } from './bwrap';
+export { SANDBOX_START_FAILED, sandboxStartFailure } from './startFailure';
+export type { StartFacts } from './startFailure';
 export { CLAUDE_SANDBOX_SETTINGS, chooseConfinement, confineSpawn, NO_CONFINEMENT } from './confinement';
 export type { ConfinedSpawn, Confinement, ConfinementKind, SpawnPlace } from './confinement';
 export { allowedVariable, allowListedEnv, SCRATCH_VARIABLES } from './environment';

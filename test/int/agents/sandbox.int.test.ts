@@ -1,15 +1,20 @@
 // Real bubblewrap around real agent processes whose programs and projects live where the
-// sandbox hides things (/tmp): Ralph's scripted claude installed under /tmp, and a CLI found
-// on PATH through links into /tmp.
+// sandbox hides things (/tmp): Ralph's scripted claude installed under /tmp, a CLI found on
+// PATH through links into /tmp, and a CLI that cannot load what it needs there, which must
+// say so with the sandbox's own words instead of failing as a vague agent crash.
 import { strict as assert } from 'node:assert';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createClaudeBackend } from '../../../src/agents/claudeBackend';
-import { detectConfinement } from '../../../src/agents/sandbox';
+import { detectConfinement, SANDBOX_START_FAILED } from '../../../src/agents/sandbox';
 import { createScriptedBackend, defaultScriptedClaudePath } from '../../../src/agents/scriptedBackend';
 import type { AgentRequest } from '../../../src/agents/types';
+import { ControlAdapter } from '../../../src/loop/controlAdapter';
+import { Loop } from '../../../src/loop/loop';
+import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import { makeTempRepo } from '../../kit/agentEnv';
+import { addTasks, createSampleProject, openSampleStore, sampleSettings } from '../loop/sampleProject';
 
 /** A stand-in CLI speaking just enough stream-json: init, a file written in its cwd, a result. */
 const FAKE_CLI = (importLine: string): string => `#!/usr/bin/env node
@@ -103,6 +108,75 @@ describe('agents/sandbox: bubblewrap around agents whose programs and projects l
       assert.equal(r.text, 'from-its-own-module');
       assert.equal(readFileSync(join(repo.dir, 'written-by-agent.txt'), 'utf8'), 'from-its-own-module\n');
       rmSync(join(repo.dir, 'written-by-agent.txt'));
+    }
+  });
+
+  it('given a CLI that needs a file the sandbox hides, then the result says it did not start inside its sandbox, with what it printed', async () => {
+    const elsewhere = join(root, 'elsewhere');
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, 'word.mjs'), "export const WORD = 'never';\n");
+    const pkg = join(root, 'pkg', 'node_modules', 'fake-cli');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'cli.mjs'), FAKE_CLI(`import { WORD } from '${join(elsewhere, 'word.mjs')}';`));
+    chmodSync(join(pkg, 'cli.mjs'), 0o755);
+    const r = await createClaudeBackend({
+      command: join(pkg, 'cli.mjs'),
+      cli: 'scripted',
+      baseEnv: { PATH: process.env.PATH },
+      confinement: bwrap,
+    }).run(request());
+    assert.equal(r.status, 'crashed');
+    assert.equal(r.subtype, SANDBOX_START_FAILED);
+    assert.match(r.errors[0] ?? '', /^the agent did not start inside its sandbox \(exit 1 before any output\): /);
+    assert.ok((r.errors[0] ?? '').includes(`Cannot find module '${join(elsewhere, 'word.mjs')}'`), r.errors[0]);
+
+    const missing = await createClaudeBackend({
+      command: 'no-such-agent-cli',
+      cli: 'scripted',
+      baseEnv: { PATH: process.env.PATH },
+      confinement: bwrap,
+    }).run(request());
+    assert.equal(missing.subtype, SANDBOX_START_FAILED);
+    assert.equal(
+      missing.errors[0],
+      'bubblewrap could not start the agent (exit 1 before any output): bwrap: execvp no-such-agent-cli: No such file or directory',
+    );
+  });
+
+  it('given an agent CLI bubblewrap cannot start, when the loop runs, then it stops at the first invocation with what bubblewrap said, no retries', async () => {
+    const p = createSampleProject();
+    const store = await openSampleStore(p.ralphDir);
+    try {
+      await addTasks(store, p.ralphDir, [{ id: 'T-1', title: 'Add add()', effort: 'M', wave: 0 }]);
+      const settings = sampleSettings();
+      const backend = createClaudeBackend({
+        command: 'no-such-agent-cli',
+        cli: 'scripted',
+        baseEnv: { PATH: process.env.PATH },
+        confinement: bwrap,
+      });
+      const loop = new Loop({
+        projectDir: p.dir,
+        settings,
+        control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
+        backends: { primary: backend, worker: backend, judge: backend },
+        metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
+        once: true,
+      });
+      const summary = await loop.run();
+      assert.match(
+        summary.stopReason,
+        /the claude agent cannot run confined: bubblewrap could not start the agent \(exit 1 before any output\): bwrap: execvp no-such-agent-cli: No such file or directory/,
+      );
+      const finished = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'agent.finished'");
+      assert.equal(finished.length, 1, 'one invocation, not a retry per attempt');
+      const payload = JSON.parse(finished[0]?.payload ?? '{}') as { status?: string; stderr_tail?: string; errors?: string[] };
+      assert.equal(payload.status, 'crashed');
+      assert.match(payload.stderr_tail ?? '', /bwrap: execvp no-such-agent-cli/);
+      assert.match(payload.errors?.[0] ?? '', /^bubblewrap could not start the agent/);
+    } finally {
+      await store.close().catch(() => undefined);
+      rmSync(p.dir, { recursive: true, force: true });
     }
   });
 });

@@ -13,6 +13,7 @@ import {
   NO_CONFINEMENT,
   prepareScratch,
   ralphInstallRoot,
+  sandboxStartFailure,
   scratchLayout,
   symlinkHops,
 } from '../../../src/agents/sandbox';
@@ -116,6 +117,30 @@ describe('agents/sandbox', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+
+  it('an agent that ends before any output inside bubblewrap did not start: the message carries what the sandbox said', () => {
+    const bwrap = { kind: 'bwrap' as const, bwrap: '/usr/bin/bwrap', summary: '' };
+    assert.equal(
+      sandboxStartFailure(bwrap, { sawOutput: false, exitCode: 1, stderrTail: 'bwrap: execvp claude: No such file or directory\n' }),
+      'bubblewrap could not start the agent (exit 1 before any output): bwrap: execvp claude: No such file or directory',
+    );
+    assert.match(
+      sandboxStartFailure(bwrap, {
+        sawOutput: false,
+        exitCode: 1,
+        stderrTail: "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/x/a.cjs'",
+      }) ?? '',
+      /^the agent did not start inside its sandbox \(exit 1 before any output\): Error \[ERR_MODULE_NOT_FOUND\]: Cannot find module '\/tmp\/x\/a\.cjs'$/,
+    );
+    assert.equal(sandboxStartFailure(bwrap, { sawOutput: true, exitCode: 1, stderrTail: 'x' }), null, 'it spoke: an agent failure');
+    assert.equal(sandboxStartFailure(bwrap, { sawOutput: false, exitCode: 0, stderrTail: '' }), null);
+    assert.equal(
+      sandboxStartFailure(bwrap, { sawOutput: false, exitCode: null, stopReason: 'timeout', stderrTail: '' }),
+      null,
+      'we stopped it',
+    );
+    assert.equal(sandboxStartFailure(NO_CONFINEMENT, { sawOutput: false, exitCode: 1, stderrTail: 'x' }), null);
   });
 
   it('codex inside bubblewrap runs danger-full-access (its own sandbox cannot nest there); elsewhere workspace-write', () => {
