@@ -5,11 +5,11 @@
 // message, fix, actions}, so each host renders it its own way (the CLI as lines and an exit
 // code, VS Code as a notification whose buttons are the actions).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { defaultScriptedClaudePath } from '../agents/scriptedBackend';
-import { chooseConfinement, findOnPath, probeBwrap, userCliConfigDir } from '../agents/sandbox';
+import { allowListedEnv, chooseConfinement, confineSpawn, findOnPath, HIDDEN_ROOTS, probeBwrap, userCliConfigDir } from '../agents/sandbox';
 import type { AgentCli, BwrapProbe, Confinement, ConfinementKind } from '../agents/sandbox';
 import type { BackendKind, RalphConfig } from '../project/config';
 
@@ -78,6 +78,18 @@ export interface PreflightDeps {
   /** Runs `<binary> --version`; stdout on success, the failure otherwise. */
   readonly version: (binary: string) => { ok: true; stdout: string } | { ok: false; error: string };
   readonly exists: (path: string) => boolean;
+  /**
+   * Starts `file args` (`--version`) inside the sandbox its agents get, from an empty folder:
+   * null when it ran, else what went wrong with the sandbox's stderr. A CLI that runs outside
+   * but not inside (it lives in a folder the sandbox hides) fails here, not at its first task.
+   */
+  readonly startConfined: (
+    cli: AgentCli,
+    confinement: Confinement,
+    file: string,
+    args: readonly string[],
+    readable: readonly string[],
+  ) => string | null;
   /** Where the scripted backend's executable is (throws when it is not found). */
   readonly scriptedPath: () => string;
   /** 'vscode' when the extension host runs the preflight (the vscode-lm backend exists there). */
@@ -97,10 +109,34 @@ export function defaultPreflightDeps(overrides: Partial<PreflightDeps> = {}): Pr
       return { ok: true, stdout: r.stdout };
     },
     exists: existsSync,
+    startConfined: (cli, confinement, file, args, readable) =>
+      startConfined(cli, confinement, file, args, readable, overrides.env ?? process.env),
     scriptedPath: defaultScriptedClaudePath,
     host: 'cli',
     ...overrides,
   };
+}
+
+function startConfined(
+  cli: AgentCli,
+  confinement: Confinement,
+  file: string,
+  args: readonly string[],
+  readable: readonly string[],
+  userEnv: Readonly<Record<string, string | undefined>>,
+): string | null {
+  const cwd = mkdtempSync(join(tmpdir(), 'ralph-preflight-'));
+  try {
+    const env = allowListedEnv(cli, userEnv);
+    const spawn = confineSpawn(confinement, file, args, { cwd, scratch: undefined, path: env.PATH, readable });
+    const r = spawnSync(spawn.file, [...spawn.args], { cwd, env, encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (r.error !== undefined) return r.error.message;
+    if (r.status === 0) return null;
+    const said = (r.stderr || r.stdout).trim();
+    return `exit ${r.status ?? r.signal}: ${said.length > 1500 ? `…${said.slice(-1500)}` : said || '(nothing on stderr)'}`;
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 }
 
 /** -1, 0, 1 for dotted numeric versions. */
@@ -301,11 +337,38 @@ const ALLOW_UNCONFINED_ACTION: PreflightAction = {
   detail: '"agents": { "unconfined": true }',
 };
 
+/** What the preflight starts inside the sandbox for a backend (its `--version`), or null. */
+function startCommand(
+  kind: BackendKind,
+  config: RalphConfig,
+  projectDir: string,
+  deps: PreflightDeps,
+): { file: string; args: string[]; readable: string[] } | null {
+  if (kind === 'claude' || kind === 'codex') {
+    const file = resolveBinary(kind === 'claude' ? config.backends.claude.binary : config.backends.codex.binary, projectDir, deps);
+    return file === null ? null : { file, args: ['--version'], readable: [] };
+  }
+  if (kind !== 'scripted') return null;
+  try {
+    const b = config.backends.scripted;
+    const script = b.binary !== undefined ? resolve(projectDir, b.binary) : deps.scriptedPath();
+    return deps.exists(script) ? { file: process.execPath, args: [script, '--version'], readable: [dirname(script)] } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The confinement each role's agents get, and the checks that say so. */
-export function confinementChecks(config: RalphConfig, deps: PreflightDeps): { roles: RoleConfinement[]; checks: PreflightCheck[] } {
+export function confinementChecks(
+  config: RalphConfig,
+  deps: PreflightDeps,
+  projectDir = '.',
+): { roles: RoleConfinement[]; checks: PreflightCheck[] } {
   const roles: RoleConfinement[] = [];
   const checks: PreflightCheck[] = [];
   const optedIn = config.agents.unconfined;
+  // Per backend, not per role: the roles sharing one start the same program.
+  const started = new Map<BackendKind, string | null>();
   for (const role of ROLES) {
     const kind = config.backends[role];
     const cli = cliOf(kind);
@@ -321,7 +384,23 @@ export function confinementChecks(config: RalphConfig, deps: PreflightDeps): { r
     const c: Confinement = chooseConfinement(cli, deps.platform, deps.probeBwrap(deps.env.PATH));
     roles.push({ role, backend: kind, kind: c.kind, summary: c.summary });
     const id = `confinement.${role}`;
-    if (c.kind !== 'none') {
+    if (c.kind === 'bwrap' && !started.has(kind)) {
+      const command = startCommand(kind, config, projectDir, deps);
+      started.set(kind, command === null ? null : deps.startConfined(cli, c, command.file, command.args, command.readable));
+    }
+    const failed = c.kind === 'bwrap' ? (started.get(kind) ?? null) : null;
+    if (failed !== null) {
+      checks.push({
+        id,
+        ok: false,
+        severity: 'error',
+        role,
+        backend: kind,
+        message: `${role} (${kind}) does not start inside its sandbox (bubblewrap): ${failed}`,
+        fix: `it needs something in a folder the sandbox hides (${HIDDEN_ROOTS.join(', ')}) or cannot run without privileges: install it elsewhere or point backends.${kind}.binary at one that runs, then \`ralph doctor\``,
+        actions: [{ id: 'open-config', label: 'Open ralph.config.json' }],
+      });
+    } else if (c.kind !== 'none') {
       checks.push({ id, ok: true, severity: 'info', role, backend: kind, message: `${role} (${kind}): ${c.summary}` });
     } else if (optedIn) {
       checks.push({
@@ -383,7 +462,7 @@ export function runPreflight(config: RalphConfig, projectDir: string, deps: Pref
       actions: [{ id: 'open-config', label: 'Open ralph.config.json' }],
     });
   }
-  const conf = confinementChecks(config, deps);
+  const conf = confinementChecks(config, deps, projectDir);
   checks.push(...conf.checks);
   return {
     ok: !checks.some((c) => !c.ok && c.severity === 'error'),

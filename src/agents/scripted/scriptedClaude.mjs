@@ -34,6 +34,11 @@ function parseArgs(argv) {
       if (v === undefined) fail(`option '${a}' argument missing`);
       return v;
     };
+    // As the CLI answers it (the preflight starts it this way inside the sandbox).
+    if (a === '--version' || a === '-v') {
+      process.stdout.write('2.1.332 (Claude Code, scripted)\n');
+      process.exit(0);
+    }
     if (a === '-p' || a === '--print') opts.print = true;
     else if (a === '--verbose') opts.verbose = true;
     else if (a === '--output-format') opts.outputFormat = next();

@@ -140,4 +140,37 @@ describe('ralph start / ralph doctor: the preflight (built CLI)', function () {
     );
     assert.doesNotMatch((await ralph(['status'])).out, /UNCONFINED/);
   });
+
+  it('given a claude CLI that runs outside but needs a file the sandbox hides, then start refuses before any agent, saying what the CLI printed inside', async () => {
+    // The CLI and what it imports both under /tmp, the import outside the CLI's install folder.
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-preflight-lib-'));
+    const cliDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-preflight-cli-'));
+    try {
+      fs.writeFileSync(path.join(other, 'version.mjs'), "export const V = '2.1.332 (Claude Code)';\n");
+      const cli = path.join(cliDir, 'claude.mjs');
+      fs.writeFileSync(cli, `#!/usr/bin/env node\nimport { V } from '${path.join(other, 'version.mjs')}';\nconsole.log(V);\n`);
+      fs.chmodSync(cli, 0o755);
+      configure((c) => {
+        c.backends = {
+          primary: 'claude',
+          worker: 'scripted',
+          judge: 'scripted',
+          claude: { binary: cli },
+          scripted: { scenario: '.ralph/scenario.json' },
+        };
+      });
+      const start = await ralph(['start', '--once'], { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key' });
+      assert.equal(start.code, 1, start.out + start.err);
+      assert.match(start.err, /FAIL confinement\.primary: primary \(claude\) does not start inside its sandbox \(bubblewrap\): exit 1: /);
+      assert.ok(start.err.includes(`Cannot find module '${path.join(other, 'version.mjs')}'`), start.err);
+      assert.doesNotMatch(start.out, /loop running/, 'no agent was started');
+      const doctor = await ralph(['doctor'], { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key' });
+      assert.equal(doctor.code, 1);
+      assert.match(doctor.out, /ok {3}backend\.claude\.version: Claude Code 2\.1\.332/, 'outside the sandbox it runs');
+      assert.match(doctor.out, /ok {3}confinement\.worker: worker \(scripted\): bubblewrap/, 'the scripted claude starts inside');
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+      fs.rmSync(cliDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -9,7 +9,14 @@ const bwrapOk: BwrapProbe = { ok: true, path: '/usr/bin/bwrap', version: '0.8.0'
 const bwrapMissing: BwrapProbe = { ok: false, path: null, version: null, error: 'bubblewrap (bwrap) is not installed', startMs: null };
 
 function machine(
-  o: { files?: string[]; versions?: Record<string, string>; bwrap?: BwrapProbe; env?: Record<string, string> } = {},
+  o: {
+    files?: string[];
+    versions?: Record<string, string>;
+    bwrap?: BwrapProbe;
+    env?: Record<string, string>;
+    /** What starting a program inside bubblewrap says, by program (script for the scripted backend). */
+    unstartable?: Record<string, string>;
+  } = {},
 ): PreflightDeps {
   const files = new Set(o.files ?? []);
   return defaultPreflightDeps({
@@ -20,6 +27,7 @@ function machine(
     exists: (p) => files.has(p),
     version: (b) => (o.versions?.[b] !== undefined ? { ok: true, stdout: o.versions[b] } : { ok: false, error: 'spawn ENOENT' }),
     scriptedPath: () => '/kit/scriptedClaude.mjs',
+    startConfined: (_cli, _c, file, args) => o.unstartable?.[file === process.execPath ? (args[0] ?? file) : file] ?? null,
   });
 }
 
@@ -63,6 +71,31 @@ describe('preflight', () => {
     );
     assert.equal(r.unconfined, false);
     assert.equal(byId(r, 'backend.claude.auth')?.ok, true);
+  });
+
+  it('given a CLI that runs outside but not inside bubblewrap, then each role using it fails with what the sandbox said, started once', () => {
+    let starts = 0;
+    const deps = machine({
+      files: ['/tmp/x/claude', '/kit/scriptedClaude.mjs'],
+      versions: { '/tmp/x/claude': '2.1.332 (Claude Code)\n' },
+      env: { ANTHROPIC_API_KEY: 'k' },
+      unstartable: { '/tmp/x/claude': 'exit 1: bwrap: execvp /tmp/x/claude: No such file or directory' },
+    });
+    const counted: typeof deps = { ...deps, startConfined: (...a) => (starts++, deps.startConfined(...a)) };
+    const r = runPreflight(
+      config({ backends: { claude: { binary: '/tmp/x/claude' }, judge: 'scripted', scripted: { scenario: 's.json' } } }),
+      '/p',
+      counted,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(
+      byId(r, 'confinement.primary')?.message,
+      'primary (claude) does not start inside its sandbox (bubblewrap): exit 1: bwrap: execvp /tmp/x/claude: No such file or directory',
+    );
+    assert.equal(byId(r, 'confinement.worker')?.ok, false);
+    assert.equal(byId(r, 'confinement.judge')?.ok, true, 'the scripted judge starts');
+    assert.equal(starts, 2, 'once per backend');
+    assert.match(formatPreflight(r), /FAIL confinement\.primary: primary \(claude\) does not start inside its sandbox/);
   });
 
   it('given an old version, then an error; a newer one than tested, a warning; no login, a warning', () => {
