@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createClaudeBackend } from './claudeBackend';
+import { nodeModulesAbove } from './sandbox/bwrap';
 import { allowListedEnv } from './sandbox/environment';
 import type { Confinement } from './sandbox/confinement';
 import type { AgentBackend } from './types';
@@ -41,7 +42,8 @@ export function defaultScriptedClaudePath(): string {
 export function createScriptedBackend(options: ScriptedBackendOptions): AgentBackend {
   const script = options.scriptPath ?? defaultScriptedClaudePath();
   // The scenario is a file path or inline JSON; a path must stay readable when confined, and
-  // so must the script's folder (it imports its siblings).
+  // so must the script's folder (it imports its siblings) and the node_modules it resolves
+  // zod from (Ralph's own root is not known when Ralph runs from a bundle elsewhere).
   const scenarioFile = options.scenario.trimStart().startsWith('{') ? [] : [options.scenario];
   return createClaudeBackend({
     id: 'scripted',
@@ -49,7 +51,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): AgentBac
     command: process.execPath,
     commandArgs: [script],
     baseEnv: { ...(options.baseEnv ?? allowListedEnv('scripted', process.env)), RALPH_SCENARIO: options.scenario },
-    readable: [dirname(script), ...scenarioFile],
+    readable: [dirname(script), ...nodeModulesAbove(script), ...scenarioFile],
     ...(options.confinement !== undefined ? { confinement: options.confinement } : {}),
     ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
   });

@@ -9,7 +9,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { defaultScriptedClaudePath } from '../agents/scriptedBackend';
-import { allowListedEnv, chooseConfinement, confineSpawn, findOnPath, HIDDEN_ROOTS, probeBwrap, userCliConfigDir } from '../agents/sandbox';
+import {
+  allowListedEnv,
+  chooseConfinement,
+  confineSpawn,
+  findOnPath,
+  HIDDEN_ROOTS,
+  nodeModulesAbove,
+  probeBwrap,
+  userCliConfigDir,
+} from '../agents/sandbox';
 import type { AgentCli, BwrapProbe, Confinement, ConfinementKind } from '../agents/sandbox';
 import type { BackendKind, RalphConfig } from '../project/config';
 
@@ -352,7 +361,9 @@ function startCommand(
   try {
     const b = config.backends.scripted;
     const script = b.binary !== undefined ? resolve(projectDir, b.binary) : deps.scriptedPath();
-    return deps.exists(script) ? { file: process.execPath, args: [script, '--version'], readable: [dirname(script)] } : null;
+    return deps.exists(script)
+      ? { file: process.execPath, args: [script, '--version'], readable: [dirname(script), ...nodeModulesAbove(script)] }
+      : null;
   } catch {
     return null;
   }

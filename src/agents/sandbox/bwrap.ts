@@ -151,6 +151,20 @@ export function installRoot(command: string): string {
   return basename(dir) === 'bin' && dirname(dir) !== dir ? dirname(dir) : dir;
 }
 
+/**
+ * The `node_modules` folders Node would search for a script's bare imports (each ancestor's),
+ * those that exist: a script run from a folder the sandbox hides needs them readable too.
+ */
+export function nodeModulesAbove(file: string): string[] {
+  const found: string[] = [];
+  for (let dir = dirname(real(file)); ; dir = dirname(dir)) {
+    const nm = join(dir, 'node_modules');
+    if (existsSync(nm)) found.push(nm);
+    if (dirname(dir) === dir) break;
+  }
+  return found;
+}
+
 let ownRoot: string | null | undefined;
 
 /**

@@ -5,7 +5,17 @@ import { chooseConfinement } from './confinement';
 import type { Confinement } from './confinement';
 import type { AgentCli } from './environment';
 
-export { bwrapArgs, findOnPath, HIDDEN_ROOTS, installRoot, probeBwrap, ralphInstallRoot, resetBwrapProbes, symlinkHops } from './bwrap';
+export {
+  bwrapArgs,
+  findOnPath,
+  HIDDEN_ROOTS,
+  installRoot,
+  nodeModulesAbove,
+  probeBwrap,
+  ralphInstallRoot,
+  resetBwrapProbes,
+  symlinkHops,
+} from './bwrap';
 export type { BwrapProbe, BwrapProfile, SymlinkHop } from './bwrap';
 export { SANDBOX_START_FAILED, sandboxStartFailure } from './startFailure';
 export type { StartFacts } from './startFailure';

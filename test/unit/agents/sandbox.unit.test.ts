@@ -10,6 +10,7 @@ import {
   chooseConfinement,
   confineSpawn,
   installRoot,
+  nodeModulesAbove,
   NO_CONFINEMENT,
   prepareScratch,
   ralphInstallRoot,
@@ -111,6 +112,8 @@ describe('agents/sandbox', () => {
       assert.ok(b.includes(`--symlink ../lib/node_modules/fake/cli.mjs ${join(root, 'prefix', 'bin', 'fake')}`), b);
       assert.ok(b.includes(`--symlink ${join(root, 'prefix', 'bin')} ${join(root, 'linkbin')}`), b);
       assert.ok(!b.includes(`--ro-bind ${join(root, 'prefix', 'bin')} `), b);
+      // A script's bare imports resolve from each ancestor's node_modules (zod for the scripted claude).
+      assert.ok(nodeModulesAbove(join(__dirname, 'x.mjs')).includes(resolve(__dirname, '..', '..', '..', 'node_modules')));
       const ralph = ralphInstallRoot();
       assert.equal(ralph, resolve(__dirname, '..', '..', '..'));
       if (ralph !== null && ralph.startsWith('/tmp/')) assert.ok(a.includes(`--ro-bind ${ralph} ${ralph}`), a);
