@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClaudeBackend } from '../agents/claudeBackend';
+import { detectConfinement } from '../agents/sandbox';
 import { claudeSandbox } from '../agents/scripted/sandbox';
 import type { Sandbox } from '../agents/scripted/sandbox';
 import { startModelServer } from '../agents/scripted/modelServer';
@@ -230,6 +231,8 @@ export async function runReqDemo(print: (line: string) => void, o: DemoOptions =
         permissionMode: c.permission_mode as PermissionMode,
         extraArgs: c.extra_args,
         baseEnv: { ...c.env },
+        // Confined as the loop's agents are (the demo's own loop does the same).
+        confinement: detectConfinement('claude'),
       });
       print(`Agents: the real claude CLI ${backend.version} (${backend.binary}) against the scripted model server at ${server.url}`);
     } else {
