@@ -56,6 +56,15 @@ async function seedTasks(projectDir: string, pending: number, blocked: number): 
   }
 }
 
+/** Every role on the scripted backend, so the preflight passes without an installed CLI. */
+function scriptedBackends(projectDir: string): void {
+  const file = path.join(projectDir, 'ralph.config.json');
+  const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  config.backends = { primary: 'scripted', worker: 'scripted', judge: 'scripted', scripted: { scenario: '.ralph/scenario.json' } };
+  fs.writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  fs.writeFileSync(path.join(projectDir, '.ralph', 'scenario.json'), JSON.stringify({ turns: [{ text: 'nothing to do' }] }));
+}
+
 /** One CLI's 50 commands, one after another, as a script would run them. */
 async function cliScript(projectDir: string, cli: number, kinds: readonly Kind[], r: Seeded): Promise<Done[]> {
   const done: Done[] = [];
@@ -147,6 +156,7 @@ describe('faults: four CLIs side by side, 50 state-changing commands each', func
     const r = seeded('parallel CLIs beside a loop');
     const dir = await initialisedProject();
     await seedTasks(dir, 0, 6); // only parked tasks: the loop has nothing to run an agent for
+    scriptedBackends(dir); // `ralph start` runs its preflight even so
     const loop = spawnRalph(dir, ['start']);
     let loopErr = '';
     loop.stderr?.on('data', (c: Buffer) => void (loopErr += c.toString('utf8')));
