@@ -7,15 +7,14 @@
 // What Ralph itself changes meanwhile is not an incident: its own files under `.ralph/`,
 // other agents' `ralph/*` branches, the target branch moving to a commit Ralph promoted,
 // and, without confinement, checkout files that now equal the branch tip (a promotion's
-// checkout update). With confinement active, the user's own work never is either: the
-// branch checked out in the checkout, remote-tracking refs and the stash are left out, and
-// the checkout's files are not looked at (the agent cannot write them anyway).
+// checkout update). With confinement active, the user's own work never is either: their
+// branches (new ones too), tags, remote-tracking refs and the stash are left out, and the
+// checkout's files are not looked at (the agent cannot write them anyway).
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runGit } from '../git/exec';
 import { gitCommonDir } from '../git/repo';
-import { worktreesRoot, isInside } from '../git/repoCache';
 import { writeFileAtomic } from '../shared/fs';
 import { compareSnapshots, takeSnapshot } from './snapshot';
 import type { Entry, GuardScope, Snapshot, SnapshotChange } from './snapshot';
@@ -65,6 +64,14 @@ function restorable(c: SnapshotChange): boolean {
   return c.change === 'added' || c.before?.content !== undefined || c.before?.link !== undefined;
 }
 
+/**
+ * Refs the user moves in normal work: branches (new ones too), tags, remote-tracking refs and
+ * the stash. A confined agent cannot write the repository's git dir, so with confinement
+ * active these changes are the user's (or Ralph's) and left out; what no user makes in passing
+ * (`refs/replace/`, `refs/notes/`, anything else) is still compared.
+ */
+const USER_REFS: readonly string[] = ['refs/heads/', 'refs/tags/', 'refs/remotes/', 'refs/stash'];
+
 export class IntegrityGuard {
   private commonDir: string | undefined;
   /** Time the snapshots took, for the bench (ms, summed). */
@@ -80,7 +87,6 @@ export class IntegrityGuard {
   async before(worktree: string | null, ownBranch: string | null): Promise<GuardToken> {
     const t0 = performance.now();
     const commonDir = await this.common();
-    const userBranches = this.o.confined ? await this.userBranches() : new Set<string>();
     const scope: GuardScope = {
       projectDir: this.o.projectDir,
       commonDir,
@@ -89,7 +95,7 @@ export class IntegrityGuard {
       ignoreRef: (ref) =>
         ref.startsWith('refs/heads/ralph/') ||
         (ownBranch !== null && ref === `refs/heads/${ownBranch}`) ||
-        (this.o.confined && (userBranches.has(ref) || ref.startsWith('refs/remotes/') || ref === 'refs/stash')),
+        (this.o.confined && USER_REFS.some((prefix) => ref === prefix || ref.startsWith(prefix))),
     };
     const before = await takeSnapshot(scope);
     this.timing.snapshots++;
@@ -125,34 +131,6 @@ export class IntegrityGuard {
     await writeFileAtomic(recordFile, Buffer.from(`${JSON.stringify(record, null, 2)}\n`));
     const summary = listed.map((c) => `${c.path} ${c.change}`).join(', ');
     return { incidentId, changes: listed, recordFile, summary };
-  }
-
-  /**
-   * Branches checked out in worktrees that are not Ralph's (the user's commits move them),
-   * read from the HEAD files (no git process per invocation): the main checkout's and every
-   * linked worktree's whose folder is not one of Ralph's.
-   */
-  private async userBranches(): Promise<Set<string>> {
-    const common = await this.common();
-    const root = await worktreesRoot(this.o.projectDir);
-    const out = new Set<string>();
-    const head = async (file: string): Promise<void> => {
-      const m = /^ref: (refs\/heads\/\S+)/.exec(await readFile(file, 'utf8').catch(() => ''));
-      if (m?.[1] !== undefined) out.add(m[1]);
-    };
-    await head(join(common, 'HEAD'));
-    let admins: string[] = [];
-    try {
-      admins = await readdir(join(common, 'worktrees'));
-    } catch {
-      admins = [];
-    }
-    for (const a of admins) {
-      const dotGit = (await readFile(join(common, 'worktrees', a, 'gitdir'), 'utf8').catch(() => '')).trim();
-      if (dotGit === '' || isInside(dotGit, root) || dotGit.includes('/.git/ralph/')) continue;
-      await head(join(common, 'worktrees', a, 'HEAD'));
-    }
-    return out;
   }
 
   /** Whether a change is one Ralph made itself while the agent ran. */

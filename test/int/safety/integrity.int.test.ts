@@ -1,0 +1,71 @@
+// The integrity guard on a real repository, without an agent: what the user does in normal
+// work while a confined agent runs is never blamed on the agent, what no user does in passing
+// still is, and without confinement any ref change is an incident (nothing tells them apart).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { IntegrityGuard } from '../../../src/integrity/integrity';
+
+describe('integrity guard: refs the user moves', function () {
+  this.timeout(60_000);
+  let repo: string;
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+  const guard = (confined: boolean): IntegrityGuard =>
+    new IntegrityGuard({
+      projectDir: repo,
+      ralphDir: join(repo, '.ralph'),
+      targetBranch: 'main',
+      confined,
+      isRalphCommit: () => false,
+      isRalphPatch: () => false,
+    });
+
+  beforeEach(() => {
+    repo = mkdtempSync(join(tmpdir(), 'ralph-integrity-'));
+    git('init', '-q', '-b', 'main');
+    git('config', 'user.email', 't@example.invalid');
+    git('config', 'user.name', 'Test');
+    writeFileSync(join(repo, 'README.md'), '# r\n');
+    git('add', '.');
+    git('commit', '-q', '-m', 'init');
+  });
+  afterEach(() => rmSync(repo, { recursive: true, force: true }));
+
+  it('given confinement, when the user makes a branch, a tag and a stash and switches branch, then no incident', async () => {
+    const g = guard(true);
+    const token = await g.before(null, null);
+    git('branch', 'user-work');
+    git('tag', 'v1');
+    writeFileSync(join(repo, 'README.md'), '# r\nedit\n');
+    git('stash', 'push', '-q', '-m', 'mine');
+    git('switch', '-q', 'user-work');
+    git('commit', '-q', '--allow-empty', '-m', 'user');
+    assert.equal(await g.after(token), null);
+  });
+
+  it('given confinement, when a replace ref appears, then it is an incident naming it', async () => {
+    const g = guard(true);
+    const token = await g.before(null, null);
+    const head = git('rev-parse', 'HEAD');
+    git('update-ref', `refs/replace/${head}`, head);
+    const incident = await g.after(token);
+    assert.ok(incident !== null, 'a replace ref rewrites history silently: an incident');
+    assert.deepEqual(
+      incident.changes.map((c) => `${c.path} ${c.change}`),
+      [`ref refs/replace/${head} added`],
+    );
+  });
+
+  it('given no confinement, when a branch appears, then it is an incident (the agent could have made it)', async () => {
+    const g = guard(false);
+    const token = await g.before(null, null);
+    git('branch', 'user-work');
+    const incident = await g.after(token);
+    assert.deepEqual(
+      incident?.changes.map((c) => c.path),
+      ['ref refs/heads/user-work'],
+    );
+  });
+});
