@@ -334,6 +334,8 @@ export class JournalAppender {
   private chain: Promise<void> = Promise.resolve();
   private bytes = 0;
   private syncs = 0;
+  /** The first write that failed: nothing appended after it may be taken as durable. */
+  private broken: Error | undefined;
 
   private constructor(
     private readonly file: string,
@@ -385,6 +387,19 @@ export class JournalAppender {
     return run;
   }
 
+  /**
+   * Runs `fn` once every record appended so far is written and synced and none is in flight,
+   * so `size` then ends exactly after the last record appended before it; throws the error of
+   * a write that failed instead. `fn` must be synchronous to keep that true.
+   */
+  drained<T>(fn: () => T): Promise<T> {
+    return this.exclusive(async () => {
+      while (this.pending.length > 0) await this.flush();
+      if (this.broken) throw this.broken;
+      return fn();
+    });
+  }
+
   /** Replaces the journal's file (after a trim) and continues appending to it. */
   async reopen(size: number): Promise<void> {
     await this.handle?.close();
@@ -427,6 +442,7 @@ export class JournalAppender {
       // Nobody is told these records are durable, so none of them may survive: a retry of
       // the command must not find its first attempt in the journal at the next open.
       const error = new JournalWriteError(e as Error, await this.cutBack(handle));
+      this.broken ??= error;
       for (const p of batch) p.reject(error);
       return;
     }

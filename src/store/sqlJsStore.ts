@@ -656,14 +656,22 @@ class SqlJsEventStore implements EventStore {
       clearTimeout(this.checkpointTimer);
       this.checkpointTimer = undefined;
     }
-    // Every record below `synced` has its events in memory, hence in the export; records
-    // appended later stay in the journal (replay is by event id, so overlap is harmless).
-    const synced = appender.size;
-    if (!this.dirty && synced <= this.dbCoverEnd) return;
-    this.dirty = false;
-    const t0 = performance.now();
-    const image = this.snapshot();
-    this.lastExportMs = performance.now() - t0;
+    // The export is taken with every appended record on disk and none in flight: the records
+    // below `synced` are exactly the events in it (an export taken while an append was in
+    // flight would hold events whose record the trim then kept, or whose write then failed
+    // and which were never acknowledged). Records appended later stay in the journal.
+    const taken = await appender.drained(() => {
+      if (this.failure) throw this.failure;
+      const synced = appender.size;
+      if (!this.dirty && synced <= this.dbCoverEnd) return undefined;
+      this.dirty = false;
+      const t0 = performance.now();
+      const image = this.snapshot();
+      this.lastExportMs = performance.now() - t0;
+      return { synced, image, t0 };
+    });
+    if (taken === undefined) return;
+    const { synced, image, t0 } = taken;
     if (this.lock && !this.lock.verify()) throw this.failure ?? new StoreFailedError('writer lock lost');
     const rotate = this.mayRotate();
     let sum: DbSum;
