@@ -20,6 +20,7 @@ interface Manifest {
     commands: { command: string; title: string; category?: string }[];
     views: Record<string, { id: string }[]>;
     menus: Record<string, { command: string; when?: string; group?: string }[]>;
+    keybindings?: { command: string; key: string; mac?: string; when?: string }[];
   };
 }
 
@@ -69,8 +70,8 @@ describe('extension host: Ralph extension', function () {
       assert.equal(MonitorIds[k as keyof typeof MonitorIds], v);
     }
     const inline = manifest.contributes.menus['view/item/context']?.filter((m) => m.group?.startsWith('inline')).map((m) => m.command);
-    // Transcript and task on agent rows; Approve/Reject on deferred rows; Initialize on a folder
-    // without a project (several folders).
+    // Open Transcript / Reveal Task on agents; Approve/Reject on deferred rows; Initialize on a
+    // folder without a project (several folders).
     assert.deepEqual(inline, [
       Commands.openTranscript,
       Commands.revealTask,
@@ -78,6 +79,11 @@ describe('extension host: Ralph extension', function () {
       Commands.rejectDeferred,
       Commands.initialize,
     ]);
+    // Keybinding suggestions: each for a contributed command, no chord bound twice under the same condition.
+    const keys = manifest.contributes.keybindings ?? [];
+    assert.ok(keys.length >= 5);
+    for (const k of keys) assert.ok(contributed.has(k.command), `keybinding for ${k.command}, which is not contributed`);
+    assert.equal(new Set(keys.map((k) => `${k.key} ${k.when ?? ''}`)).size, keys.length);
   });
 
   it('given activation, then it took little time and did not open the database', () => {
