@@ -4,7 +4,7 @@
 // Marketplace icon), and the screenshots the e2e tests leave in .artifacts/screenshots/ →
 // media/screenshots/*.jpg, scaled and compressed so the README's pictures can ship inside the
 // .vsix (they must load in the Extensions view offline) without bloating it.
-// Usage: node scripts/run-e2e.mjs --grep 'first run|monitor panel' && node scripts/update-media.mjs
+// Usage: node scripts/run-e2e.mjs --grep 'first run|monitor panel|transcripts' && node scripts/update-media.mjs
 /* global document -- page.evaluate callbacks run in the browser */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,9 @@ const SCREENSHOTS = [
   ['monitor.jpg', 'monitor-codeserver.png'],
   ['init-not-a-git-repository.jpg', 'first-run-01-not-a-git-repo-modal.png'],
   ['two-folders.jpg', 'first-run-03-two-folders.png'],
+  ['transcript.jpg', 'history-02-transcript-followed.png'],
+  ['task-story.jpg', 'history-03-task-story.png'],
+  ['monitor-time-slider.jpg', 'history-04-monitor-slider-past.png'],
 ];
 const MAX_WIDTH = 1100;
 const QUALITY = 62;

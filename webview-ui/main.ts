@@ -73,17 +73,18 @@ function status(text: string, kind: 'info' | 'error' = 'info'): void {
   el.className = `status ${kind}`;
 }
 
-function request(message: WebviewRequest, label: string, done?: (ok: boolean) => void): void {
+/** Sends a request; the status line says it runs and how it ended (`quiet`: only a failure). */
+function request(message: WebviewRequest, label: string, done?: (ok: boolean) => void, quiet = false): void {
   const id = nextId++;
   inFlight.set(id, {
     label,
     done: (ok, error) => {
-      status(ok ? `${label}: done` : `${label} failed: ${error ?? 'unknown error'}`, ok ? 'info' : 'error');
+      if (!ok || !quiet) status(ok ? `${label}: done` : `${label} failed: ${error ?? 'unknown error'}`, ok ? 'info' : 'error');
       done?.(ok);
     },
   });
   vscode.postMessage({ ...message, id });
-  status(`${label}…`);
+  if (!quiet) status(`${label}…`);
 }
 
 const actions: Actions = {
@@ -92,7 +93,8 @@ const actions: Actions = {
   resolve: (taskId, decision, done) =>
     request(ResolveDeferredRequest.create({ taskId, decision }), `${decision === 'approve' ? 'Approve' : 'Reject'} ${taskId}`, done),
   openSettings: () => request(OpenSettingsRequest.create({}), 'Monitor settings'),
-  travel: (index, done) => request(TravelRequest.create({ index }), index === null ? 'Live' : `Event ${index}`, done),
+  // The slider's own label says where the page is: no status line per step of a drag.
+  travel: (index, done) => request(TravelRequest.create({ index }), index === null ? 'Live' : `Event ${index}`, done, true),
 };
 
 let sections: Sections;
