@@ -95,47 +95,45 @@ export async function statusFactsAt(ctx: ControlContext, m: Moment): Promise<Pas
   }
 }
 
-/** Events between two checkpoints of a replay cursor. */
-export const REPLAY_CHECKPOINT_EVERY = 5000;
-
 /**
  * A scratch database holding the log's first `position` events (in event id order) folded
- * through the control projections, movable to any position: forward it replays only the
- * events it has not seen; backward it restores the nearest checkpoint at or before the
- * target (an exported copy taken every REPLAY_CHECKPOINT_EVERY events on the way forward)
- * and replays from there. The monitor's time slider moves one of these.
+ * through the control projections, movable to any position. Forward it replays only the
+ * events it has not seen. Backward it undoes: triggers on the projection tables record each
+ * row's before-image as an event changes it (an undo log keyed by position), so going back k
+ * events restores exactly the rows those k events changed and drops those k events, at a cost
+ * proportional to k, not to the log. The monitor's time slider moves one of these.
  */
 export class ReplayCursor {
   private position = 0;
   private lastId: string | null = null;
-  private readonly checkpoints: { readonly position: number; readonly lastId: string | null; readonly bytes: Uint8Array }[] = [];
+  private readonly undo = new Map<string, { readonly update: string; readonly insert: string }>();
 
   private constructor(
-    private readonly SQL: Awaited<ReturnType<typeof loadSqlJs>>,
-    private db: SqlDb,
+    private readonly db: SqlDb,
     private readonly source: SqlReader,
-    private readonly every: number,
   ) {}
 
   /** A cursor at position 0 over the log that `source` reads (the live store). */
-  static async open(source: SqlReader, checkpointEvery = REPLAY_CHECKPOINT_EVERY): Promise<ReplayCursor> {
+  static async open(source: SqlReader): Promise<ReplayCursor> {
     const SQL = await loadSqlJs();
     const db = new SqlDb(new SQL.Database());
     migrate(db, ':memory:');
     for (const p of CONTROL_PROJECTIONS) for (const s of p.ddl) db.exec(s);
-    const c = new ReplayCursor(SQL, db, source, Math.max(1, Math.floor(checkpointEvery)));
-    c.checkpoints.push({ position: 0, lastId: null, bytes: c.exportDb() });
+    // INSERT OR REPLACE deletes the row it replaces: with recursive triggers that delete is recorded too.
+    db.exec('PRAGMA recursive_triggers = ON');
+    db.exec(
+      'CREATE TEMP TABLE replay_undo (seq INTEGER PRIMARY KEY, pos INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL, rid INTEGER NOT NULL, data TEXT)',
+    );
+    db.exec('CREATE TEMP TABLE replay_state (pos INTEGER NOT NULL, recording INTEGER NOT NULL)');
+    db.exec('INSERT INTO replay_state VALUES (0, 1)');
+    const c = new ReplayCursor(db, source);
+    for (const p of CONTROL_PROJECTIONS) for (const t of p.tables) c.recordChangesOf(t);
     return c;
   }
 
   /** The scratch database at the current position (read it, never write it). */
   get reader(): SqlReader {
     return this.db;
-  }
-
-  /** The positions of the checkpoints taken so far. */
-  get checkpointPositions(): number[] {
-    return this.checkpoints.map((c) => c.position);
   }
 
   get at(): number {
@@ -150,18 +148,9 @@ export class ReplayCursor {
   /** Moves to the first `target` events of the log (fewer when the log is shorter). */
   moveTo(target: number): void {
     const want = Math.max(0, Math.floor(target));
-    if (want < this.position) {
-      let cp = this.checkpoints[0];
-      for (const c of this.checkpoints) if (c.position <= want && c.position >= (cp?.position ?? 0)) cp = c;
-      if (cp === undefined) throw new Error('replay cursor without its first checkpoint');
-      this.db.close();
-      this.db = new SqlDb(new this.SQL.Database(cp.bytes));
-      this.position = cp.position;
-      this.lastId = cp.lastId;
-    }
+    if (want < this.position) this.back(want);
     while (this.position < want) {
-      const nextCheckpoint = (Math.floor(this.position / this.every) + 1) * this.every;
-      const n = Math.min(want, nextCheckpoint) - this.position;
+      const n = Math.min(want - this.position, 1000);
       const rows = this.source.all<EventRow>(
         this.lastId === null
           ? `SELECT ${EVENT_COLUMNS} FROM events ORDER BY event_id LIMIT ?`
@@ -170,29 +159,68 @@ export class ReplayCursor {
       );
       if (rows.length === 0) return; // the log is shorter than asked
       this.apply(rows.map(rowToEvent));
-      if (this.position === nextCheckpoint && !this.checkpoints.some((c) => c.position === nextCheckpoint)) {
-        this.checkpoints.push({ position: this.position, lastId: this.lastId, bytes: this.exportDb() });
-      }
       if (rows.length < n) return;
     }
   }
 
   close(): void {
     this.db.close();
-    this.checkpoints.length = 0;
   }
 
-  /** sql.js frees every prepared statement on export: drop ours first so none is used freed. */
-  private exportDb(): Uint8Array {
-    this.db.clearCache();
-    return this.db.raw.export();
+  /** Triggers that keep the before-image of every row of `table` an event inserts, updates or deletes. */
+  private recordChangesOf(table: string): void {
+    if (!/^[a-z_]+$/.test(table)) throw new Error(`replay cursor: unexpected table name ${table}`);
+    const cols = this.db.all<{ name: string }>(`PRAGMA table_info(${table})`).map((c) => c.name);
+    const old = `json_array(${cols.map((c) => `OLD."${c}"`).join(', ')})`;
+    const record = (op: string, rid: string, data: string): string =>
+      `INSERT INTO replay_undo (pos, tbl, op, rid, data) SELECT pos, '${table}', '${op}', ${rid}, ${data} FROM replay_state WHERE recording = 1;`;
+    this.db.exec(`CREATE TEMP TRIGGER replay_i_${table} AFTER INSERT ON main.${table} BEGIN ${record('i', 'NEW.rowid', 'NULL')} END`);
+    this.db.exec(`CREATE TEMP TRIGGER replay_u_${table} AFTER UPDATE ON main.${table} BEGIN ${record('u', 'OLD.rowid', old)} END`);
+    this.db.exec(`CREATE TEMP TRIGGER replay_d_${table} AFTER DELETE ON main.${table} BEGIN ${record('d', 'OLD.rowid', old)} END`);
+    const values = cols.map((_, i) => `json_extract(?1, '$[${i}]')`);
+    this.undo.set(table, {
+      update: `UPDATE ${table} SET ${cols.map((c, i) => `"${c}" = ${values[i]}`).join(', ')} WHERE rowid = ?2`,
+      insert: `INSERT INTO ${table} (rowid, ${cols.map((c) => `"${c}"`).join(', ')}) VALUES (?2, ${values.join(', ')})`,
+    });
+  }
+
+  /** Undoes the events after position `want`, newest first, and drops them. */
+  private back(want: number): void {
+    const db = this.db;
+    db.exec('BEGIN');
+    try {
+      db.run('UPDATE replay_state SET recording = 0');
+      for (const u of db.all<{ tbl: string; op: string; rid: number; data: string | null }>(
+        'SELECT tbl, op, rid, data FROM replay_undo WHERE pos > ? ORDER BY seq DESC',
+        [want],
+      )) {
+        const sql = this.undo.get(u.tbl);
+        if (sql === undefined) continue;
+        if (u.op === 'i') db.run(`DELETE FROM ${u.tbl} WHERE rowid = ?`, [u.rid]);
+        else db.run(u.op === 'u' ? sql.update : sql.insert, [u.data, u.rid]);
+      }
+      db.run('DELETE FROM replay_undo WHERE pos > ?', [want]);
+      const last =
+        want === 0 ? undefined : db.get<{ id: string }>('SELECT event_id AS id FROM events ORDER BY event_id LIMIT 1 OFFSET ?', [want - 1]);
+      if (last === undefined) db.run('DELETE FROM events');
+      else db.run('DELETE FROM events WHERE event_id > ?', [last.id]);
+      db.run('UPDATE replay_state SET recording = 1, pos = ?', [want]);
+      db.exec('COMMIT');
+      this.position = want;
+      this.lastId = last?.id ?? null;
+    } catch (e) {
+      db.rollbackQuietly();
+      throw e;
+    }
   }
 
   private apply(events: readonly StoredEvent[]): void {
     const db = this.db;
     db.exec('BEGIN');
     try {
+      let pos = this.position;
       for (const e of events) {
+        db.run('UPDATE replay_state SET pos = ?', [++pos]);
         db.run(
           'INSERT INTO events (event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
           [e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)],

@@ -90,6 +90,12 @@ function toTaskRow(r: TaskEventDbRow): TaskEventRow {
   return { tsMs: Date.parse(r.ts), taskId: r.entity_id, status: statusAfterEvent(r.event_type, () => parsePayload(r.payload)) };
 }
 
+/** Task events after `afterEventId` (all when null) in time order, each with its event id. */
+export function readTaskEvents(db: SqlReader, afterEventId: string | null): { readonly id: string; readonly row: TaskEventRow }[] {
+  const rows = afterEventId === null ? db.all<TaskEventDbRow>(FULL_SQL) : db.all<TaskEventDbRow>(DELTA_SQL, [afterEventId]);
+  return rows.map((r) => ({ id: r.event_id, row: toTaskRow(r) }));
+}
+
 /** Every task event in time order, read incrementally through `cache` when given. */
 function taskHistory(db: SqlReader, cache: SnapshotCache | undefined): TaskEventRow[] {
   if (!cache) {

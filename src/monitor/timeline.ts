@@ -6,7 +6,8 @@
 import type { LoopRun, MonitorSnapshot } from '../protocol/monitor';
 import { ReplayCursor } from '../control/timeTravel';
 import type { SqlReader } from '../store/types';
-import { buildMonitorSnapshot, createSnapshotCache } from './snapshot';
+import { buildMonitorSnapshot, createSnapshotCache, readTaskEvents } from './snapshot';
+import type { TaskEventRow } from './series';
 import type { SnapshotInput } from './snapshot';
 
 const LOOP_LIFECYCLE = ['loop.started', 'loop.resumed', 'loop.paused', 'loop.stopped'];
@@ -16,19 +17,24 @@ export interface TimelineOptions {
   readonly source: SqlReader;
   /** `.ralph/logs` */
   readonly logsDir: string;
-  /** Events between the replay's checkpoints (default REPLAY_CHECKPOINT_EVERY). */
-  readonly checkpointEvery?: number;
 }
 
 export class MonitorTimeline {
   private cursor: Promise<ReplayCursor> | undefined;
   private readonly metricsFiles = createSnapshotCache().metricsFiles;
+  /**
+   * The live log's task events in time order, read once and then incrementally: a moment's
+   * task history is the prefix of these up to its last event, so the flow chart needs no
+   * re-read of the log per move.
+   */
+  private history: { readonly id: string; readonly row: TaskEventRow }[] = [];
+  private historyMax: string | null = null;
 
   constructor(private readonly o: TimelineOptions) {}
 
   /** The snapshot after the log's first `index` events (1-based count; clamped to the log). */
   async snapshotAt(index: number, input: Pick<SnapshotInput, 'project'> = {}): Promise<MonitorSnapshot> {
-    this.cursor ??= ReplayCursor.open(this.o.source, this.o.checkpointEvery);
+    this.cursor ??= ReplayCursor.open(this.o.source);
     const cursor = await this.cursor;
     const live = this.o.source.get<{ n: number; first: string | null; last: string | null }>(
       'SELECT COUNT(*) AS n, MIN(ts) AS first, MAX(ts) AS last FROM events',
@@ -43,7 +49,10 @@ export class MonitorTimeline {
       ...input,
       run: runAt(db),
       past: true,
-      cache: { rows: [], lastEventId: null, metricsFiles: this.metricsFiles },
+      cache:
+        lastId === null
+          ? { rows: [], lastEventId: null, metricsFiles: this.metricsFiles }
+          : { rows: this.historyUpTo(lastId), lastEventId: lastId, metricsFiles: this.metricsFiles },
     });
     snap.timeline = {
       total,
@@ -52,6 +61,18 @@ export class MonitorTimeline {
       at: lastId === null || !last ? null : { index: cursor.at, eventId: lastId, ts: last.ts },
     };
     return snap;
+  }
+
+  /** The task history of the log up to and including event `id` (the snapshot's cache checks its count). */
+  private historyUpTo(id: string): TaskEventRow[] {
+    const fresh = readTaskEvents(this.o.source, this.historyMax);
+    if (fresh.length > 0) {
+      const lastTs = this.history.at(-1)?.row.tsMs ?? Number.NEGATIVE_INFINITY;
+      this.history.push(...fresh);
+      for (const f of fresh) if (this.historyMax === null || f.id > this.historyMax) this.historyMax = f.id;
+      if ((fresh[0]?.row.tsMs ?? lastTs) < lastTs) this.history.sort((a, b) => a.row.tsMs - b.row.tsMs || (a.id < b.id ? -1 : 1));
+    }
+    return this.history.filter((h) => h.id <= id).map((h) => h.row);
   }
 
   dispose(): void {

@@ -66,8 +66,8 @@ describe('monitor: time travel', () => {
   });
   after(() => h.close());
 
-  it('given a cursor moved forward, back across checkpoints and forward again, then it holds what the store held after that many events', async () => {
-    const cursor = await ReplayCursor.open(h.store, 5);
+  it('given a cursor moved forward, back (undoing) and forward again, then it holds what the store held after that many events', async () => {
+    const cursor = await ReplayCursor.open(h.store);
     try {
       const order = [...seen.keys()].sort((a, b) => ((a * 7) % seen.length) - ((b * 7) % seen.length));
       for (const k of [seen.length - 1, ...order, 0, seen.length - 1]) {
@@ -76,8 +76,23 @@ describe('monitor: time travel', () => {
         assert.equal(cursor.at, want.n);
         assert.deepEqual(tasks(cursor.reader), want.tasks, `after ${want.n} events`);
       }
-      // Checkpoints every 5 events on the way forward; the log is 34 events long.
-      assert.deepEqual(cursor.checkpointPositions, [0, 5, 10, 15, 20, 25, 30]);
+      // Undone all the way, the projections are empty; forward again, the same as live.
+      cursor.moveTo(0);
+      assert.deepEqual(tasks(cursor.reader), []);
+      assert.equal(cursor.reader.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n, 0);
+      cursor.moveTo(seen[4]!.n);
+      assert.deepEqual(tasks(cursor.reader), seen[4]!.tasks);
+      assert.deepEqual(
+        cursor.reader.all('SELECT * FROM task_view ORDER BY task_id'),
+        await (async () => {
+          const fresh = await ReplayCursor.open(h.store);
+          fresh.moveTo(seen[4]!.n);
+          const rows = fresh.reader.all('SELECT * FROM task_view ORDER BY task_id');
+          fresh.close();
+          return rows;
+        })(),
+        'every column of every row, not only the status',
+      );
       cursor.moveTo(10_000);
       assert.equal(cursor.at, seen.at(-1)!.n, 'a position past the end stops at the end');
     } finally {
@@ -86,7 +101,7 @@ describe('monitor: time travel', () => {
   });
 
   it('given a past position, then the monitor shows the backlog, patches, deferred queue and run state of that moment', async () => {
-    const timeline = new MonitorTimeline({ source: h.store, logsDir: path.join(h.ralphDir, 'logs'), checkpointEvery: 4 });
+    const timeline = new MonitorTimeline({ source: h.store, logsDir: path.join(h.ralphDir, 'logs') });
     try {
       const total = seen.at(-1)!.n;
       for (const k of [5, 2, 9, 1, seen.length - 1, 3]) {
@@ -99,6 +114,8 @@ describe('monitor: time travel', () => {
           want.snap.deferred.map((d) => d.taskId),
         );
         assert.equal(past.events.total, want.n);
+        // The flow chart's history is the live history's prefix: its last point counts the tasks then.
+        assert.deepEqual(past.series.flow.at(-1)?.counts, want.snap.tasks.byStatus, `flow after ${want.n} events`);
         assert.equal(past.timeline.total, total);
         assert.equal(past.timeline.at?.index, want.n);
         assert.equal(past.state.run, k === seen.length - 1 ? 'stopped' : 'running', 'the loop ran between its start and stop events');
