@@ -1,7 +1,7 @@
 // `npm run bench -- timeTravel`: how long `status --at` takes to show the project as it was
 // halfway through its log, at 10k and 100k events (a full replay into a scratch database
 // through the control projections), and how long the monitor's time slider takes per move
-// (a replay cursor with checkpoints, then the monitor snapshot over it): the first move, a
+// (a replay cursor that folds forward and undoes backward, then the monitor snapshot over it): the first move, a
 // drag back by small steps, a jump back across the log, a step forward. RALPH_BENCH_TT_SIZES
 // overrides the sizes (comma list). Prints numbers; never asserts timings.
 import * as fs from 'node:fs';
