@@ -35,6 +35,7 @@ describe('package.json keybindings', () => {
         'ralph.resumeLoop',
         'ralph.stopLoop',
         'ralph.addTask',
+        'ralph.openTranscript',
       ],
     );
     for (const k of keybindings) {
