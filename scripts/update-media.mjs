@@ -15,17 +15,27 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const shots = path.join(root, '.artifacts', 'screenshots');
 const out = path.join(root, 'media', 'screenshots');
 
-/** README picture ← the e2e screenshot it is made from. */
+/**
+ * README picture ← the e2e screenshot it is made from, and the part of it worth showing
+ * (`crop` in the source's pixels; the e2e screenshots are 1400×900). Each picture ships in the
+ * .vsix, whose size has a budget (scripts/bench and the package check), so a picture is cropped
+ * to what it illustrates, scaled to at most `width` pixels and kept under MAX_BYTES.
+ */
 const SCREENSHOTS = [
-  ['monitor.jpg', 'monitor-codeserver.png'],
-  ['init-not-a-git-repository.jpg', 'first-run-01-not-a-git-repo-modal.png'],
-  ['two-folders.jpg', 'first-run-03-two-folders.png'],
-  ['transcript.jpg', 'history-02-transcript-followed.png'],
-  ['task-story.jpg', 'history-03-task-story.png'],
-  ['monitor-time-slider.jpg', 'history-04-monitor-slider-past.png'],
+  { target: 'monitor.jpg', source: 'monitor-codeserver.png', crop: { x: 346, y: 62, w: 1054, h: 540 }, width: 900 },
+  { target: 'init-not-a-git-repository.jpg', source: 'first-run-01-not-a-git-repo-modal.png', width: 900 },
+  { target: 'two-folders.jpg', source: 'first-run-03-two-folders.png', width: 900 },
+  { target: 'transcript.jpg', source: 'history-02-transcript-followed.png', crop: { x: 0, y: 28, w: 1210, h: 630 }, width: 860 },
+  { target: 'task-story.jpg', source: 'history-03-task-story.png', crop: { x: 346, y: 62, w: 1054, h: 440 }, width: 860 },
+  {
+    target: 'monitor-time-slider.jpg',
+    source: 'history-04-monitor-slider-past.png',
+    crop: { x: 346, y: 62, w: 1054, h: 440 },
+    width: 900,
+  },
 ];
-const MAX_WIDTH = 1100;
-const QUALITY = 62;
+const QUALITY = 60;
+const MAX_BYTES = 30_000;
 
 const executablePath = process.env.RALPH_E2E_CHROMIUM ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const browser = await chromium.launch({
@@ -47,7 +57,7 @@ try {
   console.log(`media/icon.png ${fs.statSync(path.join(root, 'media', 'icon.png')).size} bytes`);
 
   fs.mkdirSync(out, { recursive: true });
-  for (const [target, source] of SCREENSHOTS) {
+  for (const { target, source, crop, width: maxWidth } of SCREENSHOTS) {
     const file = path.join(shots, source);
     if (!fs.existsSync(file)) {
       console.log(`skipped ${target}: ${path.relative(root, file)} is missing (run the e2e that takes it first)`);
@@ -55,27 +65,39 @@ try {
     }
     const data = fs.readFileSync(file).toString('base64');
     await page.setViewportSize({ width: 64, height: 64 });
-    await page.setContent(`<html><body style="margin:0"><img id="i" src="data:image/png;base64,${data}"></body></html>`);
-    const { w, h } = await page.evaluate(async () => {
+    await page.setContent(`<html><body style="margin:0;overflow:hidden"><img id="i" src="data:image/png;base64,${data}"></body></html>`);
+    const natural = await page.evaluate(async () => {
       const img = document.getElementById('i');
       await img.decode();
       return { w: img.naturalWidth, h: img.naturalHeight };
     });
-    const scale = Math.min(1, MAX_WIDTH / w);
-    const width = Math.round(w * scale);
-    const height = Math.round(h * scale);
+    const c = crop ?? { x: 0, y: 0, w: natural.w, h: natural.h };
+    const scale = Math.min(1, maxWidth / c.w);
+    const width = Math.round(c.w * scale);
+    const height = Math.round(c.h * scale);
     await page.setViewportSize({ width, height });
+    // The whole image scaled, shifted so the crop's corner is the page's.
     await page.evaluate(
-      ([wd, ht]) => {
+      ([s, n, cx, cy]) => {
         const img = document.getElementById('i');
-        img.style.width = `${wd}px`;
-        img.style.height = `${ht}px`;
-        img.style.display = 'block';
+        Object.assign(img.style, {
+          display: 'block',
+          position: 'absolute',
+          width: `${n.w * s}px`,
+          height: `${n.h * s}px`,
+          left: `${-cx * s}px`,
+          top: `${-cy * s}px`,
+        });
       },
-      [width, height],
+      [scale, natural, c.x, c.y],
     );
-    await page.screenshot({ path: path.join(out, target), type: 'jpeg', quality: QUALITY, clip: { x: 0, y: 0, width, height } });
-    console.log(`media/screenshots/${target} ${width}×${height} ${fs.statSync(path.join(out, target)).size} bytes`);
+    const target_ = path.join(out, target);
+    await page.screenshot({ path: target_, type: 'jpeg', quality: QUALITY, clip: { x: 0, y: 0, width, height } });
+    const bytes = fs.statSync(target_).size;
+    console.log(
+      `media/screenshots/${target} ${width}×${height} ${bytes} bytes${bytes > MAX_BYTES ? ` — over ${MAX_BYTES}: crop it tighter` : ''}`,
+    );
+    if (bytes > MAX_BYTES) process.exitCode = 1;
   }
 } finally {
   await browser.close();
