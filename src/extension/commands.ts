@@ -11,6 +11,7 @@ import { CONTROL_PROJECTIONS } from '../control';
 import { proposalSchemas } from '../domain/proposals';
 import { EFFORTS } from '../domain/model';
 import type { AgentBackend } from '../agents/types';
+import type { PreflightReport } from '../preflight/preflight';
 import { CONFIG_FILE, loadConfig } from '../project/config';
 import { openStore } from '../store';
 import type { Engine, SubmitOutcome } from './engine';
@@ -372,10 +373,25 @@ const startLoop: Factory =
       if (init) await vscode.commands.executeCommand(Commands.initialize, projectDir);
       return;
     }
-    const host = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Ralph: starting the loop${c.projects.multi ? ` in ${e.name}` : ''}…` },
-      async () => e.startLoop({ backends: await lmBackends(projectDir) }),
-    );
+    // A preflight that refuses (no agent CLI, no confinement…) shows a notification whose
+    // buttons fix it, not a bare error; it runs before the loop engine loads, and once more
+    // inside the start (the config may change in between) with the same probes.
+    const notice = { output: c.output, folderName: c.projects.multi ? e.name : undefined, projectDir };
+    const { preflightBeforeStart, showPreflightFailure } = await import('./preflightNotice.js');
+    const preflight = preflightBeforeStart(notice);
+    if (preflight === null) return;
+    let host: Awaited<ReturnType<Engine['startLoop']>>;
+    try {
+      host = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Ralph: starting the loop${c.projects.multi ? ` in ${e.name}` : ''}…` },
+        async () => e.startLoop({ backends: await lmBackends(projectDir), preflight }),
+      );
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'PreflightFailedError' && 'report' in err)) throw err;
+      // Not awaited: the command is done, the notification stays.
+      void showPreflightFailure(notice, (err as Error & { report: PreflightReport }).report);
+      return;
+    }
     // The one Ralph status bar item shows the run (phase, task, spinner); no second progress item.
     c.output.info(
       `${tag(c, e)}loop started (${host.settings.workers} worker(s), target branch ${host.settings.targetBranch ?? 'current'})`,

@@ -3,7 +3,8 @@
 // yes commits only Ralph's files; the walkthrough ticks from real state when it opens (a
 // trusted git repository, an initialized project with a promoted patch); two folders in one
 // window each have their project, the views and the status bar say which, and a palette
-// command asks which folder. Screenshots in .artifacts/screenshots/.
+// command asks which folder; Start Loop with an agent CLI that is not installed shows a
+// notification naming it, whose buttons fix it. Screenshots in .artifacts/screenshots/.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -195,5 +196,72 @@ describe('e2e: first run (packaged .vsix)', function () {
     assert.ok(!offered.some((t) => /^api\b/.test(t)), `the initialized folder is not offered for Initialize: ${offered.join(' | ')}`);
     await wb.page.keyboard.press('Escape');
     assert.equal(fs.existsSync(path.join(web, '.ralph')), false, 'Escape initialized nothing');
+  });
+
+  it('given a config naming a claude CLI that is not installed, when Start Loop runs, then a notification names the check with its fixes as buttons; Choose Backend writes ralph.config.json', async () => {
+    const dir = await makeGitRepo({ 'README.md': '# preflight\n', 'specs/app.md': '# App\n\n## Greeting\nSay hello.\n' });
+    cleanup.push(dir);
+    await initProject({
+      dir,
+      createDatabase: async (ralphDir) => {
+        const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+        await s.close();
+      },
+    });
+    const configFile = path.join(dir, 'ralph.config.json');
+    const readConfig = (): { backends?: Record<string, unknown> } => JSON.parse(fs.readFileSync(configFile, 'utf8'));
+    const config = readConfig();
+    // A name nothing on this machine answers to: what a user without Claude Code meets.
+    fs.writeFileSync(
+      configFile,
+      `${JSON.stringify({ ...config, backends: { ...config.backends, claude: { binary: 'claude-not-installed-e2e' } } }, null, 2)}\n`,
+    );
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'ralph init');
+    session = await startSession(dir, { vsix: [defaultVsix] });
+    const wb = session.workbench;
+
+    let started = Date.now();
+    await wb.runCommand('Ralph: Start Loop');
+    const ran = Date.now();
+    const failed = /Ralph cannot start the loop: the Claude Code CLI `claude-not-installed-e2e` is not installed/;
+    const toast = await wb.waitForNotification(failed);
+    console.log(
+      `      [measure] the preflight notification showed ${Date.now() - started} ms after Start Loop was typed, ${Date.now() - ran} ms after it ran (issue: within 5 s)`,
+    );
+    assert.match(await toast.innerText(), /To fix: install it \(npm install -g @anthropic-ai\/claude-code\)/);
+    const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((t) => t.trim()).filter((t) => t.length > 0);
+    assert.deepEqual(buttons, ['Install…', 'Choose Backend…', 'Open ralph.config.json']);
+    // The start's progress toast closes once the start failed: nothing keeps "starting" on screen.
+    await wb.page.locator('.notifications-toasts .notification-toast', { hasText: 'starting the loop' }).waitFor({ state: 'hidden' });
+    await wb.screenshot('first-run-04-preflight-failed');
+    // The loop never started: no agent ran, nothing was recorded as a run.
+    await wb
+      .statusBarItem(/Ralph: stopped/)
+      .first()
+      .waitFor();
+
+    await toast.locator('.monaco-button', { hasText: 'Open ralph.config.json' }).click();
+    await wb.page.locator('.tabs-container .tab.active', { hasText: 'ralph.config.json' }).first().waitFor();
+
+    // Again, and this time choose another backend: the pick is written for every role.
+    started = Date.now();
+    await wb.runCommand('Ralph: Start Loop');
+    await wb.waitForNotification(failed);
+    console.log(`      [measure] the second time ${Date.now() - started} ms`);
+    await wb.clickNotificationButton(failed, 'Choose Backend…');
+    await quickInputTitle(wb).filter({ hasText: 'which backend runs the agents' }).waitFor();
+    await wb.answerQuickInput('Codex');
+    await pollUntil(
+      'ralph.config.json names codex for every role',
+      async () => {
+        const b = readConfig().backends ?? {};
+        return b.primary === 'codex' && b.worker === 'codex' && b.judge === 'codex';
+      },
+      () => fs.readFileSync(configFile, 'utf8'),
+    );
+    assert.deepEqual(readConfig().backends?.claude, { binary: 'claude-not-installed-e2e' }, 'the rest of the config is kept');
+    const offer = await wb.waitForNotification(/the agents now run on Codex/);
+    assert.ok((await offer.innerText()).includes('Start Loop'));
   });
 });
