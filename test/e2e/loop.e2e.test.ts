@@ -3,7 +3,8 @@
 // model (configured through ralph.config.json backends); tasks move in the Backlog; a
 // tier-2 patch waits in Deferred, its diff opens on click, it is approved inline and
 // promoted; the judge's verdict on another tier-2 patch arrives as a notification; the
-// monitor shows phase, task counts and cost; the loop stops; after a reload the same state.
+// monitor shows phase, task counts and cost; the loop stops with `git status` empty in the
+// checkout; after a reload the same state.
 // Screenshots of the trees and the monitor go to .artifacts/screenshots/.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -105,12 +106,24 @@ describe('e2e: the loop in VS Code (packaged .vsix, scripted model)', function (
     await wb().screenshot('loop-06-monitor');
   });
 
-  it('when "Ralph: Stop Loop" runs, then the loop stops; after a window reload the Backlog shows the same state', async () => {
+  it('when "Ralph: Stop Loop" runs after every task is done, then the loop stops and git status in the checkout is empty; after a window reload the Backlog shows the same state', async () => {
+    for (const id of ['CALC-1', 'CALC-2', 'CALC-4', 'CALC-5']) {
+      await wb().treeRows(backlog()).filter({ hasText: id }).filter({ hasText: 'done' }).first().waitFor({ timeout: 180_000 });
+    }
     await wb().runCommand('Ralph: Stop Loop');
     await wb()
       .statusBarItem(/Ralph: stopped/)
       .first()
       .waitFor({ timeout: 60_000 });
+    // After a full run the user's checkout shows only the user's changes (none here): promoted
+    // work arrived as commits, and Ralph's derived views and logs, which it did rewrite, are
+    // ignored rather than absent.
+    assert.equal(git(repo, 'status', '--porcelain', '--untracked-files=all'), '', 'git status after the run');
+    for (const derived of ['.ralph/BACKLOG.md', '.ralph/STATE.json', '.ralph/SPEC_REGISTRY.md', '.ralph/ralph.db']) {
+      assert.ok(fs.existsSync(path.join(repo, derived)), `${derived} was written`);
+      assert.equal(git(repo, 'check-ignore', derived).trim(), derived);
+    }
+    assert.match(fs.readFileSync(path.join(repo, '.ralph', 'BACKLOG.md'), 'utf8'), /CALC-5/);
     const before = (await wb().treeRows(backlog()).allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim()).sort();
     await wb().runCommand('Developer: Reload Window');
     await wb().page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 120_000 });
