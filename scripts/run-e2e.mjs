@@ -58,7 +58,8 @@ async function main() {
   if (!skipPackage) {
     // vsce runs the manifest's vscode:prepublish (npm run build:prod) before packaging.
     step('vsce package (builds with build:prod first)', () =>
-      execFileSync('npx', ['vsce', 'package', '--no-dependencies', '--no-rewrite-relative-links', '--out', 'dist/ralph-loop.vsix'], {
+      // `npm run package`: the README with its pictures inlined (scripts/vsix-readme.mjs), then vsce.
+      execFileSync('npm', ['run', '--silent', 'package'], {
         cwd: root,
         stdio: 'inherit',
       }),

@@ -25,6 +25,7 @@ const SCREENSHOTS = [
   { target: 'monitor.jpg', source: 'monitor-codeserver.png', crop: { x: 346, y: 62, w: 1054, h: 540 }, width: 900 },
   { target: 'init-not-a-git-repository.jpg', source: 'first-run-01-not-a-git-repo-modal.png', width: 900 },
   { target: 'two-folders.jpg', source: 'first-run-03-two-folders.png', width: 900 },
+  { target: 'extension-page.jpg', source: 'first-run-05-extension-page.png', crop: { x: 0, y: 30, w: 1300, h: 520 }, width: 780 },
   { target: 'first-run-error.jpg', source: 'first-run-04-preflight-failed.png', crop: { x: 700, y: 600, w: 700, h: 300 }, width: 700 },
   { target: 'transcript.jpg', source: 'history-02-transcript-followed.png', crop: { x: 0, y: 28, w: 1210, h: 630 }, width: 860 },
   { target: 'task-story.jpg', source: 'history-03-task-story.png', crop: { x: 346, y: 62, w: 1054, h: 440 }, width: 860 },

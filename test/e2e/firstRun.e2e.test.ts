@@ -198,6 +198,39 @@ describe('e2e: first run (packaged .vsix)', function () {
     assert.equal(fs.existsSync(path.join(web, '.ralph')), false, 'Escape initialized nothing');
   });
 
+  it('given the installed .vsix, when its page opens in the Extensions view, then the README shows with every picture loaded, offline', async () => {
+    const dir = await makeGitRepo();
+    cleanup.push(dir);
+    session = await startSession(dir, { vsix: [defaultVsix] });
+    const wb = session.workbench;
+    await wb.runCommand('Extensions: Show Enabled Extensions');
+    await wb.page.locator('.extensions-viewlet .monaco-list-row', { hasText: 'Ralph Loop' }).first().click();
+    await wb.page.locator('.extension-editor .header .name', { hasText: 'Ralph Loop' }).first().waitFor();
+    const readme = wb.webviewFrame();
+    await readme.locator('h1', { hasText: 'Ralph Loop for VS Code' }).first().waitFor();
+    await readme.locator('h2', { hasText: 'Quick start' }).first().waitFor();
+    // The pictures ship inlined in the .vsix's README (the view allows only https: and data:
+    // pictures) and show without a network: each has decoded.
+    const pictures = readme.locator('img');
+    let state: [string, boolean][] = [];
+    await pollUntil(
+      'every README picture decoded',
+      async () => {
+        state = await pictures.evaluateAll((imgs) =>
+          imgs.map((i): [string, boolean] => [
+            (i.getAttribute('src') ?? '').slice(0, 40),
+            (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0,
+          ]),
+        );
+        return state.length >= 7 && state.every(([, ok]) => ok);
+      },
+      () => JSON.stringify(state),
+    );
+    const icon = wb.page.locator('.extension-editor .header img.icon');
+    assert.ok(await icon.evaluate((i) => (i as HTMLImageElement).naturalWidth > 0), 'the icon loaded');
+    await wb.screenshot('first-run-05-extension-page');
+  });
+
   it('given a config naming a claude CLI that is not installed, when Start Loop runs, then a notification names the check with its fixes as buttons; Choose Backend writes ralph.config.json', async () => {
     const dir = await makeGitRepo({ 'README.md': '# preflight\n', 'specs/app.md': '# App\n\n## Greeting\nSay hello.\n' });
     cleanup.push(dir);

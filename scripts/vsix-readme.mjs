@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// Writes the README that ships inside the .vsix (dist/vsix/README.md): README.md with each
+// picture under media/ inlined as a data: URI. VS Code's Extensions view renders an
+// extension's README under a Content-Security-Policy of `img-src https: data:`, so a
+// relative link to a file in the extension never loads there, and an https link needs the
+// network; inlined, the pictures show offline. The repository's README keeps its file links
+// (GitHub renders those). vsce takes this file with --readme-path.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TYPES = { '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png' };
+
+export function inlinePictures(markdown, baseDir) {
+  let count = 0;
+  const text = markdown.replace(/!\[([^\]]*)\]\((media\/[^)\s]+)\)/g, (whole, alt, rel) => {
+    const type = TYPES[path.extname(rel).toLowerCase()];
+    const file = path.join(baseDir, rel);
+    if (type === undefined) throw new Error(`README.md: ${rel}: only JPEG and PNG pictures can be inlined`);
+    if (!fs.existsSync(file)) throw new Error(`README.md: ${rel} does not exist`);
+    count++;
+    return `![${alt}](data:${type};base64,${fs.readFileSync(file).toString('base64')})`;
+  });
+  return { text, count };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const { text, count } = inlinePictures(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), root);
+  const out = path.join(root, 'dist', 'vsix', 'README.md');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, text);
+  console.log(`dist/vsix/README.md: ${count} picture(s) inlined, ${fs.statSync(out).size} bytes`);
+}
