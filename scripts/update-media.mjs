@@ -23,6 +23,8 @@ const out = path.join(root, 'media', 'screenshots');
  */
 const SCREENSHOTS = [
   { target: 'monitor.jpg', source: 'monitor-codeserver.png', crop: { x: 346, y: 62, w: 1054, h: 540 }, width: 900 },
+  // The monitor page in a light theme, from the browser tests (npm run test:browser).
+  { target: 'monitor-light.jpg', source: 'monitor-light.png', crop: { x: 0, y: 0, w: 1280, h: 440 }, width: 800 },
   { target: 'init-not-a-git-repository.jpg', source: 'first-run-01-not-a-git-repo-modal.png', width: 900 },
   { target: 'two-folders.jpg', source: 'first-run-03-two-folders.png', width: 900 },
   { target: 'extension-page.jpg', source: 'first-run-05-extension-page.png', crop: { x: 0, y: 30, w: 1300, h: 520 }, width: 780 },

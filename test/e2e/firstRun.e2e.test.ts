@@ -222,7 +222,7 @@ describe('e2e: first run (packaged .vsix)', function () {
             (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0,
           ]),
         );
-        return state.length >= 7 && state.every(([, ok]) => ok);
+        return state.length >= 9 && state.every(([, ok]) => ok);
       },
       () => JSON.stringify(state),
     );
