@@ -275,6 +275,8 @@ function renderHeader(s: Sections, snap: MonitorSnapshot): void {
 function renderNotice(s: Sections, snap: MonitorSnapshot): void {
   const parts: HTMLElement[] = [];
   if (snap.empty) parts.push(h('div', { className: 'welcome', role: 'note', id: 'welcome' }, ...welcome(snap)));
+  const { unconfined, incidents } = snap.safety;
+  if (unconfined.length > 0 || incidents > 0) parts.push(h('div', { className: 'safety', role: 'alert', id: 'safety' }, ...safety(snap)));
   if (snap.warnings.length > 0) {
     parts.push(
       h(
@@ -286,6 +288,19 @@ function renderNotice(s: Sections, snap: MonitorSnapshot): void {
     );
   }
   fill(s.notice, ...parts);
+}
+
+/** Said above everything: agents that can write anything the user can, and incidents. */
+function safety(snap: MonitorSnapshot): (Element | string)[] {
+  const { unconfined, incidents } = snap.safety;
+  const lines: string[] = [];
+  if (unconfined.length > 0) {
+    const who = snap.state.run === 'stopped' ? "The last run's agents ran" : 'Agents run';
+    lines.push(`${who} UNCONFINED (agents.unconfined: true): ${unconfined.join(', ')} could write anything your user can.`);
+  }
+  if (incidents > 0)
+    lines.push(`${incidents} integrity incident${incidents === 1 ? '' : 's'}: see ralph status and ralph restore-incident.`);
+  return [icon('warning'), h('span', {}, lines.join(' '))];
 }
 
 /** The empty state says what to do next in this project, not in some other one. */
@@ -624,7 +639,7 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
     fn();
   };
   once('header', [snap.state, snap.project, snap.generatedAt], () => renderHeader(s, snap));
-  once('notice', [snap.empty, snap.project, snap.warnings], () => renderNotice(s, snap));
+  once('notice', [snap.empty, snap.project, snap.warnings, snap.safety, snap.state.run], () => renderNotice(s, snap));
   once('tasks', snap.tasks, () => renderTasks(s.cards.tasks, snap));
   once('patches', snap.patches, () => renderPatches(s.cards.patches, snap));
   once('events', [snap.events.total, snap.events.lastHour, snap.events.last10Min, snap.events.recent[0]?.ts], () =>

@@ -2,12 +2,14 @@
 // while following another process's loop), the primary's phase and task, and today's cost;
 // the tooltip adds the spend forecast; a click opens the monitor. With several folders it
 // speaks of the folder of the active editor (else one whose loop runs, else the first
-// initialized) and names it; the tooltip lists every folder. Recomputed from the monitor's snapshot, at most twice a second.
+// initialized) and names it; the tooltip lists every folder. Agents running unconfined turn it
+// the warning colour. Recomputed from the monitor's snapshot, at most twice a second.
 import * as vscode from 'vscode';
 import type { Engine } from './engine';
 import { Commands } from './ids';
 import { Disposable } from './lifecycle';
 import type { Projects } from './projects';
+import { statusBarView } from './statusBarText';
 
 export class RalphStatusBar extends Disposable {
   private readonly item = this._register(vscode.window.createStatusBarItem('ralph.status', vscode.StatusBarAlignment.Left, 50));
@@ -53,12 +55,14 @@ export class RalphStatusBar extends Disposable {
     let task: string | null = null;
     let cost = 0;
     let forecast: string | null = null;
+    let unconfined: readonly string[] = [];
     try {
       const snap = await engine.dataSource.snapshot();
       phase = snap.state.phase;
       task = snap.state.currentTask;
       cost = snap.cost.cost;
       forecast = snap.forecast;
+      unconfined = snap.safety.unconfined;
     } catch {
       // the tooltip still shows the state below
     }
@@ -67,22 +71,21 @@ export class RalphStatusBar extends Disposable {
       phase = primary.phase;
       task = primary.taskId;
     }
-    const state = engine.loopState();
-    const observing = engine.role() === 'observer';
-    const icon = observing ? '$(eye)' : state === 'running' ? '$(sync~spin)' : state === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
-    const parts = [
-      observing ? 'observing' : undefined,
-      state === 'running' ? phase || 'running' : state,
-      state === 'stopped' ? undefined : (task ?? undefined),
-      `$${cost.toFixed(2)} today`,
-    ].filter((p): p is string => !!p);
-    this.item.text = `${icon} Ralph${name}: ${parts.join(' · ')}`;
-    const who = observing
-      ? `run by another process (pid ${engine.externalWriter()?.pid ?? '?'}); this window follows it`
-      : state === 'stopped'
-        ? 'not running'
-        : 'run by this window';
-    this.item.tooltip = `Ralph loop${name} ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : phase || '-'}\nTask: ${task ?? '-'}\nCost today: $${cost.toFixed(4)}${forecast ? `\n${forecast}` : ''}\nClick to open the monitor.${this.others(engine)}`;
+    const view = statusBarView({
+      name,
+      state: engine.loopState(),
+      observing: engine.role() === 'observer',
+      observedPid: engine.externalWriter()?.pid ?? null,
+      phase,
+      task,
+      cost,
+      forecast,
+      unconfined,
+      others: this.others(engine),
+    });
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
   }
 

@@ -1,6 +1,6 @@
 // What `ralph status` adds about safety: how the last loop run confined its agents (from
 // its `agents.confinement` event) and the incidents the integrity check recorded.
-import type { EventStore } from '../store/types';
+import type { SqlReader } from '../store/types';
 
 export interface SafetyFacts {
   /** The last run's confinement per role; null when no run recorded one. */
@@ -11,7 +11,7 @@ export interface SafetyFacts {
   readonly incidents: readonly { readonly id: string; readonly ts: string; readonly summary: string; readonly restore: string | null }[];
 }
 
-export function safetyFacts(store: Pick<EventStore, 'all'>): SafetyFacts {
+export function safetyFacts(store: SqlReader): SafetyFacts {
   const last = store.all<{ payload: string }>(
     "SELECT payload FROM events WHERE event_type = 'agents.confinement' ORDER BY rowid DESC LIMIT 1",
   )[0];
@@ -46,11 +46,17 @@ export function safetyFacts(store: Pick<EventStore, 'all'>): SafetyFacts {
   return { confinement, incidents };
 }
 
+/** The roles the last run left unconfined, as `role (backend)`; empty when none was. */
+export function unconfinedRoles(f: SafetyFacts): string[] {
+  if (f.confinement?.unconfined !== true) return [];
+  return f.confinement.roles.filter((r) => r.kind === 'none').map((r) => `${r.role} (${r.backend})`);
+}
+
 /** Lines after the status block; empty when there is nothing to warn about. */
 export function safetyLines(f: SafetyFacts): string {
   const lines: string[] = [];
-  if (f.confinement?.unconfined === true) {
-    const roles = f.confinement.roles.filter((r) => r.kind === 'none').map((r) => `${r.role} (${r.backend})`);
+  const roles = unconfinedRoles(f);
+  if (roles.length > 0) {
     lines.push(
       `WARNING: the last run's agents ran UNCONFINED: ${roles.join(', ')} could write anything your user can (agents.unconfined: true)`,
     );

@@ -20,6 +20,7 @@ import type {
 import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
 import { perDayBudgetOf, readForecast } from '../control/forecast';
 import { renderForecast } from '../domain/forecast';
+import { safetyFacts, unconfinedRoles } from '../integrity/status';
 import { isFailure, readMetrics } from './metrics';
 import type { MetricsFileCache, MetricsLine } from './metrics';
 import { costSeries, flowSeries, phaseDurations, runWindow, statusAfterEvent } from './series';
@@ -428,6 +429,10 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   snap.agents = run === 'stopped' ? [] : [...(input.agents ?? [])];
   snap.logLines = (input.logLines ?? []).slice(-(input.maxLogLines ?? 200));
   snap.empty = snap.events.total === 0 && total === 0 && metrics.lines.length === 0;
+  if (hasEvents) {
+    const safety = safetyFacts(db);
+    snap.safety = { unconfined: unconfinedRoles(safety), incidents: safety.incidents.length };
+  }
   if (hasEvents && hasTasks) {
     try {
       snap.forecast = renderForecast(readForecast(db, { now, perDayBudgetUsd: () => perDayBudgetOf(dirname(ralphDir)) })) ?? null;

@@ -179,6 +179,14 @@ export const timelineSchema = z.object({
   at: z.object({ index: count, eventId: z.string(), ts: isoTs }).nullable(),
 });
 
+/** How the last run confined its agents and what the integrity check found. */
+const safetySchema = z.object({
+  /** Roles the last run's agents ran with no confinement (`agents.unconfined`), as `role (backend)`. */
+  unconfined: z.array(z.string()),
+  /** Incidents the integrity check recorded in this project. */
+  incidents: z.number().int().nonnegative(),
+});
+
 export const monitorSnapshotSchema = z.object({
   generatedAt: isoTs,
   project: projectInfoSchema,
@@ -198,6 +206,7 @@ export const monitorSnapshotSchema = z.object({
   /** The spend forecast's line (src/domain/forecast.ts), or null while nothing has been spent. */
   forecast: z.string().nullable().default(null),
   timeline: timelineSchema.default({ total: 0, firstTs: null, lastTs: null, at: null }),
+  safety: safetySchema.default({ unconfined: [], incidents: 0 }),
 });
 
 export type LoopState = z.infer<typeof loopStateSchema>;
@@ -396,5 +405,6 @@ export function emptySnapshot(now: Date): MonitorSnapshot {
     warnings: [],
     forecast: null,
     timeline: { total: 0, firstTs: null, lastTs: null, at: null },
+    safety: { unconfined: [], incidents: 0 },
   };
 }

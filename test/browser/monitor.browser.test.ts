@@ -418,6 +418,26 @@ describe('monitor webview in chromium', function () {
     await page.locator('#welcome', { hasText: 'nothing to work on yet' }).waitFor();
   });
 
+  it('given agents that ran unconfined and an incident, then a warning above everything says so, for a running and for a stopped loop', async () => {
+    await page.evaluate(() => sessionStorage.clear());
+    await open('dark');
+    const running = {
+      ...snap,
+      state: { ...snap.state, run: 'running' as const },
+      safety: { unconfined: ['primary (claude)'], incidents: 2 },
+    };
+    await post({ method: 'snapshot', params: { snapshot: running } });
+    await page.locator('#safety[role=alert]', { hasText: 'Agents run UNCONFINED' }).waitFor();
+    assert.match(await text('#safety'), /primary \(claude\) could write anything your user can.*2 integrity incidents/);
+    await post({
+      method: 'snapshot',
+      params: { snapshot: { ...running, generatedAt: NOW.toISOString(), state: { ...snap.state, run: 'stopped' as const } } },
+    });
+    await page.locator('#safety', { hasText: "The last run's agents ran UNCONFINED" }).waitFor();
+    await post({ method: 'snapshot', params: { snapshot: { ...snap, safety: { unconfined: [], incidents: 0 } } } });
+    await page.locator('#safety').waitFor({ state: 'detached' });
+  });
+
   it('shows an empty project without errors', async () => {
     await page.evaluate(() => sessionStorage.clear());
     await open('dark');

@@ -369,6 +369,43 @@ describe('buildMonitorSnapshot', () => {
     assert.equal(buildMonitorSnapshot(readerOf(db), logs, NOW).events.recent[0]?.summary, 'still proposed · rebased onto 1234abcd');
   });
 
+  it('given a run that opted in to unconfined agents and an incident, then the snapshot names the roles and counts the incident', () => {
+    db.exec(REFERENCE_DDL);
+    const roles = (primary: string) => [
+      { role: 'primary', backend: 'claude', kind: primary, summary: '' },
+      { role: 'judge', backend: 'codex', kind: 'bwrap', summary: '' },
+    ];
+    insertEvents(db, [
+      {
+        ts: ago(3 * MIN),
+        entity_type: 'agents',
+        entity_id: 'agents',
+        event_type: 'agents.confinement',
+        payload: { roles: roles('bwrap'), unconfined: false, opted_in: false },
+      },
+    ]);
+    assert.deepEqual(buildMonitorSnapshot(readerOf(db), logs, NOW).safety, { unconfined: [], incidents: 0 });
+    insertEvents(db, [
+      {
+        ts: ago(2 * MIN),
+        entity_type: 'agents',
+        entity_id: 'agents',
+        event_type: 'agents.confinement',
+        payload: { roles: roles('none'), unconfined: true, opted_in: true },
+      },
+      {
+        ts: ago(MIN),
+        entity_type: 'incident',
+        entity_id: 'incident_1',
+        event_type: 'incident',
+        payload: { summary: '.git/config modified' },
+      },
+    ]);
+    const s = buildMonitorSnapshot(readerOf(db), logs, NOW);
+    assert.deepEqual(s.safety, { unconfined: ['primary (claude)'], incidents: 1 }, 'the latest run counts, only its unconfined roles');
+    monitorSnapshotSchema.parse(s);
+  });
+
   it('given a cache, when events are appended between builds, then the flow equals a full read', () => {
     db.exec(REFERENCE_DDL);
     insertEvents(db, [
