@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createCodexBackend } from '../../../src/agents/codexBackend';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { invokeAgent } from '../../../src/agents/invoke';
 import { readMetrics } from '../../../src/agents/metrics';
 import { DEFAULT_PRICES, priceTokens } from '../../../src/agents/pricing';
@@ -181,6 +182,39 @@ for (const variant of ['with bubblewrap on PATH', 'without bubblewrap on PATH'] 
         assert.ok(!existsSync(join(repo.dir, '.git', 'hooks', 'pre-commit')), "the workspace's .git stays read-only");
       } finally {
         rmSync(outside, { recursive: true, force: true });
+      }
+    });
+
+    it('given the confinement the loop gives codex on this machine, when commands and patches aim outside the worktree, then only the worktree and the scratch are written', async () => {
+      const outside = mkdtempSync(join(tmpdir(), 'ralph-codex-outside-'));
+      const scratch = mkdtempSync(join(tmpdir(), 'ralph-codex-scratch-'));
+      try {
+        writeFileSync(join(outside, 'README.md'), '# mine\n');
+        const confinement = detectConfinement('codex', { PATH: path });
+        // With bubblewrap the loop wraps codex in it (codex's own sandbox cannot start there);
+        // without, codex's own workspace-write sandbox confines it.
+        assert.equal(confinement.kind, variant === 'with bubblewrap on PATH' ? 'bwrap' : 'cli-sandbox');
+        server = await startModelServer({
+          turns: [
+            { tools: [{ tool: 'write', path: 'inside.txt', content: 'ok\n' }] },
+            { tools: [{ tool: 'bash', command: `echo pwned >> ${outside}/README.md; echo tmp > "$TMPDIR/mine.txt"` }] },
+            { tools: [{ tool: 'write', path: join(outside, 'new.txt'), content: 'pwned\n' }] },
+            { tools: [{ tool: 'edit', path: join(outside, 'README.md'), old: '# mine', new: '# pwned' }] },
+            { tools: [{ tool: 'bash', command: `mkdir -p ${repo.dir}/.git/hooks && echo x > ${repo.dir}/.git/hooks/pre-commit` }] },
+            { text: 'done' },
+          ],
+        });
+        const backend = createCodexBackend({ command: codexBin, baseEnv: {}, confinement, ...codexMockProvider(server.url) });
+        const result = await backend.run(request({ PATH: path, CODEX_API_KEY: 'test-key-not-secret-0123456789' }, { scratchDir: scratch }));
+        assert.equal(result.status, 'success', JSON.stringify(result));
+        assert.equal(readFileSync(join(repo.dir, 'inside.txt'), 'utf8'), 'ok\n');
+        assert.equal(readFileSync(join(outside, 'README.md'), 'utf8'), '# mine\n');
+        assert.ok(!existsSync(join(outside, 'new.txt')), 'a patch outside the worktree was refused');
+        assert.ok(!existsSync(join(repo.dir, '.git', 'hooks', 'pre-commit')), "the worktree's .git stays read-only");
+        assert.equal(readFileSync(join(scratch, 'tmp', 'mine.txt'), 'utf8'), 'tmp\n', 'its own TMPDIR (the scratch) is writable');
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+        rmSync(scratch, { recursive: true, force: true });
       }
     });
 
