@@ -11,7 +11,7 @@
 // branches (new ones too), tags, remote-tracking refs and the stash are left out, and the
 // checkout's files are not looked at (the agent cannot write them anyway).
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runGit } from '../git/exec';
 import { gitCommonDir } from '../git/repo';
@@ -123,7 +123,7 @@ export class IntegrityGuard {
         path: c.path,
         change: c.change,
         restorable: restorable(c),
-        ...(c.before?.content !== undefined ? { before_base64: c.before.content.toString('base64') } : {}),
+        ...(c.before?.content !== undefined ? { before_base64: c.before.content.toString('base64'), before_mode: modeOf(c.before) } : {}),
         ...(c.before?.link !== undefined ? { before_link: c.before.link } : {}),
       })),
     };
@@ -167,8 +167,16 @@ export interface IncidentRecord {
     readonly change: 'added' | 'removed' | 'modified';
     readonly restorable: boolean;
     readonly before_base64?: string;
+    /** The file's permission bits before (a hook keeps its execute bit). */
+    readonly before_mode?: number;
     readonly before_link?: string;
   }[];
+}
+
+/** The permission bits a file entry's digest records (`<octal st_mode>:<sha1>`). */
+function modeOf(e: Entry): number | undefined {
+  const m = /^([0-7]+):/.exec(e.digest);
+  return m?.[1] !== undefined ? parseInt(m[1], 8) & 0o777 : undefined;
 }
 
 /** Where a logical snapshot path lives on disk (null for refs and other non-files). */
@@ -189,10 +197,17 @@ export async function restoreIncident(record: IncidentRecord): Promise<string[]>
       await rm(file, { force: true, recursive: true });
       done.push(`removed ${c.path}`);
     } else if (c.before_base64 !== undefined) {
+      // Renamed over whatever is there now (a link the agent put there is replaced, never
+      // followed), and never absent: a crash leaves the agent's version or the old one.
+      const bytes = Buffer.from(c.before_base64, 'base64');
+      await writeFileAtomic(file, bytes, { mkdir: true, ...(c.before_mode !== undefined ? { mode: c.before_mode } : {}) });
+      if (c.before_mode !== undefined) await chmod(file, c.before_mode); // the umask took bits off
+      done.push(`restored ${c.path}`);
+    } else if (c.before_link !== undefined) {
       await mkdir(dirname(file), { recursive: true });
       await rm(file, { force: true });
-      await writeFile(file, Buffer.from(c.before_base64, 'base64'));
-      done.push(`restored ${c.path}`);
+      await symlink(c.before_link, file);
+      done.push(`restored ${c.path} (a link to ${c.before_link})`);
     }
   }
   return done;

