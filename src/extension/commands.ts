@@ -13,6 +13,7 @@ import { EFFORTS } from '../domain/model';
 import type { AgentBackend } from '../agents/types';
 import type { PreflightReport } from '../preflight/preflight';
 import { CONFIG_FILE, loadConfig } from '../project/config';
+import { writeFileAtomicSync } from '../shared/fs';
 import { openStore } from '../store';
 import type { Engine, SubmitOutcome } from './engine';
 import { openEventLog } from './eventLog';
@@ -468,7 +469,7 @@ const initialize: Factory =
       const file = path.join(dir, CONFIG_FILE);
       const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { backends?: Record<string, unknown> };
       json.backends = { ...(json.backends ?? {}), primary: backend, worker: backend, judge: backend };
-      fs.writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+      writeFileAtomicSync(file, `${JSON.stringify(json, null, 2)}\n`);
     }
     c.output.info(
       `${tag(c, e)}initialized ${dir}: language ${report.lang} (${report.langSource}), created ${report.created.length}, kept ${report.kept.length}, database ${report.database}${report.git.commit ? `, git repository with Ralph's files in ${report.git.commit.slice(0, 8)}` : ''}`,

@@ -3,7 +3,7 @@
 // atomically, taken by the running engine between REQs. Applied exactly once: the
 // `req.decided` event names its file, so a file seen again after a crash (applied, not yet
 // deleted) is only deleted. A decision that does not apply moves to failed/ with the reason.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { idSchema } from '../domain/ids';
@@ -96,7 +96,7 @@ export function failReqDecision(ralphDir: string, name: string, reason: string):
   mkdirSync(failed, { recursive: true });
   try {
     renameSync(join(ralphDir, DECISIONS_DIR, name), join(failed, name));
-    writeFileSync(join(failed, `${name}.error.txt`), `${reason}\n`);
+    writeFileAtomicSync(join(failed, `${name}.error.txt`), `${reason}\n`);
   } catch {
     // already moved by a concurrent reader
   }
