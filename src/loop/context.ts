@@ -3,6 +3,8 @@
 // signal, the process ledger, the run's totals). Passed explicitly, so a module says by its
 // parameters what it uses; the loop's drivers get it inside their LoopRun (loopRun.ts).
 import { join } from 'node:path';
+import { NO_CONFINEMENT } from '../agents/sandbox';
+import type { Confinement } from '../agents/sandbox';
 import type { AgentBackend } from '../agents/types';
 import { IntegrityGuard } from '../integrity/integrity';
 import { ProcessLedger } from '../shared/processLedger';
@@ -67,6 +69,11 @@ export interface HarnessContext {
   readonly ledger: ProcessLedger;
   /** The integrity check around every agent invocation (src/integrity). */
   readonly integrity: IntegrityGuard;
+  /**
+   * How gate commands run: they execute the code agents wrote, so where the agents that wrote
+   * it run in bubblewrap, the gates do too (none otherwise).
+   */
+  readonly gateConfinement: Confinement;
   readonly stop: (reason: string) => void;
   readonly totals: HarnessTotals;
   readonly promptContext: PromptContext;
@@ -90,6 +97,8 @@ export function harnessContext(deps: HarnessDeps): HarnessContext {
     agentEnv: deps.agentEnv,
     signal: deps.signal ?? NEVER_ABORTED,
     ledger: new ProcessLedger(join(deps.ralphDir, 'locks', 'processes')),
+    gateConfinement:
+      [deps.backends.worker, deps.backends.primary].find((b) => b.confinement?.kind === 'bwrap')?.confinement ?? NO_CONFINEMENT,
     integrity: new IntegrityGuard({
       projectDir: deps.projectDir,
       ralphDir: deps.ralphDir,

@@ -2,6 +2,10 @@
 // from ralph.config.json, each in the worktree with a timeout, output captured with a
 // bounded tail, the process group killed on stop or timeout, progress lines streamed; and
 // forbidden patterns checked only on the lines the change adds (from the patch).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { confineSpawn } from '../agents/sandbox';
+import type { Confinement } from '../agents/sandbox';
 import type { ProcessLedgerPort } from '../shared/processLedger';
 import picomatch from 'picomatch';
 import { runShell, tailOf } from './shell';
@@ -41,6 +45,24 @@ export interface GateRunOptions {
   readonly onProgress?: (gate: string, line: string) => void;
   /** Where gate commands' process groups are recorded while they run. */
   readonly ledger?: ProcessLedgerPort;
+  /**
+   * Runs the commands in bubblewrap (kind `bwrap`): only `cwd` and `scratch` are writable,
+   * and HOME and TMPDIR are in `scratch`. Other kinds run them as they are.
+   */
+  readonly confinement?: Confinement;
+  /** The gates' own writable folder under confinement (created when missing). */
+  readonly scratch?: string;
+}
+
+/** HOME, TMPDIR and the XDG folders inside the gates' scratch folder, created. */
+function scratchVariables(scratch: string): Record<string, string> {
+  const dirs = { HOME: 'home', TMPDIR: 'tmp', XDG_CACHE_HOME: 'cache', XDG_CONFIG_HOME: 'config' };
+  const out: Record<string, string> = {};
+  for (const [name, sub] of Object.entries(dirs)) {
+    out[name] = join(scratch, sub);
+    mkdirSync(out[name], { recursive: true });
+  }
+  return { ...out, TMP: out.TMPDIR ?? '', TEMP: out.TMPDIR ?? '' };
 }
 
 const DEFAULT_TAIL = 8192;
@@ -53,10 +75,25 @@ export async function runGate(spec: GateSpec, opts: GateRunOptions): Promise<Gat
     return { ...base, status: 'skipped', ok: true, exitCode: null, durationMs: 0, outputTail: 'no command configured' };
   }
   const onProgress = opts.onProgress;
+  const confined = opts.confinement?.kind === 'bwrap' && opts.scratch !== undefined ? opts.confinement : undefined;
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    CI: '1',
+    FORCE_COLOR: '0',
+    NO_COLOR: '1',
+    ...opts.env,
+    ...(confined !== undefined && opts.scratch !== undefined ? scratchVariables(opts.scratch) : {}),
+  };
   const outcome = await runShell({
     command: spec.command,
     cwd: opts.cwd,
-    env: { ...process.env, CI: '1', FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env },
+    env,
+    ...(confined !== undefined
+      ? {
+          spawnAs: (file: string, args: readonly string[]) =>
+            confineSpawn(confined, file, args, { cwd: opts.cwd, scratch: opts.scratch, path: env.PATH }),
+        }
+      : {}),
     timeoutMs: spec.timeoutMs,
     ...(opts.signal ? { signal: opts.signal } : {}),
     graceMs: opts.graceMs ?? 3000,

@@ -17,6 +17,8 @@ export interface ShellRequest {
   readonly onLine?: (line: string) => void;
   /** Told when the group starts and ends, so a killed host's next run can reap it. */
   readonly ledger?: ProcessLedgerPort;
+  /** Wraps the shell's command line (a sandbox); default: run `/bin/sh` as is. */
+  readonly spawnAs?: (file: string, args: readonly string[]) => { readonly file: string; readonly args: readonly string[] };
 }
 
 export interface ShellOutcome {
@@ -47,7 +49,9 @@ export function runShell(req: ShellRequest): Promise<ShellOutcome> {
   return new Promise<ShellOutcome>((resolve) => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.env)) if (v !== undefined) env[k] = v;
-    const child = spawn('/bin/sh', ['-c', `exec 2>&1\n${req.command}`], {
+    const shell = { file: '/bin/sh', args: ['-c', `exec 2>&1\n${req.command}`] };
+    const run = req.spawnAs ? req.spawnAs(shell.file, shell.args) : shell;
+    const child = spawn(run.file, [...run.args], {
       cwd: req.cwd,
       env,
       detached: true,

@@ -8,6 +8,7 @@
 import { idFilePath } from '../shared/idFiles';
 import { join } from 'node:path';
 import { capturePatch } from '../git/capture';
+import { agentScratchDir } from '../git/repoCache';
 import type { CapturedPatch } from '../git/capture';
 import { previewChanges } from '../git/preview';
 import { assessChange } from '../domain/risk';
@@ -44,9 +45,11 @@ export class Verification {
     const { emitter, clock } = this.ctx;
     const started = clock.now();
     try {
+      const confinement = this.ctx.gateConfinement;
       return await runGates(specs, {
         cwd,
         signal,
+        ...(confinement.kind === 'bwrap' ? { confinement, scratch: await agentScratchDir(this.ctx.projectDir, `${agent}-gates`) } : {}),
         onGateStart: (gate) => emitter.emit({ type: 'gate.started', agent, gate, taskId }),
         onGateEnd: (r) =>
           emitter.emit({

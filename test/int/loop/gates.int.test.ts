@@ -1,9 +1,10 @@
 // Command gates with real processes: pass, fail with the output tail, timeout and stop kill
 // the whole process group (no grandchild survives), progress lines stream.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { detectConfinement } from '../../../src/agents/sandbox';
 import { runGate, runGates } from '../../../src/loop/gates';
 
 function alive(pid: number): boolean {
@@ -97,5 +98,57 @@ describe('loop/gates command gates', () => {
       r.map((x) => x.status),
       ['failed'],
     );
+  });
+});
+
+describe("loop/gates confined in bubblewrap (the code they run is the agents')", function () {
+  this.timeout(60_000);
+  let root: string;
+  before(function () {
+    if (detectConfinement('scripted').kind !== 'bwrap') this.skip(); // .ci/run installs bubblewrap
+    root = mkdtempSync(join(tmpdir(), 'ralph-gates-confined-'));
+  });
+  after(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('given a gate whose code writes outside the worktree, then only the worktree and the gate scratch are written', async () => {
+    const worktree = join(root, 'wt');
+    const scratch = join(root, 'scratch');
+    const outside = join(root, 'user-README.md');
+    mkdirSync(worktree);
+    writeFileSync(outside, '# mine\n');
+    // What an agent could leave in a test file: it runs when the harness runs the gate.
+    writeFileSync(
+      join(worktree, 'escape.sh'),
+      [
+        `echo pwned >> ${outside} || echo refused`,
+        'echo built > out.txt',
+        'echo cached > "$HOME/cache.txt"',
+        'echo t > "$TMPDIR/t.txt"',
+        'exit 0',
+      ].join('\n'),
+    );
+    const r = await runGate(
+      { name: 'test', command: 'sh escape.sh', timeoutMs: 30_000 },
+      { cwd: worktree, confinement: detectConfinement('scripted'), scratch },
+    );
+    assert.equal(r.status, 'passed', r.outputTail);
+    // Under /tmp the sandbox shows its own empty /tmp, so the write lands there, not here;
+    // elsewhere the host's root is read-only and it fails.
+    assert.equal(readFileSync(outside, 'utf8'), '# mine\n');
+    assert.equal(readFileSync(join(worktree, 'out.txt'), 'utf8'), 'built\n');
+    assert.equal(readFileSync(join(scratch, 'home', 'cache.txt'), 'utf8'), 'cached\n');
+    assert.equal(readFileSync(join(scratch, 'tmp', 't.txt'), 'utf8'), 't\n');
+  });
+
+  it('given the same gate unconfined, then the write outside lands (what confinement prevents)', async () => {
+    const worktree = join(root, 'wt2');
+    const outside = join(root, 'user2.md');
+    mkdirSync(worktree);
+    writeFileSync(outside, '# mine\n');
+    const r = await runGate({ name: 'test', command: `echo pwned >> ${outside}`, timeoutMs: 30_000 }, { cwd: worktree });
+    assert.equal(r.status, 'passed', r.outputTail);
+    assert.equal(readFileSync(outside, 'utf8'), '# mine\npwned\n');
   });
 });
