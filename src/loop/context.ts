@@ -71,7 +71,7 @@ export interface HarnessContext {
   readonly integrity: IntegrityGuard;
   /**
    * How gate commands run: they execute the code agents wrote, so where the agents that wrote
-   * it run in bubblewrap, the gates do too (none otherwise).
+   * it run in bubblewrap, the gates do too (none otherwise, or with `agents.confine_gates: false`).
    */
   readonly gateConfinement: Confinement;
   readonly stop: (reason: string) => void;
@@ -98,7 +98,9 @@ export function harnessContext(deps: HarnessDeps): HarnessContext {
     signal: deps.signal ?? NEVER_ABORTED,
     ledger: new ProcessLedger(join(deps.ralphDir, 'locks', 'processes')),
     gateConfinement:
-      [deps.backends.worker, deps.backends.primary].find((b) => b.confinement?.kind === 'bwrap')?.confinement ?? NO_CONFINEMENT,
+      deps.settings.confineGates === false
+        ? NO_CONFINEMENT
+        : ([deps.backends.worker, deps.backends.primary].find((b) => b.confinement?.kind === 'bwrap')?.confinement ?? NO_CONFINEMENT),
     integrity: new IntegrityGuard({
       projectDir: deps.projectDir,
       ralphDir: deps.ralphDir,

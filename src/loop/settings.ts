@@ -40,6 +40,8 @@ export interface LoopSettings {
   readonly targetBranch: string | null;
   /** `agents.unconfined`: the user accepts agents no sandbox confines. */
   readonly agentsUnconfined: boolean;
+  /** `agents.confine_gates` (default true): gates run in the agents' bubblewrap profile. */
+  readonly confineGates?: boolean;
 }
 
 const s = (n: number): number => n * 1000;
@@ -88,5 +90,6 @@ export function settingsFromConfig(c: RalphConfig): LoopSettings {
     evolveRetry: DEFAULT_EVOLVE_RETRY,
     targetBranch: c.target_branch ?? null,
     agentsUnconfined: c.agents.unconfined,
+    confineGates: c.agents.confine_gates,
   };
 }

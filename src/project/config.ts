@@ -316,6 +316,10 @@ const agentsSchema = z
       description:
         'Run agents even where no confinement is available (no bubblewrap on Linux): they can then write anything your user can. The integrity check still runs around every invocation and covers your checkout too. Default false: the loop refuses to start unconfined agents.',
     }),
+    confine_gates: z.boolean().default(true).meta({
+      description:
+        "Run the build, test and lint gates in the agents' sandbox (default true, where agents run in bubblewrap): the gates run code the agents wrote, so they may write only the worktree and their own scratch folder. Set false only if your gates must write elsewhere (a shared cache, a local database); agent-written code then runs unconfined.",
+    }),
   })
   .prefault({})
   .meta({ description: "How agent processes are run (see the README's Safety section and `ralph doctor`)." });

@@ -63,6 +63,9 @@ function reverifyMs(events: readonly LoopEvent[]): number[] {
   });
 }
 
+/** The gates below play the user, who works outside any sandbox: they must reach the checkout. */
+const UNCONFINED_GATES = { confine_gates: false };
+
 /**
  * A test-gate step that, run in the late-verify scratch worktree, commits to main in the
  * user's checkout (up to `limit` times): the branch moves while the re-verification runs.
@@ -297,7 +300,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given an approved patch whose re-verification is overtaken by another commit, then it is re-verified again on the newer tip and promoted onto that', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 1) });
+    const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 1), agents: UNCONFINED_GATES });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
@@ -320,7 +323,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it("given an approved patch being re-verified, when a human drops the task meanwhile, then nothing is promoted: the human's decision stands and the patch is closed", async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = scriptedLoop(p, store, { test: dropDuringReverifyGate(p) });
+    const { loop, events } = scriptedLoop(p, store, { test: dropDuringReverifyGate(p), agents: UNCONFINED_GATES });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
@@ -348,7 +351,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   it('given a branch that moves during every re-verification, then after three the approved patch is discarded with that reason and the task goes back to pending', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
     tier2Scenario(p);
-    const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 99) });
+    const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 99), agents: UNCONFINED_GATES });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
