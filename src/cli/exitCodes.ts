@@ -45,6 +45,8 @@ export function exitCodeOf(e: unknown): ExitCode {
   if (!(e instanceof Error)) return EXIT.failed;
   switch (e.name) {
     case 'UsageError':
+    case 'TeamUsageError':
+    case 'NoTeamStoreError':
       return EXIT.usage;
     case 'StoreLockedError':
       return EXIT.locked;

@@ -13,6 +13,8 @@ import {
   loadReqCommand,
   loadRestoreIncidentCommand,
   loadStoreCommand,
+  loadStoreUrl,
+  loadTeamCommands,
 } from './lazy';
 
 export interface HostCommand {
@@ -52,8 +54,23 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
   {
     name: 'start',
     usage: 'start [--once] [--workers N] [--quiet]',
-    summary: 'run the loop in this process (until stopped; --once: until the backlog is empty or blocked)',
-    run: async (dir, args, io) => (await loadLoopCommands()).startCommand(dir, args, io),
+    summary:
+      'run the loop in this process (until stopped; --once: until the backlog is empty or blocked); on a PostgreSQL store: the elected promoter',
+    run: async (dir, args, io) => {
+      // On the team's PostgreSQL store this process stands for election as the one promoter.
+      if ((await loadStoreUrl()).resolveStoreLocation(dir).kind === 'postgres') {
+        const team = await loadTeamCommands();
+        return team.teamStartCommand(dir, team.parseTeamStartArgs(args), io);
+      }
+      return (await loadLoopCommands()).startCommand(dir, args, io);
+    },
+  },
+  {
+    name: 'worker',
+    usage: 'worker [--store URL] [--count N] [--remote R] [--lease-ttl S] [--exit-when-idle] [--quiet]',
+    summary:
+      'team mode: claim tasks from the shared PostgreSQL store by lease, work them confined in this clone, push each verified patch as a ref to the remote and queue it',
+    run: async (dir, args, io) => (await loadTeamCommands()).workerCommand(dir, args, io),
   },
   ...(['stop', 'pause', 'resume'] as const).map((verb): HostCommand => ({
     name: verb,

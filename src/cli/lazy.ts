@@ -18,6 +18,7 @@ import type * as ProjectCommandsModule from './projectCommands';
 import type * as WriterAccessModule from './writerAccess';
 import type * as StoreCommandModule from './storeCommand';
 import type * as StoreUrlModule from '../store/storeUrl';
+import type * as TeamCommandsModule from '../team/cli';
 
 /** The control plane (store, views, every ralphctl command). */
 export const loadControl = (): Promise<typeof ControlModule> =>
@@ -77,6 +78,12 @@ export const loadStoreCommand = (): Promise<typeof StoreCommandModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('./storeCommand.js')
     : Promise.resolve().then(() => require('./storeCommand') as typeof StoreCommandModule);
+
+/** `worker`, and `start` on a PostgreSQL store (team mode: the driver, leases, the promoter). */
+export const loadTeamCommands = (): Promise<typeof TeamCommandsModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../team/cli.js')
+    : Promise.resolve().then(() => require('../team/cli') as typeof TeamCommandsModule);
 
 /** Where the project keeps its store (asked only when .ralph has no embedded store). */
 export const loadStoreUrl = (): Promise<typeof StoreUrlModule> =>

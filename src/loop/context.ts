@@ -39,6 +39,11 @@ export interface HarnessDeps {
   readonly signal?: AbortSignal;
   /** Stops the loop with a reason (a failure no retry can fix: an agent that cannot start). */
   readonly stop?: (reason: string) => void;
+  /**
+   * Team mode: puts a promoted commit on the shared remote's branch (compare-and-swap) before
+   * the store records the promotion; a throw leaves the promotion unrecorded, to retry.
+   */
+  readonly publish?: (commit: string) => Promise<void>;
 }
 
 /**
@@ -75,6 +80,7 @@ export interface HarnessContext {
    */
   readonly gateConfinement: Confinement;
   readonly stop: (reason: string) => void;
+  readonly publish: ((commit: string) => Promise<void>) | undefined;
   readonly totals: HarnessTotals;
   readonly promptContext: PromptContext;
   log(agent: AgentName, level: LogLevel, message: string): void;
@@ -111,6 +117,7 @@ export function harnessContext(deps: HarnessDeps): HarnessContext {
       isRalphPatch: (id) => deps.control.patches().some((p) => p.patch_id === id),
     }),
     stop: deps.stop ?? ((): void => undefined),
+    publish: deps.publish,
     totals: { gateMs: 0 },
     promptContext: { ralphDir: deps.ralphDir, domainConstraints: deps.settings.domainConstraints },
     log: (agent, level, message) => emitter.emit({ type: 'log', level, agent, message }),

@@ -264,6 +264,8 @@ export class Promotion {
 
   /** The branch has the patch's commit: promote-patch in the store, then tell the hosts. */
   async recordPromoted(taskId: string, patchId: string, patchPath: string, commit: string, agent: string): Promise<PromotionOutcome> {
+    // Team mode: on the shared remote first, so the store never records what others cannot fetch.
+    if (this.ctx.publish !== undefined) await this.ctx.publish(commit);
     await this.ctx.control.promotePatch(patchId, commit, agent);
     await this.archive(patchPath);
     return { kind: 'promoted', commit, patchId };

@@ -199,7 +199,15 @@ export async function expireLeases(ctx: ControlContext, actor: string): Promise<
 export async function queuePatchFenced(
   ctx: ControlContext,
   lease: Lease,
-  cmd: { patchPath: string; createdBy: string; ref?: string },
+  cmd: {
+    patchPath: string;
+    createdBy: string;
+    ref?: string;
+    /** The id chosen before the patch's ref was pushed (a patch id names one commit forever). */
+    patchId?: string;
+    /** Events recorded in the same step as the queueing (the patch's gates, its ref). */
+    with?: (patchId: string) => NewEvent[];
+  },
 ): Promise<string> {
   const { result } = await ctx.store.execute((db): { events: NewEvent[]; result: { refused: string } | { patchId: string } } => {
     const problem = fenceProblem(db, lease.taskId, lease.leaseId, ctx.now().toISOString());
@@ -213,17 +221,50 @@ export async function queuePatchFenced(
       });
       return { events: [refused], result: { refused: problem } };
     }
-    const patchId = newPatchId(lease.taskId, ctx.now(), (id) => getPatch(db, id) !== undefined);
+    if (cmd.patchId !== undefined && getPatch(db, cmd.patchId) !== undefined)
+      throw new ControlError(`patch ${cmd.patchId} exists already; a patch id names one change`);
+    const patchId = cmd.patchId ?? newPatchId(lease.taskId, ctx.now(), (id) => getPatch(db, id) !== undefined);
     const queued = decideQueuePatch(getTask(db, lease.taskId), {
       taskId: lease.taskId,
       path: cmd.patchPath,
       createdBy: cmd.createdBy,
       patchId,
     });
-    return { events: queued.map(toNewEvent), result: { patchId } };
+    return { events: [...queued.map(toNewEvent), ...(cmd.with?.(patchId) ?? [])], result: { patchId } };
   });
   if ('refused' in result) throw new LeaseLostError(lease.taskId, lease.leaseId, result.refused);
   return result.patchId;
+}
+
+/**
+ * Gives a leased task back (`pending`) or blocks it, fenced like queue-patch: a worker whose
+ * lease ran out must not release or block what another worker holds now. False (and
+ * `lease.refused`) when the lease is no longer the task's.
+ */
+export async function endLease(
+  ctx: ControlContext,
+  lease: Lease,
+  to: 'pending' | 'blocked',
+  reason: string,
+  actor: string,
+): Promise<boolean> {
+  const { result } = await ctx.store.execute((db) => {
+    const problem = fenceProblem(db, lease.taskId, lease.leaseId, ctx.now().toISOString());
+    const task = getTask(db, lease.taskId);
+    if (problem !== null || task?.status !== 'claimed') {
+      const why = problem ?? `the task is ${task?.status ?? 'gone'}`;
+      const refused = leaseEvent(lease.taskId, 'lease.refused', actor, {
+        lease_id: lease.leaseId,
+        owner: lease.owner,
+        what: to,
+        reason: why,
+      });
+      return { events: [refused], result: false };
+    }
+    const events = decideTransition({ task, patches: [] }, { taskId: lease.taskId, to, actor, payload: { reason } });
+    return { events: events.map(toNewEvent), result: true };
+  });
+  return result;
 }
 
 /**

@@ -58,15 +58,14 @@ export class PromoterLock {
         // the server is away: keep polling
       }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, pollMs);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(t);
-            resolve();
-          },
-          { once: true },
-        );
+        // The listener goes with its poll: a long wait must not pile them up on the signal.
+        const done = (): void => {
+          clearTimeout(t);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = setTimeout(done, pollMs);
+        signal.addEventListener('abort', done, { once: true });
       });
     }
     return undefined;

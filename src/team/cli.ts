@@ -1,0 +1,242 @@
+// Team mode's command-line verbs: `ralph worker` (claims, works and hands over tasks from the
+// shared store) and `ralph start` when the project's store is PostgreSQL (stands for
+// election and, once elected, promotes; the others wait to take over). Output goes through
+// the given io; exit codes follow the CLI's (0 ok, 1 failed, 2 usage).
+import { hostname } from 'node:os';
+import { formatPreflight, PreflightFailedError } from '../preflight/preflight';
+import { formatLoopEvent } from '../loop/host';
+import { errorText } from '../loop/context';
+import { PromoterLock } from './promoterLock';
+import { TeamPromoter } from './promoter';
+import { publishBranch } from './remoteBranch';
+import { openTeamHost, teamStoreUrl, type TeamHost } from './teamHost';
+import { TeamWorker } from './worker';
+
+export interface TeamCliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export class TeamUsageError extends Error {
+  override readonly name = 'TeamUsageError';
+}
+
+export interface WorkerArgs {
+  readonly store?: string;
+  readonly count: number;
+  readonly remote: string;
+  readonly leaseTtlMs: number;
+  readonly exitWhenIdle: boolean;
+  readonly quiet: boolean;
+}
+
+const WORKER_USAGE = 'ralph worker [--store URL] [--count N] [--remote R] [--lease-ttl S] [--exit-when-idle] [--quiet]';
+
+function valueOf(argv: readonly string[], i: number, name: string): [string, number] {
+  const a = argv[i] as string;
+  if (a.startsWith(`${name}=`)) return [a.slice(name.length + 1), i];
+  const v = argv[i + 1];
+  if (v === undefined) throw new TeamUsageError(`${name} needs a value`);
+  return [v, i + 1];
+}
+
+export function parseWorkerArgs(argv: readonly string[]): WorkerArgs {
+  let store: string | undefined;
+  let count = 1;
+  let remote = 'origin';
+  let leaseTtlMs = 30_000;
+  let exitWhenIdle = false;
+  let quiet = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const flag = a.split('=')[0] ?? a;
+    if (a === '--exit-when-idle') exitWhenIdle = true;
+    else if (a === '--quiet' || a === '-q') quiet = true;
+    else if (flag === '--store') [store, i] = valueOf(argv, i, '--store');
+    else if (flag === '--remote') [remote, i] = valueOf(argv, i, '--remote');
+    else if (flag === '--count' || flag === '--lease-ttl') {
+      let v: string;
+      [v, i] = valueOf(argv, i, flag);
+      const n = Number(v);
+      if (flag === '--count') {
+        if (!Number.isInteger(n) || n < 1 || n > 16) throw new TeamUsageError(`--count needs an integer 1..16, got ${v}`);
+        count = n;
+      } else {
+        if (!Number.isFinite(n) || n < 1 || n > 3600) throw new TeamUsageError(`--lease-ttl needs seconds 1..3600, got ${v}`);
+        leaseTtlMs = Math.round(n * 1000);
+      }
+    } else throw new TeamUsageError(`ralph worker: unknown argument '${a}' (usage: ${WORKER_USAGE})`);
+  }
+  if (remote === '' || remote.startsWith('-')) throw new TeamUsageError(`--remote: '${remote}' is not a git remote`);
+  return { ...(store !== undefined ? { store } : {}), count, remote, leaseTtlMs, exitWhenIdle, quiet };
+}
+
+/** SIGINT/SIGTERM abort the returned signal; a second one exits at once. */
+function stopOnSignals(io: TeamCliIo, what: string): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController();
+  let n = 0;
+  const on = (sig: NodeJS.Signals): void => {
+    n++;
+    if (n === 1) {
+      io.err(`\n${sig}: stopping the ${what} (agents are being terminated)…\n`);
+      ac.abort(new Error(`${sig} received`));
+    } else process.exit(130);
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return {
+    signal: ac.signal,
+    dispose: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
+function printEvents(host: TeamHost, io: TeamCliIo, quiet: boolean): { dispose(): void } {
+  return host.emitter.on((e) => {
+    if (quiet && e.type !== 'task.blocked' && e.type !== 'budget' && e.type !== 'incident') return;
+    const line = formatLoopEvent(e);
+    if (line !== null) io.out(`${line}\n`);
+  });
+}
+
+/** `ralph worker`: N workers in this clone on the team's store, until stopped (or idle). */
+export async function workerCommand(projectDir: string, argv: readonly string[], io: TeamCliIo): Promise<number> {
+  const args = parseWorkerArgs(argv);
+  const url = teamStoreUrl(projectDir, 'ralph worker', args.store);
+  const stop = stopOnSignals(io, 'worker');
+  let host: TeamHost;
+  try {
+    host = await openTeamHost({ projectDir, url, signal: stop.signal });
+  } catch (e) {
+    stop.dispose();
+    if (!(e instanceof PreflightFailedError)) throw e;
+    io.err(`ralph worker: agents cannot start:\n${formatPreflight(e.report)}\n(ralph doctor shows every check)\n`);
+    return 1;
+  }
+  const sub = printEvents(host, io, args.quiet);
+  try {
+    if (host.preflight !== null) {
+      const notes = formatPreflight(host.preflight);
+      if (notes.length > 0) io.err(`${notes}\n`);
+      const r = host.preflight.confinement.find((c) => c.role === 'worker');
+      if (r !== undefined && !args.quiet) io.out(`agents: worker (${r.backend}) ${r.kind}: ${r.summary}\n`);
+    }
+    io.out(`ralph worker: ${args.count} worker(s) on ${host.where}, branch ${host.branch} of ${args.remote}\n`);
+    const workers = Array.from(
+      { length: args.count },
+      (_, i) =>
+        new TeamWorker(host, {
+          name: `worker-${i + 1}`,
+          remote: args.remote,
+          leaseTtlMs: args.leaseTtlMs,
+          exitWhenIdle: args.exitWhenIdle,
+          idlePollMs: 1000,
+          log: (l) => io.out(`${l}\n`),
+        }),
+    );
+    const tallies = await Promise.all(workers.map((w) => w.run(stop.signal)));
+    const sum = (k: keyof (typeof tallies)[number]): number => tallies.reduce((n, t) => n + t[k], 0);
+    io.out(
+      `ralph worker: ${sum('queued')} patch(es) queued, ${sum('refused')} refused, ${sum('released')} released, ${sum('blocked')} blocked\n`,
+    );
+    return 0;
+  } finally {
+    sub.dispose();
+    stop.dispose();
+    await host.close();
+  }
+}
+
+export interface TeamStartArgs {
+  readonly once: boolean;
+  readonly quiet: boolean;
+  readonly remote: string;
+}
+
+export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
+  let once = false;
+  let quiet = false;
+  let remote = 'origin';
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const flag = a.split('=')[0] ?? a;
+    if (a === '--once') once = true;
+    else if (a === '--quiet' || a === '-q') quiet = true;
+    else if (flag === '--remote') [remote, i] = valueOf(argv, i, '--remote');
+    else if (flag === '--workers')
+      throw new TeamUsageError(
+        'ralph start: on a PostgreSQL store this process is the promoter; run workers with `ralph worker [--count N]` in any clone',
+      );
+    else
+      throw new TeamUsageError(`ralph start: unknown argument '${a}' (usage on a team store: ralph start [--once] [--remote R] [--quiet])`);
+  }
+  if (remote === '' || remote.startsWith('-')) throw new TeamUsageError(`--remote: '${remote}' is not a git remote`);
+  return { once, quiet, remote };
+}
+
+/**
+ * `ralph start` on a PostgreSQL store: one promoter across hosts. Elected → promotes the
+ * workers' patches until stopped (--once: until the backlog is done or blocked); not
+ * elected → says who holds the lock and stands by to take over. A lost lock session (the
+ * server restarted) stops promoting at once and stands for election again.
+ */
+export async function teamStartCommand(projectDir: string, args: TeamStartArgs, io: TeamCliIo): Promise<number> {
+  const url = teamStoreUrl(projectDir, 'ralph start');
+  const stop = stopOnSignals(io, 'promoter');
+  let lock: PromoterLock | undefined;
+  let host: TeamHost | undefined;
+  try {
+    const actor = `promoter@${hostname()}:${process.pid}`;
+    let total = 0;
+    while (!stop.signal.aborted) {
+      lock = await PromoterLock.tryAcquire(url).catch(() => undefined);
+      if (lock === undefined) {
+        const holder = await PromoterLock.holder(url).catch(() => undefined);
+        io.out(
+          holder !== undefined
+            ? `ralph start: another promoter holds the team's lock (${holder.application}, server pid ${holder.pid}); standing by to take over. Workers run with \`ralph worker\`.\n`
+            : "ralph start: waiting to be elected promoter (the store's server does not answer, or another promoter just took the lock)\n",
+        );
+        lock = await PromoterLock.waitUntilElected(url, stop.signal);
+        if (lock === undefined) break;
+      }
+      const remote = args.remote;
+      if (host === undefined) {
+        let branch = '';
+        host = await openTeamHost({
+          projectDir,
+          url,
+          noAgents: true,
+          signal: stop.signal,
+          publish: (commit) => publishBranch(projectDir, remote, branch, commit),
+        });
+        branch = host.branch;
+      }
+      io.out(`ralph start: elected the team's promoter on ${host.where}; promoting to ${host.branch} of ${remote}\n`);
+      const sub = printEvents(host, io, args.quiet);
+      const during = AbortSignal.any([stop.signal, lock.lost]);
+      const promoter = new TeamPromoter(host, { remote, pollMs: 1000, exitWhenIdle: args.once, log: (l) => io.out(`${l}\n`), actor });
+      try {
+        const t = await promoter.run(during);
+        total += t.promoted;
+      } finally {
+        sub.dispose();
+      }
+      if (!stop.signal.aborted && lock.lost.aborted) {
+        io.err(`ralph start: ${errorText(lock.lost.reason)}; no longer promoting, standing for election again\n`);
+        await lock.release();
+        lock = undefined;
+        continue;
+      }
+      break;
+    }
+    io.out(`ralph start: promoted ${total} patch(es)\n`);
+    return 0;
+  } finally {
+    stop.dispose();
+    await lock?.release();
+    await host?.close();
+  }
+}

@@ -1,0 +1,125 @@
+// The team's promoter: the one process (elected by PromoterLock) that puts workers' patches
+// on the target branch. For each queued team patch it fetches the patch's ref from the
+// shared remote, checks the commit is the one the worker queued (one commit on the base its
+// gates ran on), applies the risk policy, and promotes it through the loop's late promotion
+// (onto its own base while that is the tip; re-verified on the moved tip otherwise). The
+// harness publishes each promotion to the remote's branch by compare-and-swap before the
+// store records it. It also expires the leases of workers that stopped renewing them.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decidePolicy } from '../domain/policy';
+import { parsePatch } from '../domain/patchText';
+import type { ControlContext } from '../control/context';
+import { errorText } from '../loop/context';
+import { idFilePath } from '../shared/idFiles';
+import { expireLeases } from './leases';
+import { fetchPatchRef } from './patchRefs';
+import { patchFileOfCommit, syncBranch } from './remoteBranch';
+import type { TeamHost } from './teamHost';
+import { queuedTeamPatches, type TeamPatch } from './teamPatches';
+
+export interface TeamPromoterOptions {
+  readonly remote: string;
+  readonly pollMs: number;
+  /** Stop once no task is pending, claimed or proposed (the backlog is done or blocked). */
+  readonly exitWhenIdle: boolean;
+  readonly log: (line: string) => void;
+  /** The actor of the promoter's events. */
+  readonly actor: string;
+}
+
+export interface PromoterTally {
+  promoted: number;
+  deferred: number;
+  notPromoted: number;
+}
+
+function backlogOpen(ctx: ControlContext): boolean {
+  const r = ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM task_view WHERE status IN ('pending', 'claimed', 'proposed')");
+  return (r?.n ?? 0) > 0;
+}
+
+export class TeamPromoter {
+  readonly tally: PromoterTally = { promoted: 0, deferred: 0, notPromoted: 0 };
+  private readonly cctx: ControlContext;
+
+  constructor(
+    private readonly host: TeamHost,
+    private readonly o: TeamPromoterOptions,
+  ) {
+    this.cctx = host.control.ctx;
+  }
+
+  async run(signal: AbortSignal): Promise<PromoterTally> {
+    let lastProblem = '';
+    while (!signal.aborted) {
+      try {
+        const expired = await expireLeases(this.cctx, this.o.actor);
+        for (const l of expired) this.o.log(`lease ${l.leaseId} of ${l.owner} on ${l.taskId} expired: the task is pending again`);
+        const queued = queuedTeamPatches(this.host.store);
+        if (queued.length > 0) await syncBranch(this.host.projectDir, this.o.remote, this.host.branch);
+        for (const p of queued) {
+          if (signal.aborted) break;
+          await this.promoteOne(p, signal);
+        }
+        lastProblem = '';
+        if (this.o.exitWhenIdle && !backlogOpen(this.cctx)) break;
+      } catch (e) {
+        // The store or the remote is away, or the branches diverged: said once, tried again.
+        const problem = errorText(e);
+        if (problem !== lastProblem) this.o.log(`promoter: ${problem}; trying again`);
+        lastProblem = problem;
+      }
+      await this.idle(signal);
+    }
+    return this.tally;
+  }
+
+  private idle(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(t);
+        sub.dispose();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, this.o.pollMs);
+      const sub = this.host.store.onDidAppend(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private async promoteOne(p: TeamPatch, signal: AbortSignal): Promise<void> {
+    const { host, o } = this;
+    const { control, harness } = host;
+    const sha = await fetchPatchRef(host.projectDir, o.remote, p.patch_id);
+    if (sha !== p.commit_sha) {
+      // A patch id names one commit forever: a ref that now names another is not the worker's result.
+      await control.discardPatch(p.patch_id, `its ref names ${sha.slice(0, 8)}, not the queued ${p.commit_sha.slice(0, 8)}`, o.actor);
+      this.tally.notPromoted++;
+      return;
+    }
+    const file = idFilePath(join(host.ralphDir, 'commits', 'pending'), [['patch', p.patch_id]], '.patch');
+    await patchFileOfCommit(host.projectDir, sha, p.base_commit, file);
+    const task = control.task(p.task_id);
+    if (task === undefined) return;
+    // The tier from the patch as fetched, by this promoter's rules: the worker's is a claim.
+    const risk = harness.promotion.assess(task, parsePatch(await readFile(file, 'utf8')));
+    const policy = decidePolicy(risk.tier, { controlFiles: risk.controlFiles });
+    if (policy.decision === 'defer') {
+      await control.deferTask(p.task_id, o.actor, policy.reason, risk.tier, p.patch_id);
+      this.tally.deferred++;
+      o.log(`${p.task_id}: patch ${p.patch_id} deferred to the judge: ${policy.reason}`);
+      return;
+    }
+    // block / decompose are refused inside the promotion, by the same rules, before git.
+    const r = await harness.late.promoteLate(p.task_id, p.patch_id, file, o.actor, 'recovered', signal);
+    if (r?.kind === 'promoted') {
+      this.tally.promoted++;
+      o.log(`PROMOTED ${r.patchId} → ${p.task_id} done (commit ${r.commit.slice(0, 8)}, pushed to ${host.branch}), from ${p.worker}`);
+    } else if (r !== null) {
+      if (r.kind !== 'waiting') this.tally.notPromoted++;
+      o.log(`${p.task_id}: patch ${p.patch_id} ${r.kind}${'reason' in r ? `: ${r.reason}` : ''}`);
+    }
+  }
+}

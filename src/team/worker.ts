@@ -1,0 +1,238 @@
+// A team worker (`ralph worker`): in any clone of the repository, it claims a ready task
+// from the shared store with a lease, starts from the remote's tip of the target branch in
+// its own worktree, runs the agent confined (the loop's backends and invocation guards),
+// runs the gates, and hands the result over through the shared remote: the commit of
+// exactly the verified patch pushed as `refs/ralph/patches/<id>`, then queued in the store
+// with its lease as the fencing token (a late result from a lost lease is refused). It
+// never promotes: the elected promoter does. The heartbeat renews the lease while the task
+// runs; a lost lease aborts the agent and the gates at once.
+import { domainEvent, toNewEvent } from '../domain/events';
+import { newPatchId } from '../domain/patch';
+import { touchedPaths } from '../domain/patchText';
+import { ensureWorktree, resetWorktree } from '../git/worktrees';
+import { getPatch } from '../control/views';
+import type { ControlContext } from '../control/context';
+import { errorText } from '../loop/context';
+import type { LoopTask } from '../loop/ports';
+import { workerPrompt } from '../loop/prompts';
+import { LeaseHeartbeat, LeaseLostError, claimWithLease, endLease, expireLeases, queuePatchFenced, type Lease } from './leases';
+import { patchRef, pushPatchRef } from './patchRefs';
+import { commitOfPatch, fetchBranchTip } from './remoteBranch';
+import type { TeamHost } from './teamHost';
+
+export interface TeamWorkerOptions {
+  /** The local agent name (`worker-1`): names its worktree and its logs. */
+  readonly name: string;
+  /** The remote every clone shares (default `origin`). */
+  readonly remote: string;
+  readonly leaseTtlMs: number;
+  /** Stop when nothing is left to claim and nothing is in flight (the backlog is done or blocked). */
+  readonly exitWhenIdle: boolean;
+  readonly idlePollMs: number;
+  readonly log: (line: string) => void;
+}
+
+export interface WorkerTally {
+  queued: number;
+  refused: number;
+  released: number;
+  blocked: number;
+}
+
+/** Whether any task can still become ready: pending, claimed (someone works it) or proposed. */
+function backlogOpen(ctx: ControlContext): boolean {
+  const r = ctx.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM task_view WHERE status IN ('pending', 'claimed', 'proposed')");
+  return (r?.n ?? 0) > 0;
+}
+
+export class TeamWorker {
+  readonly owner: string;
+  readonly tally: WorkerTally = { queued: 0, refused: 0, released: 0, blocked: 0 };
+  private readonly cctx: ControlContext;
+
+  constructor(
+    private readonly host: TeamHost,
+    private readonly o: TeamWorkerOptions,
+  ) {
+    // Unique across the team: several clones on one machine each run a `worker-1`.
+    this.owner = `${o.name}@${host.host}:${process.pid}`;
+    this.cctx = host.control.ctx;
+  }
+
+  /** Claims and works tasks until `signal` aborts (or, with exitWhenIdle, the backlog is settled). */
+  async run(signal: AbortSignal): Promise<WorkerTally> {
+    const { o } = this;
+    while (!signal.aborted) {
+      let lease: Lease | undefined;
+      try {
+        await expireLeases(this.cctx, this.owner);
+        lease = await claimWithLease(this.cctx, {
+          owner: this.owner,
+          ttlMs: o.leaseTtlMs,
+          host: this.host.host,
+          efforts: this.host.settings.workerEfforts,
+        });
+      } catch (e) {
+        // The store is away (it retries its connection itself): wait a poll, then ask again.
+        o.log(`${o.name}: the store did not answer (${errorText(e)}); retrying`);
+        await this.idle(signal);
+        continue;
+      }
+      if (lease === undefined) {
+        if (o.exitWhenIdle && !backlogOpen(this.cctx)) break;
+        await this.idle(signal);
+        continue;
+      }
+      o.log(`${o.name}: claimed ${lease.taskId} (lease ${lease.leaseId}, ${Math.round(o.leaseTtlMs / 1000)} s)`);
+      try {
+        await this.work(lease, signal);
+      } catch (e) {
+        o.log(`${o.name}: ${lease.taskId} failed in the harness: ${errorText(e)}`);
+        await this.giveBack(lease, 'pending', `harness error in ${this.owner}: ${errorText(e)}`).catch(() => undefined);
+      }
+    }
+    return this.tally;
+  }
+
+  private idle(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(t);
+        sub.dispose();
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, this.o.idlePollMs);
+      // New events (a task released, a lease expired) end the wait early.
+      const sub = this.host.store.onDidAppend(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  private async giveBack(lease: Lease, to: 'pending' | 'blocked', reason: string): Promise<void> {
+    const ok = await endLease(this.cctx, lease, to, reason, this.owner);
+    if (!ok) this.o.log(`${this.o.name}: ${lease.taskId}: not ${to === 'pending' ? 'released' : 'blocked'}: the lease is gone`);
+    else if (to === 'pending') this.tally.released++;
+    else this.tally.blocked++;
+  }
+
+  private async work(first: Lease, stop: AbortSignal): Promise<void> {
+    const { host, o } = this;
+    const { harness, control, settings } = host;
+    const beat = new LeaseHeartbeat(this.cctx, first, o.leaseTtlMs, (e) => o.log(`${o.name}: heartbeat: ${errorText(e)}`));
+    const signal = AbortSignal.any([stop, beat.signal]);
+    try {
+      const task: LoopTask | undefined = control.task(first.taskId);
+      if (task === undefined) return;
+      const tip = await fetchBranchTip(host.projectDir, o.remote, host.branch);
+      const wt = await ensureWorktree(host.projectDir, { name: o.name, branch: host.branch, base: tip, keepIgnored: true });
+      let failure: { gate: string; output: string } | null = null;
+      for (let attempt = 1; attempt <= settings.maxRetries + 1; attempt++) {
+        const prompt = workerPrompt(harness.ctx.promptContext, task, o.name, failure, control.retryNotes(task.task_id), attempt);
+        const out = await harness.invocation.invoke(
+          { agent: o.name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt - 1 },
+          signal,
+        );
+        if (await this.stopped(beat, stop)) return;
+        if (out.kind === 'budget' || out.kind === 'incident') {
+          await this.giveBack(beat.lease, out.kind === 'incident' ? 'blocked' : 'pending', out.message);
+          return;
+        }
+        if (out.kind !== 'ran') return;
+        if (out.result.status !== 'success') {
+          failure = { gate: 'agent', output: `${out.result.status}: ${out.result.errors.join('; ') || out.result.stderrTail}` };
+          continue;
+        }
+        const v = await harness.verification.verify(o.name, task, wt.path, wt.base, signal);
+        if (await this.stopped(beat, stop)) return;
+        if (v.restricted !== undefined) {
+          await resetWorktree(wt.path, wt.base).catch(() => undefined);
+          const why = v.restricted.risk.controlFiles.length > 0 ? "the change touches Ralph's control files" : 'risk tier 3: decompose it';
+          await this.giveBack(beat.lease, 'blocked', `${why} (${v.restricted.files.slice(0, 5).join(', ')})`);
+          return;
+        }
+        const failed = v.gates.find((g) => !g.ok);
+        if (failed !== undefined || v.patch === null) {
+          failure = { gate: failed?.gate ?? 'verify', output: failed?.outputTail ?? '' };
+          o.log(`${o.name}: ${task.task_id}: ${failure.gate} failed (attempt ${attempt}/${settings.maxRetries + 1})`);
+          continue;
+        }
+        if (v.patch.isEmpty) {
+          await this.giveBack(beat.lease, 'pending', 'the run succeeded but changed no files');
+          return;
+        }
+        await this.handOver(beat, task, wt.base, v.patch.path, v.patch.files, v.gates);
+        return;
+      }
+      await this.giveBack(beat.lease, 'blocked', `${settings.maxRetries + 1} attempts failed: last ${failure?.gate ?? '?'}`);
+    } finally {
+      await beat.stop();
+    }
+  }
+
+  /** True when the task is no longer this worker's to finish (stopping, or the lease lost). */
+  private async stopped(beat: LeaseHeartbeat, stop: AbortSignal): Promise<boolean> {
+    if (stop.aborted) {
+      await this.giveBack(beat.lease, 'pending', `worker ${this.owner} stopped`).catch(() => undefined);
+      return true;
+    }
+    if (beat.signal.aborted) {
+      this.o.log(`${this.o.name}: lost the lease on ${beat.lease.taskId}: ${errorText(beat.signal.reason)}; dropping the work`);
+      return true;
+    }
+    return false;
+  }
+
+  /** The verified patch to the remote (as a commit under its patch ref), then queued, fenced. */
+  private async handOver(
+    beat: LeaseHeartbeat,
+    task: LoopTask,
+    base: string,
+    patchPath: string,
+    files: Parameters<typeof touchedPaths>[0],
+    gates: readonly { gate: string; status: string }[],
+  ): Promise<void> {
+    const { host, o } = this;
+    const taskId = task.task_id;
+    const patchId = newPatchId(taskId, new Date(), (id) => getPatch(host.store, id) !== undefined);
+    const commit = await commitOfPatch(
+      host.projectDir,
+      base,
+      patchPath,
+      `ralph(${taskId}): ${task.title ?? taskId}\n\nPatch ${patchId} by ${this.owner}.\n`,
+    );
+    const pushed = await pushPatchRef(host.projectDir, o.remote, patchId, commit);
+    if (pushed.kind !== 'pushed') throw new Error(`the patch ref ${patchRef(patchId)} is taken on the remote: ${pushed.detail}`);
+    const risk = host.harness.promotion.assess(task, files);
+    const ref = patchRef(patchId);
+    try {
+      await queuePatchFenced(this.cctx, beat.lease, {
+        patchId,
+        patchPath,
+        createdBy: this.owner,
+        ref,
+        with: (id) => [
+          toNewEvent(
+            domainEvent('patch.gates', id, this.owner, {
+              task_id: taskId,
+              gates: gates.map((g) => ({ gate: g.gate, status: g.status })),
+              base_commit: base,
+              files: touchedPaths(files),
+              risk_tier: risk.tier,
+              ref,
+              commit,
+            }),
+          ),
+        ],
+      });
+    } catch (e) {
+      if (!(e instanceof LeaseLostError)) throw e;
+      this.tally.refused++;
+      o.log(`${o.name}: ${taskId}: patch ${patchId} refused: ${e.reason}`);
+      return;
+    }
+    this.tally.queued++;
+    await host.control.recordRisk(taskId, risk.tier, touchedPaths(files), patchId).catch(() => undefined);
+    o.log(`${o.name}: ${taskId}: patch ${patchId} pushed (${commit.slice(0, 8)} on ${base.slice(0, 8)}) and queued, tier ${risk.tier}`);
+  }
+}
