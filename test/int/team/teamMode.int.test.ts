@@ -1,0 +1,285 @@
+// Team mode end to end: three clones of one repository each run `ralph worker` (the built
+// CLI), a fourth runs `ralph start --once` as the elected promoter, all on one real
+// PostgreSQL store and one bare git remote, with the REAL claude CLI (pinned in .tools/,
+// confined by the sandbox the product uses) against the scripted model server. PostgreSQL
+// is stopped for 20 s mid-run and the team carries on. Every task is done once: one commit
+// per task on the remote's branch, no patch promoted twice, and the store tells the story
+// (leases granted, patches queued with their refs, promotions).
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { domainEvent, toNewEvent } from '../../../src/domain/events';
+import { startModelServer, type ModelServer } from '../../../src/agents/scripted/modelServer';
+import { claudeSandbox, type Sandbox } from '../../../src/agents/scripted/sandbox';
+import { openPgStore } from '../../../src/store/postgres/pgStore';
+import { TEAM_PROJECTIONS } from '../../../src/team/teamHost';
+import { ensureAgentClis } from '../../kit/agentEnv';
+import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { createSampleProject, git, script } from '../loop/sampleProject';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+const TASKS = Array.from({ length: 12 }, (_, i) => `T-${String(i + 1).padStart(2, '0')}`);
+
+interface Proc {
+  readonly name: string;
+  readonly child: ChildProcess;
+  output: string;
+  readonly exited: Promise<number | null>;
+}
+
+function ralph(name: string, cwd: string, env: NodeJS.ProcessEnv, args: string[]): Proc {
+  const child = spawn(process.execPath, [CLI, '--dir', cwd, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p: Proc = {
+    name,
+    child,
+    output: '',
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  };
+  child.stdout?.on('data', (d: Buffer) => (p.output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (p.output += d.toString()));
+  return p;
+}
+
+async function count(url: string, sql: string): Promise<number> {
+  const c = new Client({ connectionString: url });
+  c.on('error', () => undefined);
+  await c.connect();
+  try {
+    const r = await c.query<{ n: string }>(sql);
+    return Number(r.rows[0]?.n ?? 0);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+describe('team mode: `ralph worker` in clones, `ralph start` as the elected promoter (real claude, real PostgreSQL)', function () {
+  this.timeout(600_000);
+  let cluster: PgCluster | undefined;
+  let server: ModelServer | undefined;
+  let sandbox: Sandbox | undefined;
+  let root: string | undefined;
+  const procs: Proc[] = [];
+
+  before(async function () {
+    if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+    const got = await startPgCluster();
+    if ('skip' in got) {
+      console.log(`      skipped: ${got.skip}`);
+      this.skip();
+    }
+    cluster = got;
+  });
+  after(async () => {
+    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await server?.close();
+    sandbox?.cleanup();
+    cluster?.destroy();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  interface Team {
+    readonly remote: string;
+    readonly base: string;
+    readonly url: string;
+    readonly env: NodeJS.ProcessEnv;
+    clone(name: string): string;
+  }
+
+  /** A bare remote of the sample repository (its config names the pinned claude), a database with `tasks`. */
+  async function team(db: string, tasks: readonly string[], scripts: Record<string, unknown>[]): Promise<Team> {
+    const claude = ensureAgentClis().claude;
+    root ??= fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-team-e2e-'));
+    const dir = path.join(root, db);
+    fs.mkdirSync(dir);
+    await server?.close();
+    sandbox?.cleanup();
+    server = await startModelServer({ scripts: [...scripts, { name: 'fallback', turns: [{ text: 'nothing to do' }] }] });
+    sandbox = claudeSandbox(server.url);
+    const seed = createSampleProject();
+    const config = {
+      name: 'team-sample',
+      lang: 'generic',
+      build: 'node scripts/build.js',
+      test: 'node scripts/test.js',
+      lint: '',
+      model: 'claude-sonnet-4-5-20250929',
+      workers: { count: 1 },
+      backends: { primary: 'claude', worker: 'claude', judge: 'claude', claude: { binary: claude, env: sandbox.env } },
+    };
+    fs.writeFileSync(path.join(seed.dir, 'ralph.config.json'), `${JSON.stringify(config, null, 2)}\n`);
+    git(seed.dir, 'add', 'ralph.config.json');
+    git(seed.dir, 'commit', '-q', '-m', 'ralph config');
+    const remote = path.join(dir, 'remote.git');
+    git(dir, 'clone', '-q', '--bare', seed.dir, remote);
+    fs.rmSync(seed.dir, { recursive: true, force: true });
+    const url = (cluster as PgCluster).createDatabase(db);
+    const store = await openPgStore({ url, mode: 'writer', projections: TEAM_PROJECTIONS });
+    await store.append(
+      tasks.map((id, i) =>
+        toNewEvent(
+          domainEvent('task.created', id, 'test', {
+            title: `Add f${i + 1}`,
+            source: 'ES:1',
+            effort: 'S',
+            deps: '-',
+            wave: 0,
+            provenance: 'spec',
+          }),
+        ),
+      ),
+    );
+    await store.close();
+    return {
+      remote,
+      base: git(remote, 'rev-parse', 'main'),
+      url,
+      env: { ...process.env, RALPH_STORE_URL: url },
+      clone: (name) => {
+        const c = path.join(dir, name);
+        git(dir, 'clone', '-q', remote, c);
+        git(c, 'config', 'user.name', `User ${name}`);
+        git(c, 'config', 'user.email', `${name}@example.com`);
+        fs.mkdirSync(path.join(c, '.ralph', 'logs'), { recursive: true });
+        fs.writeFileSync(path.join(c, '.ralph', 'core.md'), '# Core\n');
+        return c;
+      },
+    };
+  }
+
+  /** The worker's answer for task `id`: write src/f<i+1>.js; `delayMs` holds the first model turn back. */
+  const writeScript = (id: string, i: number, delayMs = 0): Record<string, unknown> => {
+    const s = script(`worker/${id}/`, [{ tool: 'write', path: `src/f${i + 1}.js`, content: `module.exports = () => ${i + 1};\n` }]);
+    return { ...s, turns: (s['turns'] as object[]).map((t, k) => (k === 0 && delayMs > 0 ? { ...t, delayMs } : t)) };
+  };
+
+  it('given 12 tasks, then each is one commit on the remote branch, none promoted twice, and the log tells the story', async () => {
+    const pg = cluster as PgCluster;
+    const { remote, base, url, env, clone } = await team(
+      'team_e2e',
+      TASKS,
+      TASKS.map((id, i) => writeScript(id, i)),
+    );
+    const t0 = Date.now();
+    procs.push(ralph('promoter', clone('promoter'), env, ['start', '--once']));
+    for (const w of ['a', 'b', 'c']) {
+      // A lease outlives the outage: the heartbeat cannot renew while the server is down.
+      procs.push(ralph(`worker-${w}`, clone(`clone-${w}`), env, ['worker', '--exit-when-idle', '--lease-ttl', '60']));
+    }
+
+    // PostgreSQL goes away for 20 s once the first promotions are in (polled, not slept on).
+    const promoted = (): Promise<number> => count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'");
+    for (;;) {
+      const n = await promoted().catch(() => 0);
+      if (n >= 3) break;
+      const dead = procs.find((p) => p.child.exitCode !== null);
+      if (dead) assert.fail(`${dead.name} exited early:\n${dead.output}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const before = await promoted();
+    pg.stop();
+    const outage = Date.now();
+    await new Promise((r) => setTimeout(r, 20_000)); // the scenario: the server stays down for 20 s
+    pg.start();
+    const outageMs = Date.now() - outage;
+
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    const wallMs = Date.now() - t0;
+    const story = procs.map((p) => `--- ${p.name} (exit ${String(p.child.exitCode)}):\n${p.output}`).join('\n');
+    assert.deepEqual(codes, [0, 0, 0, 0], story);
+    if (process.env['RALPH_TEAM_DEBUG']) console.log(story);
+    // Every worker ran its agents confined, as the product does on this machine.
+    for (const p of procs.slice(1)) assert.match(p.output, /agents: worker \(claude[^)]*\) (bwrap|bubblewrap)/, p.output);
+
+    // Done once: one commit per task on the remote's branch, each with its own patch trailer.
+    const subjects = git(remote, 'log', '--format=%s', `${base}..main`).split('\n').filter(Boolean);
+    assert.equal(subjects.length, TASKS.length, `${subjects.join('\n')}\n${story}`);
+    for (const id of TASKS) assert.equal(subjects.filter((s) => s.startsWith(`ralph(${id}):`)).length, 1, `${id}\n${story}`);
+    const trailers = git(remote, 'log', '--format=%(trailers:key=Ralph-Patch,valueonly)', `${base}..main`).split('\n').filter(Boolean);
+    assert.equal(new Set(trailers).size, TASKS.length);
+    const files = git(remote, 'ls-tree', '--name-only', 'main', 'src/').split('\n');
+    for (let i = 1; i <= TASKS.length; i++) assert.ok(files.includes(`src/f${i}.js`), `src/f${i}.js on main`);
+
+    // The store: every task done, one promotion per task, every patch queued through a ref.
+    const after = await openPgStore({ url, mode: 'writer', projections: TEAM_PROJECTIONS });
+    try {
+      const status = after.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view ORDER BY task_id');
+      assert.deepEqual(
+        status.map((s) => s.status),
+        TASKS.map(() => 'done'),
+      );
+      const promotions = after.all<{ entity_id: string; n: number }>(
+        "SELECT entity_id, COUNT(*) AS n FROM events WHERE event_type = 'task.completed' GROUP BY entity_id",
+      );
+      assert.equal(promotions.length, TASKS.length);
+      assert.ok(
+        promotions.every((p) => Number(p.n) === 1),
+        JSON.stringify(promotions),
+      );
+      const promotedPatches = after.all<{ entity_id: string }>("SELECT entity_id FROM events WHERE event_type = 'patch.promoted'");
+      assert.equal(new Set(promotedPatches.map((p) => p.entity_id)).size, promotedPatches.length, 'no patch promoted twice');
+      assert.equal(promotedPatches.length, TASKS.length);
+      const granted = after.all<{ actor: string }>("SELECT actor FROM events WHERE event_type = 'lease.granted'");
+      assert.ok(granted.length >= TASKS.length);
+      assert.ok(new Set(granted.map((g) => g.actor.split('@')[1])).size >= 2, 'more than one clone claimed tasks');
+      const refs = after.all<{ ref: string }>('SELECT ref FROM team_patch');
+      assert.ok(refs.length >= TASKS.length && refs.every((r) => r.ref.startsWith('refs/ralph/patches/')));
+    } finally {
+      await after.close();
+    }
+    // The patch refs are on the remote, one per queued patch.
+    assert.ok(git(remote, 'for-each-ref', '--format=%(refname)', 'refs/ralph/patches/').split('\n').length >= TASKS.length);
+    console.log(
+      `      team: ${TASKS.length} tasks in ${(wallMs / 1000).toFixed(1)} s (PostgreSQL down ${(outageMs / 1000).toFixed(1)} s after ${before} promotions)`,
+    );
+  });
+  it('given a worker killed -9 mid-task, then its lease expires and another worker in another clone finishes the task', async () => {
+    const { remote, base, url, env, clone } = await team('team_kill', ['T-01'], [writeScript('T-01', 0, 4000)]);
+    const granted = (): Promise<number> => count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'lease.granted'");
+    const doomed = ralph('worker-doomed', clone('clone-doomed'), env, ['worker', '--lease-ttl', '3']);
+    procs.push(doomed);
+    // Killed once it holds the lease and its agent waits on the model (the first turn is held 4 s).
+    while ((await granted()) < 1) {
+      if (doomed.child.exitCode !== null) assert.fail(`the worker exited early:\n${doomed.output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    while (!/claimed T-01/.test(doomed.output)) await new Promise((r) => setTimeout(r, 50));
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    const heir = ralph('worker-heir', clone('clone-heir'), env, ['worker', '--exit-when-idle', '--lease-ttl', '3']);
+    const promoter = ralph('promoter', clone('promoter'), env, ['start', '--once']);
+    procs.push(heir, promoter);
+    const codes = await Promise.all([heir.exited, promoter.exited]);
+    const story = [doomed, heir, promoter].map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
+    assert.deepEqual(codes, [0, 0], story);
+    const events = await new Promise<{ event_type: string; actor: string; payload: string }[]>((resolve, reject) => {
+      const c = new Client({ connectionString: url });
+      c.connect()
+        .then(() =>
+          c.query<{ event_type: string; actor: string; payload: string }>(
+            "SELECT event_type, actor, payload FROM events WHERE entity_id = 'T-01' ORDER BY seq",
+          ),
+        )
+        .then((r) => resolve(r.rows), reject)
+        .finally(() => void c.end());
+    });
+    const types = events.map((e) => e.event_type);
+    const grants = events.filter((e) => e.event_type === 'lease.granted');
+    assert.equal(grants.length, 2, types.join(' '));
+    assert.notEqual(grants[0]?.actor, grants[1]?.actor);
+    const expired = events.find((e) => e.event_type === 'lease.expired');
+    assert.ok(expired, types.join(' '));
+    assert.equal((JSON.parse(expired.payload) as { owner: string }).owner, grants[0]?.actor);
+    // Expired, back to pending, claimed again by the heir, proposed by it, done.
+    const at = (t: string, from = 0): number => types.indexOf(t, from);
+    assert.ok(at('lease.expired') < at('task.pending') && at('task.pending') < at('lease.granted', at('lease.expired')), types.join(' '));
+    assert.ok(types.includes('task.done') || types.includes('task.completed'), types.join(' '));
+    const proposed = events.filter((e) => e.event_type === 'task.proposed');
+    assert.equal(proposed.length, 1, 'only the heir handed a patch over');
+    assert.equal(proposed[0]?.actor, grants[1]?.actor);
+    assert.deepEqual(git(remote, 'log', '--format=%s', `${base}..main`).split('\n'), ['ralph(T-01): Add f1'], story);
+  });
+});
