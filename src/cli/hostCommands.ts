@@ -100,7 +100,7 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
   },
   {
     name: 'store',
-    usage: 'store migrate --to postgres://user@host:5432/db | store where',
+    usage: 'store migrate --to postgres://user@host:5432/db | store where | store roles [--database D]',
     summary: "team mode: copy this project's history into a shared PostgreSQL store, verified event by event; where: which store is used",
     run: async (dir, args, io) => (await loadStoreCommand()).storeCommand(dir, args, io),
   },

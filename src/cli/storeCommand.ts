@@ -6,19 +6,23 @@
 import * as path from 'node:path';
 import type { CliIo } from './controlCommands';
 import { migrateToPostgres } from '../store/postgres/migrate';
+import { DEFAULT_ROLES, teamRolesSql } from '../team/roles';
 import { STORE_URL_ENV, redactStoreUrl, resolveStoreLocation } from '../store/storeUrl';
 
-const USAGE = 'usage: ralph store migrate --to postgres://user@host:5432/db | ralph store where';
+const USAGE = 'usage: ralph store migrate --to postgres://user@host:5432/db | ralph store where | ralph store roles [--database D]';
 
 export async function storeCommand(dir: string, args: readonly string[], io: CliIo): Promise<number> {
   const [verb, ...rest] = args;
   let to: string | undefined;
+  let database: string | undefined;
   let problem: string | undefined;
-  if (verb !== 'migrate' && verb !== 'where') problem = verb === undefined ? 'missing verb' : `unknown verb '${verb}'`;
+  if (verb !== 'migrate' && verb !== 'where' && verb !== 'roles') problem = verb === undefined ? 'missing verb' : `unknown verb '${verb}'`;
   for (let i = 0; i < rest.length && problem === undefined; i++) {
     const a = rest[i] ?? '';
     if (verb === 'migrate' && a === '--to' && i + 1 < rest.length) to = rest[++i];
     else if (verb === 'migrate' && a.startsWith('--to=')) to = a.slice(5);
+    else if (verb === 'roles' && a === '--database' && i + 1 < rest.length) database = rest[++i];
+    else if (verb === 'roles' && a.startsWith('--database=')) database = a.slice(11);
     else problem = a === '--to' ? '--to needs a value' : `unexpected argument '${a}'`;
   }
   if (problem !== undefined) {
@@ -32,6 +36,16 @@ export async function storeCommand(dir: string, args: readonly string[], io: Cli
         ? `embedded ${path.join(dir, '.ralph', 'ralph.db')}\n`
         : `postgres ${redactStoreUrl(where.url)} (from ${where.source})\n`,
     );
+    return 0;
+  }
+  if (verb === 'roles') {
+    const where = resolveStoreLocation(dir);
+    database ??= where.kind === 'postgres' ? decodeURIComponent(new URL(where.url).pathname.slice(1)) : undefined;
+    if (!database) {
+      io.err(`ralph: store roles: which database? pass --database D (or set ${STORE_URL_ENV}); ${USAGE}\n`);
+      return 2;
+    }
+    io.out(teamRolesSql({ database, ...DEFAULT_ROLES }));
     return 0;
   }
   to ??= process.env[STORE_URL_ENV];

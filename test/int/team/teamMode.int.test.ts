@@ -12,9 +12,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { domainEvent, toNewEvent } from '../../../src/domain/events';
+import { controlContext } from '../../../src/control/context';
+import { promotePatch } from '../../../src/control/index';
+import { claimWithLease, queuePatchFenced, type Lease } from '../../../src/team/leases';
 import { startModelServer, type ModelServer } from '../../../src/agents/scripted/modelServer';
 import { claudeSandbox, type Sandbox } from '../../../src/agents/scripted/sandbox';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
+import { DEFAULT_ROLES, teamRolesSql } from '../../../src/team/roles';
 import { TEAM_PROJECTIONS } from '../../../src/team/teamHost';
 import { ensureAgentClis } from '../../kit/agentEnv';
 import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
@@ -22,6 +26,7 @@ import { createSampleProject, git, script } from '../loop/sampleProject';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
+const ROLE_PASSWORD = 'team-role-pw-51c2';
 const TASKS = Array.from({ length: 12 }, (_, i) => `T-${String(i + 1).padStart(2, '0')}`);
 
 interface Proc {
@@ -84,8 +89,11 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
   interface Team {
     readonly remote: string;
     readonly base: string;
+    /** The owner's URL (the test's own queries). */
     readonly url: string;
-    readonly env: NodeJS.ProcessEnv;
+    readonly workerEnv: NodeJS.ProcessEnv;
+    readonly promoterEnv: NodeJS.ProcessEnv;
+    readonly workerUrl: string;
     clone(name: string): string;
   }
 
@@ -133,11 +141,23 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
       ),
     );
     await store.close();
+    // Least privilege, as the README sets it up: workers and the promoter on roles of their own.
+    const owner = new Client({ connectionString: url });
+    await owner.connect();
+    try {
+      await owner.query(teamRolesSql({ database: db, ...DEFAULT_ROLES }));
+      for (const r of [DEFAULT_ROLES.worker, DEFAULT_ROLES.promoter]) await owner.query(`ALTER ROLE ${r} PASSWORD '${ROLE_PASSWORD}'`);
+    } finally {
+      await owner.end();
+    }
+    const as = (role: string): string => url.replace(/\/\/[^@]*@/, `//${role}:${ROLE_PASSWORD}@`);
     return {
       remote,
       base: git(remote, 'rev-parse', 'main'),
       url,
-      env: { ...process.env, RALPH_STORE_URL: url },
+      workerEnv: { ...process.env, RALPH_STORE_URL: as(DEFAULT_ROLES.worker) },
+      promoterEnv: { ...process.env, RALPH_STORE_URL: as(DEFAULT_ROLES.promoter) },
+      workerUrl: as(DEFAULT_ROLES.worker),
       clone: (name) => {
         const c = path.join(dir, name);
         git(dir, 'clone', '-q', remote, c);
@@ -158,16 +178,16 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
 
   it('given 12 tasks, then each is one commit on the remote branch, none promoted twice, and the log tells the story', async () => {
     const pg = cluster as PgCluster;
-    const { remote, base, url, env, clone } = await team(
+    const { remote, base, url, workerEnv, promoterEnv, clone } = await team(
       'team_e2e',
       TASKS,
       TASKS.map((id, i) => writeScript(id, i)),
     );
     const t0 = Date.now();
-    procs.push(ralph('promoter', clone('promoter'), env, ['start', '--once']));
+    procs.push(ralph('promoter', clone('promoter'), promoterEnv, ['start', '--once']));
     for (const w of ['a', 'b', 'c']) {
       // A lease outlives the outage: the heartbeat cannot renew while the server is down.
-      procs.push(ralph(`worker-${w}`, clone(`clone-${w}`), env, ['worker', '--exit-when-idle', '--lease-ttl', '60']));
+      procs.push(ralph(`worker-${w}`, clone(`clone-${w}`), workerEnv, ['worker', '--exit-when-idle', '--lease-ttl', '60']));
     }
 
     // PostgreSQL goes away for 20 s once the first promotions are in (polled, not slept on).
@@ -237,9 +257,9 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
     );
   });
   it('given a worker killed -9 mid-task, then its lease expires and another worker in another clone finishes the task', async () => {
-    const { remote, base, url, env, clone } = await team('team_kill', ['T-01'], [writeScript('T-01', 0, 4000)]);
+    const { remote, base, url, workerEnv, promoterEnv, clone } = await team('team_kill', ['T-01'], [writeScript('T-01', 0, 4000)]);
     const granted = (): Promise<number> => count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'lease.granted'");
-    const doomed = ralph('worker-doomed', clone('clone-doomed'), env, ['worker', '--lease-ttl', '3']);
+    const doomed = ralph('worker-doomed', clone('clone-doomed'), workerEnv, ['worker', '--lease-ttl', '3']);
     procs.push(doomed);
     // Killed once it holds the lease and its agent waits on the model (the first turn is held 4 s).
     while ((await granted()) < 1) {
@@ -249,8 +269,8 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
     while (!/claimed T-01/.test(doomed.output)) await new Promise((r) => setTimeout(r, 50));
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    const heir = ralph('worker-heir', clone('clone-heir'), env, ['worker', '--exit-when-idle', '--lease-ttl', '3']);
-    const promoter = ralph('promoter', clone('promoter'), env, ['start', '--once']);
+    const heir = ralph('worker-heir', clone('clone-heir'), workerEnv, ['worker', '--exit-when-idle', '--lease-ttl', '3']);
+    const promoter = ralph('promoter', clone('promoter'), promoterEnv, ['start', '--once']);
     procs.push(heir, promoter);
     const codes = await Promise.all([heir.exited, promoter.exited]);
     const story = [doomed, heir, promoter].map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
@@ -281,5 +301,24 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
     assert.equal(proposed.length, 1, 'only the heir handed a patch over');
     assert.equal(proposed[0]?.actor, grants[1]?.actor);
     assert.deepEqual(git(remote, 'log', '--format=%s', `${base}..main`).split('\n'), ['ralph(T-01): Add f1'], story);
+  });
+  it("given the worker's role, then PostgreSQL refuses a promotion or a task done from it, and takes its claims and patches", async () => {
+    const { workerUrl } = await team('team_roles', ['T-01'], []);
+    const store = await openPgStore({ url: workerUrl, mode: 'writer', projections: TEAM_PROJECTIONS });
+    try {
+      // The control plane would allow it (the commit "exists"): the refusal is the server's.
+      const ctx = controlContext(store, { ralphDir: '/nonexistent/.ralph', git: { commitExists: async () => true } });
+      const lease = await claimWithLease(ctx, { owner: 'w@host', ttlMs: 60_000 });
+      assert.equal(lease?.taskId, 'T-01');
+      const patchId = await queuePatchFenced(ctx, lease as Lease, { patchPath: '/tmp/x.patch', createdBy: 'w@host' });
+      await assert.rejects(promotePatch(ctx, { patchId, commitHash: 'a'.repeat(40), actor: 'w@host' }), /row-level security|commit/);
+      await assert.rejects(
+        store.append([toNewEvent(domainEvent('task.done', 'T-01', 'w@host', { old_status: 'proposed', new_status: 'done' }))]),
+        /row-level security/,
+      );
+      assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-01'")?.status, 'proposed');
+    } finally {
+      await store.close();
+    }
   });
 });
