@@ -59,6 +59,8 @@ export async function publishBranch(repo: string, remote: string, branch: string
   for (let attempt = 0; ; attempt++) {
     const there = await remoteRefSha(repo, remote, ref);
     if (there === commit) return;
+    // Already in the remote's history (published before a crash, found again by its trailer).
+    if (there !== null && (await isAncestorOf(repo, commit, there))) return;
     if (there === null) throw new Error(`the remote has no branch ${branch}; create it (git push ${remote} ${branch}) first`);
     if (!(await isAncestorOf(repo, there, commit))) {
       // Maybe a commit we do not have yet: fetch it and look again, once.

@@ -321,4 +321,36 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
       await store.close();
     }
   });
+  it('given the elected promoter killed -9 mid-run, then the standby takes over and no promotion is lost or doubled', async () => {
+    const ids = ['T-01', 'T-02', 'T-03', 'T-04'];
+    const { remote, base, url, workerEnv, promoterEnv, clone } = await team(
+      'team_promoter_kill',
+      ids,
+      ids.map((id, i) => writeScript(id, i)),
+    );
+    const first = ralph('promoter-1', clone('promoter-1'), promoterEnv, ['start', '--once']);
+    procs.push(first);
+    while (!/elected the team's promoter/.test(first.output)) {
+      if (first.child.exitCode !== null) assert.fail(first.output);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const standby = ralph('promoter-2', clone('promoter-2'), promoterEnv, ['start', '--once']);
+    const worker = ralph('worker', clone('clone-w'), workerEnv, ['worker', '--exit-when-idle', '--count', '2']);
+    procs.push(standby, worker);
+    while (!/standing by to take over/.test(standby.output)) await new Promise((r) => setTimeout(r, 50));
+    // Killed right after its first promotion reached the store.
+    while ((await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'")) < 1) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const codes = await Promise.all([standby.exited, worker.exited]);
+    const story = [first, standby, worker].map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
+    assert.deepEqual(codes, [0, 0], story);
+    assert.match(standby.output, /elected the team's promoter/);
+    const subjects = git(remote, 'log', '--format=%s', `${base}..main`).split('\n').sort();
+    assert.deepEqual(subjects, ['ralph(T-01): Add f1', 'ralph(T-02): Add f2', 'ralph(T-03): Add f3', 'ralph(T-04): Add f4'], story);
+    assert.equal(await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'"), 4);
+    assert.equal(await count(url, "SELECT COUNT(DISTINCT entity_id) AS n FROM events WHERE event_type = 'task.completed'"), 4);
+  });
 });
