@@ -10,6 +10,7 @@ import type { ProcessLedgerPort } from '../shared/processLedger';
 import picomatch from 'picomatch';
 import { runShell, tailOf } from './shell';
 import type { FileAddedLines } from '../git/patchParse';
+import { withoutStoreCredentials } from '../store/storeUrl';
 
 export interface GateSpec {
   /** 'build' | 'test' | 'lint' | 'test_unit' | ...; also the event's gate name. */
@@ -77,7 +78,8 @@ export async function runGate(spec: GateSpec, opts: GateRunOptions): Promise<Gat
   const onProgress = opts.onProgress;
   const confined = opts.confinement?.kind === 'bwrap' && opts.scratch !== undefined ? opts.confinement : undefined;
   const env: Record<string, string | undefined> = {
-    ...process.env,
+    // The gates run the agent's code: the team store's credentials stay out of its reach.
+    ...withoutStoreCredentials(process.env),
     CI: '1',
     FORCE_COLOR: '0',
     NO_COLOR: '1',

@@ -71,3 +71,16 @@ function checked(url: string, source: string): StoreLocation {
   if (problem !== null) throw new Error(`${source}: the store URL ${redactStoreUrl(url)} ${problem}`);
   return { kind: 'postgres', url, source };
 }
+
+/** Variables that carry the team store's credentials (the URL, libpq's password). */
+export const STORE_CREDENTIAL_VARIABLES: readonly string[] = [STORE_URL_ENV, 'PGPASSWORD'];
+
+/**
+ * `env` without the store's credentials: for the gates, which run code an agent wrote,
+ * outside the agent's sandbox. Agents never get them (their environment is an allow-list).
+ */
+export function withoutStoreCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  for (const name of STORE_CREDENTIAL_VARIABLES) delete out[name];
+  return out;
+}

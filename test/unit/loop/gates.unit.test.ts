@@ -1,6 +1,6 @@
 // Forbidden patterns on added lines only: literals, /regex/, excludes, the seed's a|b|c form.
 import assert from 'node:assert/strict';
-import { compilePattern, findForbidden, forbiddenPatternsGate, InvalidPatternError, patternList } from '../../../src/loop/gates';
+import { compilePattern, findForbidden, forbiddenPatternsGate, InvalidPatternError, patternList, runGates } from '../../../src/loop/gates';
 
 const added = [
   {
@@ -47,5 +47,34 @@ describe('loop/gates forbidden patterns', () => {
     const failed = forbiddenPatternsGate(added, ['eval(']);
     assert.equal(failed.ok, false);
     assert.match(failed.outputTail, /src\/app\.py:3: forbidden "eval\(": x = eval\(input\(\)\)/);
+  });
+});
+
+describe('loop/gates environment', () => {
+  it("given the team store's URL and password in the environment, then the gates (the agent's code) do not see them", async () => {
+    const saved = { url: process.env['RALPH_STORE_URL'], pw: process.env['PGPASSWORD'] };
+    process.env['RALPH_STORE_URL'] = 'postgres://w:secret@db/ralph';
+    process.env['PGPASSWORD'] = 'secret';
+    try {
+      const [r] = await runGates(
+        [
+          {
+            name: 'env',
+            command: `node -e "process.stdout.write([process.env.RALPH_STORE_URL, process.env.PGPASSWORD, process.env.CI].join(','))"`,
+            timeoutMs: 20_000,
+          },
+        ],
+        { cwd: process.cwd() },
+      );
+      assert.equal(r?.outputTail, ',,1');
+    } finally {
+      for (const [k, v] of [
+        ['RALPH_STORE_URL', saved.url],
+        ['PGPASSWORD', saved.pw],
+      ] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 });
