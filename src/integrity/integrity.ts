@@ -72,6 +72,9 @@ function restorable(c: SnapshotChange): boolean {
  */
 const USER_REFS: readonly string[] = ['refs/heads/', 'refs/tags/', 'refs/remotes/', 'refs/stash'];
 
+/** Refs team mode writes with a forced fetch right before it reads them (src/team/). */
+const TEAM_REFS: readonly string[] = ['refs/ralph/upstream/', 'refs/ralph/patches/'];
+
 export class IntegrityGuard {
   private commonDir: string | undefined;
   /** Time the snapshots took, for the bench (ms, summed). */
@@ -94,6 +97,9 @@ export class IntegrityGuard {
       checkout: !this.o.confined,
       ignoreRef: (ref) =>
         ref.startsWith('refs/heads/ralph/') ||
+        // Team mode's copies of the remote's branch and patches: other workers and the promoter
+        // in this clone fetch them while an agent runs, and each read fetches them afresh.
+        TEAM_REFS.some((prefix) => ref.startsWith(prefix)) ||
         (ownBranch !== null && ref === `refs/heads/${ownBranch}`) ||
         (this.o.confined && USER_REFS.some((prefix) => ref === prefix || ref.startsWith(prefix))),
     };

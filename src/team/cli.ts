@@ -2,7 +2,6 @@
 // shared store) and `ralph start` when the project's store is PostgreSQL (stands for
 // election and, once elected, promotes; the others wait to take over). Output goes through
 // the given io; exit codes follow the CLI's (0 ok, 1 failed, 2 usage).
-import { hostname } from 'node:os';
 import { formatPreflight, PreflightFailedError } from '../preflight/preflight';
 import { formatLoopEvent } from '../loop/host';
 import { errorText } from '../loop/context';
@@ -151,6 +150,8 @@ export async function workerCommand(projectDir: string, argv: readonly string[],
 
 export interface TeamStartArgs {
   readonly once: boolean;
+  /** Leased workers in this process besides the promoter (default 0: workers run with `ralph worker`). */
+  readonly workers: number;
   readonly quiet: boolean;
   readonly remote: string;
 }
@@ -159,84 +160,113 @@ export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
   let once = false;
   let quiet = false;
   let remote = 'origin';
+  let workers = 0;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const flag = a.split('=')[0] ?? a;
     if (a === '--once') once = true;
     else if (a === '--quiet' || a === '-q') quiet = true;
     else if (flag === '--remote') [remote, i] = valueOf(argv, i, '--remote');
-    else if (flag === '--workers')
+    else if (flag === '--workers') {
+      let v: string;
+      [v, i] = valueOf(argv, i, '--workers');
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 16) throw new TeamUsageError(`--workers needs an integer 0..16, got ${v}`);
+      workers = n;
+    } else
       throw new TeamUsageError(
-        'ralph start: on a PostgreSQL store this process is the promoter; run workers with `ralph worker [--count N]` in any clone',
+        `ralph start: unknown argument '${a}' (usage on a team store: ralph start [--once] [--workers N] [--remote R] [--quiet])`,
       );
-    else
-      throw new TeamUsageError(`ralph start: unknown argument '${a}' (usage on a team store: ralph start [--once] [--remote R] [--quiet])`);
   }
   if (remote === '' || remote.startsWith('-')) throw new TeamUsageError(`--remote: '${remote}' is not a git remote`);
-  return { once, quiet, remote };
+  return { once, quiet, remote, workers };
 }
 
 /**
  * `ralph start` on a PostgreSQL store: one promoter across hosts. Elected → promotes the
  * workers' patches until stopped (--once: until the backlog is done or blocked); not
  * elected → says who holds the lock and stands by to take over. A lost lock session (the
- * server restarted) stops promoting at once and stands for election again.
+ * server restarted) stops promoting at once and stands for election again. `--workers N`
+ * runs N leased workers in this process too, elected or not.
  */
 export async function teamStartCommand(projectDir: string, args: TeamStartArgs, io: TeamCliIo): Promise<number> {
   const url = teamStoreUrl(projectDir, 'ralph start');
   const stop = stopOnSignals(io, 'promoter');
-  let lock: PromoterLock | undefined;
-  let host: TeamHost | undefined;
+  const remote = args.remote;
+  let branch = '';
+  let host: TeamHost;
   try {
-    const actor = `promoter@${hostname()}:${process.pid}`;
-    let total = 0;
-    while (!stop.signal.aborted) {
-      lock = await PromoterLock.tryAcquire(url).catch(() => undefined);
-      if (lock === undefined) {
-        const holder = await PromoterLock.holder(url).catch(() => undefined);
-        io.out(
-          holder !== undefined
-            ? `ralph start: another promoter holds the team's lock (${holder.application}, server pid ${holder.pid}); standing by to take over. Workers run with \`ralph worker\`.\n`
-            : "ralph start: waiting to be elected promoter (the store's server does not answer, or another promoter just took the lock)\n",
-        );
-        lock = await PromoterLock.waitUntilElected(url, stop.signal);
-        if (lock === undefined) break;
-      }
-      const remote = args.remote;
-      if (host === undefined) {
-        let branch = '';
-        host = await openTeamHost({
-          projectDir,
-          url,
-          noAgents: true,
-          signal: stop.signal,
-          publish: (commit) => publishBranch(projectDir, remote, branch, commit),
-        });
-        branch = host.branch;
-      }
-      io.out(`ralph start: elected the team's promoter on ${host.where}; promoting to ${host.branch} of ${remote}\n`);
-      const sub = printEvents(host, io, args.quiet);
-      const during = AbortSignal.any([stop.signal, lock.lost]);
-      const promoter = new TeamPromoter(host, { remote, pollMs: 1000, exitWhenIdle: args.once, log: (l) => io.out(`${l}\n`), actor });
-      try {
-        const t = await promoter.run(during);
-        total += t.promoted;
-      } finally {
-        sub.dispose();
-      }
-      if (!stop.signal.aborted && lock.lost.aborted) {
-        io.err(`ralph start: ${errorText(lock.lost.reason)}; no longer promoting, standing for election again\n`);
-        await lock.release();
-        lock = undefined;
-        continue;
-      }
-      break;
-    }
-    io.out(`ralph start: promoted ${total} patch(es)\n`);
+    host = await openTeamHost({
+      projectDir,
+      url,
+      noAgents: args.workers === 0,
+      signal: stop.signal,
+      publish: (commit) => publishBranch(projectDir, remote, branch, commit),
+    });
+  } catch (e) {
+    stop.dispose();
+    if (!(e instanceof PreflightFailedError)) throw e;
+    io.err(`ralph start: agents cannot start:\n${formatPreflight(e.report)}\n(ralph doctor shows every check)\n`);
+    return 1;
+  }
+  branch = host.branch;
+  const sub = printEvents(host, io, args.quiet);
+  try {
+    const workers = Array.from(
+      { length: args.workers },
+      (_, i) =>
+        new TeamWorker(host, {
+          name: `worker-${i + 1}`,
+          remote,
+          leaseTtlMs: 30_000,
+          exitWhenIdle: args.once,
+          idlePollMs: 1000,
+          log: (l) => io.out(`${l}\n`),
+        }),
+    );
+    const [promoted] = await Promise.all([
+      promoteWhileElected(host, url, args, io, stop.signal),
+      ...workers.map((w) => w.run(stop.signal)),
+    ]);
+    io.out(`ralph start: promoted ${promoted} patch(es)\n`);
     return 0;
   } finally {
+    sub.dispose();
     stop.dispose();
-    await lock?.release();
-    await host?.close();
+    await host.close();
   }
+}
+
+async function promoteWhileElected(host: TeamHost, url: string, args: TeamStartArgs, io: TeamCliIo, stop: AbortSignal): Promise<number> {
+  const actor = `promoter@${host.host}:${process.pid}`;
+  let total = 0;
+  while (!stop.aborted) {
+    let lock = await PromoterLock.tryAcquire(url).catch(() => undefined);
+    if (lock === undefined) {
+      const holder = await PromoterLock.holder(url).catch(() => undefined);
+      io.out(
+        holder !== undefined
+          ? `ralph start: another promoter holds the team's lock (${holder.application}, server pid ${holder.pid}); standing by to take over. Workers run with \`ralph worker\`.\n`
+          : "ralph start: waiting to be elected promoter (the store's server does not answer, or another promoter just took the lock)\n",
+      );
+      lock = await PromoterLock.waitUntilElected(url, stop);
+      if (lock === undefined) break;
+    }
+    try {
+      io.out(`ralph start: elected the team's promoter on ${host.where}; promoting to ${host.branch} of ${args.remote}\n`);
+      const promoter = new TeamPromoter(host, {
+        remote: args.remote,
+        pollMs: 1000,
+        exitWhenIdle: args.once,
+        log: (l) => io.out(`${l}\n`),
+        actor,
+      });
+      total += (await promoter.run(AbortSignal.any([stop, lock.lost]))).promoted;
+      if (stop.aborted || !lock.lost.aborted) break;
+      io.err(`ralph start: ${errorText(lock.lost.reason)}; no longer promoting, standing for election again\n`);
+    } finally {
+      await lock.release();
+    }
+  }
+  return total;
 }

@@ -30,8 +30,15 @@ describe('team/cli arguments', () => {
     }
   });
 
-  it('given ralph start on a team store, then --once and --remote are read and --workers points to ralph worker', () => {
-    assert.deepEqual(parseTeamStartArgs(['--once', '--remote=up']), { once: true, quiet: false, remote: 'up' });
-    assert.throws(() => parseTeamStartArgs(['--workers', '2']), /run workers with `ralph worker/);
+  it('given ralph start on a team store, then --once, --workers and --remote are read', () => {
+    assert.deepEqual(parseTeamStartArgs([]), { once: false, quiet: false, remote: 'origin', workers: 0 });
+    assert.deepEqual(parseTeamStartArgs(['--once', '--remote=up', '--workers', '2']), {
+      once: true,
+      quiet: false,
+      remote: 'up',
+      workers: 2,
+    });
+    assert.throws(() => parseTeamStartArgs(['--workers', '17']), /--workers needs an integer 0\.\.16/);
+    assert.throws(() => parseTeamStartArgs(['--bogus']), /usage on a team store/);
   });
 });
