@@ -105,7 +105,9 @@ export class TeamPromoter {
     if (task === undefined) return;
     // The tier from the patch as fetched, by this promoter's rules: the worker's is a claim.
     const risk = harness.promotion.assess(task, parsePatch(await readFile(file, 'utf8')));
-    const policy = decidePolicy(risk.tier, { controlFiles: risk.controlFiles });
+    // Approved by the judge or a human (resolve-deferred): promoted, not deferred again.
+    const approved = control.promotion(p.patch_id)?.approved === true;
+    const policy = decidePolicy(risk.tier, { controlFiles: risk.controlFiles, approvedByJudge: approved });
     if (policy.decision === 'defer') {
       await control.deferTask(p.task_id, o.actor, policy.reason, risk.tier, p.patch_id);
       this.tally.deferred++;
