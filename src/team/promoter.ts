@@ -5,8 +5,9 @@
 // (onto its own base while that is the tip; re-verified on the moved tip otherwise). The
 // harness publishes each promotion to the remote's branch by compare-and-swap before the
 // store records it. It also expires the leases of workers that stopped renewing them.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { decidePolicy } from '../domain/policy';
 import { parsePatch } from '../domain/patchText';
 import type { ControlContext } from '../control/context';
@@ -16,7 +17,7 @@ import { expireLeases } from './leases';
 import { fetchPatchRef } from './patchRefs';
 import { patchFileOfCommit, syncBranch } from './remoteBranch';
 import type { TeamHost } from './teamHost';
-import { queuedTeamPatches, type TeamPatch } from './teamPatches';
+import { queuedLocalPatches, queuedTeamPatches, type TeamPatch } from './teamPatches';
 
 export interface TeamPromoterOptions {
   readonly remote: string;
@@ -62,6 +63,10 @@ export class TeamPromoter {
           if (signal.aborted) break;
           await this.promoteOne(p, signal);
         }
+        for (const p of queuedLocalPatches(this.host.store)) {
+          if (signal.aborted) break;
+          await this.promoteStranded(p, signal);
+        }
         lastProblem = '';
         if (this.o.exitWhenIdle && !backlogOpen(this.cctx)) break;
       } catch (e) {
@@ -87,6 +92,24 @@ export class TeamPromoter {
       const sub = this.host.store.onDidAppend(done);
       signal.addEventListener('abort', done, { once: true });
     });
+  }
+
+  /**
+   * A re-based patch a promoter queued and did not finish: promoted here when its file is
+   * here (this promoter, restarted); otherwise discarded, so its task is worked again —
+   * the file is on a machine this one cannot see, and nothing is promoted unseen.
+   */
+  private async promoteStranded(p: { patch_id: string; task_id: string; patch_path: string | null }, signal: AbortSignal): Promise<void> {
+    const { control, harness } = this.host;
+    if (p.patch_path !== null && isAbsolute(p.patch_path) && existsSync(p.patch_path)) {
+      const r = await harness.late.promoteLate(p.task_id, p.patch_id, p.patch_path, this.o.actor, 'recovered', signal);
+      if (r?.kind === 'promoted') this.tally.promoted++;
+      return;
+    }
+    const why = `its file ${p.patch_path ?? '(none)'} is not on this promoter's machine (a promoter stopped while re-verifying it); the task is worked again`;
+    await control.discardPatch(p.patch_id, why, this.o.actor);
+    this.tally.notPromoted++;
+    this.o.log(`${p.task_id}: patch ${p.patch_id} discarded: ${why}`);
   }
 
   private async promoteOne(p: TeamPatch, signal: AbortSignal): Promise<void> {

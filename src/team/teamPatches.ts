@@ -63,3 +63,19 @@ export function queuedTeamPatches(db: SqlReader): TeamPatch[] {
 export function teamPatch(db: SqlReader, patchId: string): TeamPatch | undefined {
   return db.get<TeamPatch>('SELECT patch_id, task_id, ref, commit_sha, base_commit, worker FROM team_patch WHERE patch_id = ?', [patchId]);
 }
+
+/**
+ * Queued patches of proposed tasks that no worker pushed: a promoter's re-based patches
+ * (its re-verification on a moved tip). Their files are on the machine that made them; a
+ * promoter that stopped mid-way leaves them for the next, which can only use its own.
+ */
+export function queuedLocalPatches(db: SqlReader): { patch_id: string; task_id: string; patch_path: string | null }[] {
+  return db.all(
+    `SELECT p.patch_id, p.task_id, p.patch_path
+       FROM patch_view p
+       JOIN task_view t ON t.task_id = p.task_id AND t.patch_id = p.patch_id
+      WHERE p.status = 'queued' AND t.status = 'proposed'
+        AND NOT EXISTS (SELECT 1 FROM team_patch tp WHERE tp.patch_id = p.patch_id)
+      ORDER BY p.patch_id`,
+  );
+}

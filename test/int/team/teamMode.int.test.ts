@@ -354,4 +354,41 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
     assert.equal(await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'"), 4);
     assert.equal(await count(url, "SELECT COUNT(DISTINCT entity_id) AS n FROM events WHERE event_type = 'task.completed'"), 4);
   });
+  it('given a re-based patch a promoter on another machine left queued, then it is discarded and the task worked again', async () => {
+    const { remote, base, url, workerEnv, promoterEnv, clone } = await team('team_stranded', ['T-01'], [writeScript('T-01', 0)]);
+    // The state a promoter killed mid re-verification leaves: the task proposed with a patch
+    // whose file is on its own disk.
+    const store = await openPgStore({ url, mode: 'writer', projections: TEAM_PROJECTIONS });
+    try {
+      const ctx = controlContext(store, { ralphDir: '/elsewhere/.ralph' });
+      await claimWithLease(ctx, { owner: 'w@gone', ttlMs: 60_000 });
+      await store.append([
+        toNewEvent(
+          domainEvent('patch.queued', 'patch_T-01_20260101000000000', 'promoter@gone', {
+            task_id: 'T-01',
+            patch_path: '/elsewhere/.ralph/commits/pending/x.patch',
+            created_by: 'promoter@gone',
+          }),
+        ),
+        toNewEvent(
+          domainEvent('task.proposed', 'T-01', 'promoter@gone', {
+            old_status: 'claimed',
+            new_status: 'proposed',
+            patch_id: 'patch_T-01_20260101000000000',
+          }),
+        ),
+      ]);
+    } finally {
+      await store.close();
+    }
+    const promoter = ralph('promoter', clone('promoter'), promoterEnv, ['start', '--once']);
+    const worker = ralph('worker', clone('clone-w'), workerEnv, ['worker', '--exit-when-idle']);
+    procs.push(promoter, worker);
+    const codes = await Promise.all([promoter.exited, worker.exited]);
+    const story = [promoter, worker].map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
+    assert.deepEqual(codes, [0, 0], story);
+    assert.match(promoter.output, /patch_T-01_20260101000000000 discarded: its file \/elsewhere\//, story);
+    assert.deepEqual(git(remote, 'log', '--format=%s', `${base}..main`).split('\n'), ['ralph(T-01): Add f1'], story);
+    assert.equal(await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'task.completed'"), 1);
+  });
 });
