@@ -11,7 +11,7 @@ import '@vscode-elements/elements/dist/vscode-tabs/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
 import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
 import './monitor.css';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { MonitorSnapshot, WebviewRequest } from '../src/protocol/monitor.js';
 import {
   OpenSettingsRequest,
@@ -33,7 +33,7 @@ import type { Actions, Sections } from './render.js';
 import { syncHostClock, tickTimes } from './ticker.js';
 import { vscodeApi } from './vscodeApi.js';
 
-const persistedSchema = z.object({ v: z.literal(1), snapshot: monitorSnapshotSchema.nullable(), tab: z.number().int().min(0) });
+const persistedSchema = z.object({ v: z.literal(1), snapshot: z.nullable(monitorSnapshotSchema), tab: z.int().check(z.nonnegative()) });
 type Persisted = z.infer<typeof persistedSchema>;
 
 const vscode = vscodeApi();

@@ -6,8 +6,12 @@
 // Handshake: the webview posts `ready`; the host answers with one `snapshot`, then sends
 // `update`s carrying only the top-level snapshot keys that changed. Requests from the
 // webview carry an `id`; the host answers each with a `reply` bearing the same id.
-import * as z from 'zod';
-import { idSchema, quoteId } from '../domain/ids';
+//
+// zod/mini rather than zod: its functions tree-shake, so the page bundle carries the few
+// parts of zod it uses (about 30 KB) instead of all of classic zod (about 190 KB).
+import * as z from 'zod/mini';
+import type { IdKind } from '../domain/ids';
+import { idProblem, quoteId } from '../domain/ids';
 
 // ---------------------------------------------------------------------------------------
 // The snapshot: everything the monitor shows, computed by src/monitor/snapshot.ts.
@@ -17,8 +21,8 @@ export const PATCH_STATUSES = ['queued', 'applied', 'verified', 'promoted', 'dis
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 export type PatchStatus = (typeof PATCH_STATUSES)[number];
 
-const count = z.number().int().nonnegative();
-const isoTs = z.string().min(1);
+const count = z.int().check(z.nonnegative());
+const isoTs = z.string().check(z.minLength(1));
 
 /** What the loop is doing, as the window showing the monitor knows it. */
 export const LOOP_RUNS = ['running', 'paused', 'stopped'] as const;
@@ -33,7 +37,7 @@ export const loopStateSchema = z.object({
   iteration: count,
   wave: count,
   commits: count,
-  currentTask: z.string().nullable(),
+  currentTask: z.nullable(z.string()),
   /** Where these numbers come from: STATE.json, or derived from events and metrics. */
   source: z.enum(['state', 'derived']),
 });
@@ -42,7 +46,7 @@ export const taskSummarySchema = z.object({
   total: count,
   byStatus: z.record(z.enum(TASK_STATUSES), count),
   /** done / (total - dropped), 0..1; 0 when there is nothing to do. */
-  progress: z.number().min(0).max(1),
+  progress: z.number().check(z.minimum(0), z.maximum(1)),
 });
 
 export const patchSummarySchema = z.object({
@@ -74,31 +78,31 @@ export const eventSummarySchema = z.object({
 export const deferredItemSchema = z.object({
   taskId: z.string(),
   title: z.string(),
-  riskTier: z.number().int().min(0).max(3),
+  riskTier: z.int().check(z.minimum(0), z.maximum(3)),
   reason: z.string(),
-  deferredAt: z.string().nullable(),
+  deferredAt: z.nullable(z.string()),
   source: z.string(),
-  patchId: z.string().nullable(),
+  patchId: z.nullable(z.string()),
   /** The latest judge verdict for this task, when one was recorded. */
-  verdict: z.object({ decision: z.string(), rationale: z.string(), ts: isoTs }).nullable(),
+  verdict: z.nullable(z.object({ decision: z.string(), rationale: z.string(), ts: isoTs })),
 });
 
 export const agentCostSchema = z.object({
   agent: z.string(),
   invocations: count,
   failures: count,
-  cost: z.number().nonnegative(),
+  cost: z.number().check(z.nonnegative()),
   inputTokens: count,
   outputTokens: count,
   cacheRead: count,
   cacheCreate: count,
-  durationSec: z.number().nonnegative(),
+  durationSec: z.number().check(z.nonnegative()),
 });
 
 export const costSummarySchema = z.object({
   /** The UTC day the figures are for, YYYY-MM-DD. */
   day: z.string(),
-  cost: z.number().nonnegative(),
+  cost: z.number().check(z.nonnegative()),
   invocations: count,
   failures: count,
   byAgent: z.array(agentCostSchema),
@@ -108,18 +112,18 @@ export const runningAgentSchema = z.object({
   name: z.string(),
   role: z.string(),
   phase: z.string(),
-  taskId: z.string().nullable(),
+  taskId: z.nullable(z.string()),
   /** When the current invocation started; null while the agent waits between invocations. */
-  startedAt: isoTs.nullable(),
+  startedAt: z.nullable(isoTs),
   /** An invocation (agent process) is running now. */
   busy: z.boolean(),
-  cost: z.number().nonnegative(),
+  cost: z.number().check(z.nonnegative()),
 });
 
 export const costPointSchema = z.object({
   /** Bucket start, ISO 8601 UTC. */
   t: isoTs,
-  cost: z.number().nonnegative(),
+  cost: z.number().check(z.nonnegative()),
   inputTokens: count,
   outputTokens: count,
   cacheTokens: count,
@@ -134,9 +138,9 @@ export const flowPointSchema = z.object({
 export const phaseDurationSchema = z.object({
   phase: z.string(),
   invocations: count,
-  totalSec: z.number().nonnegative(),
-  avgSec: z.number().nonnegative(),
-  maxSec: z.number().nonnegative(),
+  totalSec: z.number().check(z.nonnegative()),
+  avgSec: z.number().check(z.nonnegative()),
+  maxSec: z.number().check(z.nonnegative()),
 });
 
 export const monitorSeriesSchema = z.object({
@@ -144,16 +148,16 @@ export const monitorSeriesSchema = z.object({
    * Width of one cost bucket. The cost and flow series cover the latest run: from its first
    * invocation to now while the loop runs, to its last activity once it stopped.
    */
-  costBucketSec: z.number().int().positive(),
+  costBucketSec: z.int().check(z.positive()),
   /** Width of one flow bucket; the counts at the first bucket include all earlier history. */
-  flowBucketSec: z.number().int().positive(),
+  flowBucketSec: z.int().check(z.positive()),
   cost: z.array(costPointSchema),
   flow: z.array(flowPointSchema),
   phases: z.array(phaseDurationSchema),
 });
 
 export const logLineSchema = z.object({
-  ts: isoTs.nullable(),
+  ts: z.nullable(isoTs),
   level: z.enum(['trace', 'debug', 'info', 'warn', 'error']),
   text: z.string(),
 });
@@ -170,13 +174,13 @@ export const projectInfoSchema = z.object({
 export const timelineSchema = z.object({
   /** Events in the live log: the time slider moves over 1..total. */
   total: count,
-  firstTs: isoTs.nullable(),
-  lastTs: isoTs.nullable(),
+  firstTs: z.nullable(isoTs),
+  lastTs: z.nullable(isoTs),
   /**
    * Set while the page shows a past moment (the time slider moved back): how many events of
    * the log were replayed, and the last one's id and time. Null: the live state.
    */
-  at: z.object({ index: count, eventId: z.string(), ts: isoTs }).nullable(),
+  at: z.nullable(z.object({ index: count, eventId: z.string(), ts: isoTs })),
 });
 
 /** How the last run confined its agents and what the integrity check found. */
@@ -184,7 +188,7 @@ const safetySchema = z.object({
   /** Roles the last run's agents ran with no confinement (`agents.unconfined`), as `role (backend)`. */
   unconfined: z.array(z.string()),
   /** Incidents the integrity check recorded in this project. */
-  incidents: z.number().int().nonnegative(),
+  incidents: count,
 });
 
 export const monitorSnapshotSchema = z.object({
@@ -204,9 +208,9 @@ export const monitorSnapshotSchema = z.object({
   /** Inputs that could not be read (a bad metrics line, an unreadable STATE.json), named. */
   warnings: z.array(z.string()),
   /** The spend forecast's line (src/domain/forecast.ts), or null while nothing has been spent. */
-  forecast: z.string().nullable().default(null),
-  timeline: timelineSchema.default({ total: 0, firstTs: null, lastTs: null, at: null }),
-  safety: safetySchema.default({ unconfined: [], incidents: 0 }),
+  forecast: z._default(z.nullable(z.string()), null),
+  timeline: z._default(timelineSchema, { total: 0, firstTs: null, lastTs: null, at: null }),
+  safety: z._default(safetySchema, { unconfined: [], incidents: 0 }),
 });
 
 export type LoopState = z.infer<typeof loopStateSchema>;
@@ -240,7 +244,7 @@ export interface Message<M extends string = string, P = unknown> {
   readonly id?: number;
 }
 
-export interface MessageDescriptor<M extends string, S extends z.ZodType> {
+export interface MessageDescriptor<M extends string, S extends z.ZodMiniType> {
   readonly method: M;
   readonly direction: Direction;
   /** Requests expect a `reply` with the same id. */
@@ -252,7 +256,7 @@ export interface MessageDescriptor<M extends string, S extends z.ZodType> {
   create(params: z.infer<S>, id?: number): Message<M, z.infer<S>>;
 }
 
-function descriptor<M extends string, S extends z.ZodType>(
+function descriptor<M extends string, S extends z.ZodMiniType>(
   method: M,
   direction: Direction,
   schema: S,
@@ -275,17 +279,24 @@ function descriptor<M extends string, S extends z.ZodType>(
 }
 
 /** Ids the page sends back are ids the host sent it: they follow the id grammar (src/domain/ids.ts). */
-const pageTaskId = idSchema('task');
-const pagePatchId = idSchema('patch');
+const pageId = (kind: IdKind): z.ZodMiniType<string, string> =>
+  z.string().check(
+    z.superRefine((s, ctx) => {
+      const problem = idProblem(s, kind);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: `${kind} id ${quoteId(s)}: ${problem}` });
+    }),
+  );
+const pageTaskId = pageId('task');
+const pagePatchId = pageId('patch');
 const taskRef = z.object({ taskId: pageTaskId });
 
 // host → webview
 export const SnapshotMessage = descriptor('snapshot', 'host-to-webview', z.object({ snapshot: monitorSnapshotSchema }));
-export const UpdateMessage = descriptor('update', 'host-to-webview', z.object({ seq: count, patch: monitorSnapshotSchema.partial() }));
+export const UpdateMessage = descriptor('update', 'host-to-webview', z.object({ seq: count, patch: z.partial(monitorSnapshotSchema) }));
 export const ReplyMessage = descriptor(
   'reply',
   'host-to-webview',
-  z.object({ requestId: count, ok: z.boolean(), error: z.string().optional() }),
+  z.object({ requestId: count, ok: z.boolean(), error: z.optional(z.string()) }),
 );
 
 // webview → host
@@ -294,7 +305,7 @@ export const OpenTaskRequest = descriptor('openTask', 'webview-to-host', taskRef
 export const ShowDiffRequest = descriptor(
   'showDiff',
   'webview-to-host',
-  z.object({ taskId: pageTaskId, patchId: pagePatchId.nullable() }),
+  z.object({ taskId: pageTaskId, patchId: z.nullable(pagePatchId) }),
   true,
 );
 export const ResolveDeferredRequest = descriptor(
@@ -305,7 +316,7 @@ export const ResolveDeferredRequest = descriptor(
 );
 export const OpenSettingsRequest = descriptor('openSettings', 'webview-to-host', z.object({}), true);
 /** Show the project as it was after the log's first `index` events; null: live again. */
-export const TravelRequest = descriptor('travel', 'webview-to-host', z.object({ index: count.nullable() }), true);
+export const TravelRequest = descriptor('travel', 'webview-to-host', z.object({ index: z.nullable(count) }), true);
 /** The longest page log text kept: the page can send anything, the host's log keeps a line. */
 export const MAX_WEBVIEW_LOG_TEXT = 2000;
 
@@ -315,13 +326,14 @@ export const WebviewLogMessage = descriptor(
   'webview-to-host',
   z.object({
     level: z.enum(['info', 'warn', 'error']),
-    text: z
-      .string()
-      .transform((t) =>
+    text: z.pipe(
+      z.string(),
+      z.transform((t: string) =>
         t.length > MAX_WEBVIEW_LOG_TEXT
           ? `${t.slice(0, MAX_WEBVIEW_LOG_TEXT)}… (${t.length - MAX_WEBVIEW_LOG_TEXT} more characters cut)`
           : t,
       ),
+    ),
   }),
 );
 
@@ -347,12 +359,12 @@ export type WebviewRequest = Extract<
 export type ParseResult<T> = { ok: true; message: T } | { ok: false; reason: string };
 
 const envelope = z.object({
-  method: z.string().min(1).max(100),
-  params: z.unknown().optional(),
-  id: z.number().int().nonnegative().optional(),
+  method: z.string().check(z.minLength(1), z.maxLength(100)),
+  params: z.optional(z.unknown()),
+  id: z.optional(count),
 });
 
-function parseWith<T>(descriptors: readonly MessageDescriptor<string, z.ZodType>[], raw: unknown, side: string): ParseResult<T> {
+function parseWith<T>(descriptors: readonly MessageDescriptor<string, z.ZodMiniType>[], raw: unknown, side: string): ParseResult<T> {
   const env = envelope.safeParse(raw);
   if (!env.success) {
     return { ok: false, reason: `${side}: not a message envelope {method, params, id?}: ${z.prettifyError(env.error)}` };
