@@ -56,6 +56,28 @@ const noAjv = {
 };
 
 /**
+ * The MCP SDK accepts zod 3 schemas beside zod 4 ones, so it imports zod/v3 and the
+ * zod-to-json-schema converter for them (about 70 KB minified). Ralph's tools are zod 4
+ * schemas (src/mcp/tools.ts), which take the SDK's other branch; the stub keeps zod 3 out
+ * of the bundle and says so if a zod 3 schema ever reaches the SDK.
+ * @type {import('esbuild').Plugin}
+ */
+const noZod3 = {
+  name: 'no-zod3',
+  setup(build) {
+    build.onResolve({ filter: /^(zod\/v3|zod-to-json-schema)$/ }, (args) =>
+      /[\\/]@modelcontextprotocol[\\/]sdk[\\/]/.test(args.importer) ? { path: args.path, namespace: 'no-zod3' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'no-zod3' }, (args) => {
+      const fail = `() => { throw new Error("${args.path} is not bundled: Ralph's MCP tools are zod 4 schemas"); }`;
+      return {
+        contents: args.path === 'zod/v3' ? `export const object = ${fail};\n` : `export const zodToJsonSchema = ${fail};\n`,
+      };
+    });
+  },
+};
+
+/**
  * After each ESM build: the chunks become CommonJS files in dist/ (stale chunks of an
  * earlier build removed first), and the CLI becomes executable.
  * @type {import('esbuild').Plugin}
@@ -101,7 +123,7 @@ async function main() {
   const contexts = await Promise.all([
     esbuild.context({
       ...common,
-      plugins: [problemMatcher, oneEnglishZod, noAjv, toCommonJs],
+      plugins: [problemMatcher, oneEnglishZod, noAjv, noZod3, toCommonJs],
       platform: 'node',
       target: 'node20',
       format: 'esm',
