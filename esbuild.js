@@ -1,6 +1,6 @@
 // Builds the bundles: the extension host's and the `ralph` CLI's (node, CommonJS), which
 // share their chunks, and the monitor webview (IIFE, browser); copies sql.js's wasm beside
-// the node bundles.
+// the node bundles (compressed).
 //
 // The node bundles are split at every dynamic import() (a lazy-loading seam: the CLI's
 // commands, the extension's composition), so a process loads only the chunks it needs.
@@ -17,10 +17,29 @@ const watch = process.argv.includes('--watch');
 const dist = path.join(__dirname, 'dist');
 const staging = path.join(dist, '.esm');
 
+/**
+ * sql.js's wasm, brotli-compressed beside the bundles: 291 KB in the .vsix instead of the
+ * 338 KB its deflate makes of the plain file, the package's largest entry. The store
+ * decompresses it once into the user's cache (src/store/wasmFile.ts). Compressing at
+ * brotli's best takes seconds, so it is redone only when sql.js's file changed.
+ */
+function compressWasm() {
+  const source = require.resolve('sql.js/dist/sql-wasm.wasm');
+  const out = path.join(dist, 'sql-wasm.wasm.br');
+  fs.rmSync(path.join(dist, 'sql-wasm.wasm'), { force: true });
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs >= fs.statSync(source).mtimeMs) return;
+  const zlib = require('node:zlib');
+  const packed = zlib.brotliCompressSync(fs.readFileSync(source), {
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_LGWIN]: 24 },
+  });
+  fs.writeFileSync(`${out}.tmp`, packed);
+  fs.renameSync(`${out}.tmp`, out);
+}
+
 /** Copies the static assets the bundles load at run time. */
 function copyAssets() {
   fs.mkdirSync(path.join(dist, 'webview'), { recursive: true });
-  fs.copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
+  compressWasm();
   // No icon font: the monitor draws its codicons as inline SVG (scripts/esbuildPlugins.cjs).
   for (const f of ['codicon.css', 'codicon.ttf']) fs.rmSync(path.join(dist, 'webview', f), { force: true });
 }

@@ -6,14 +6,20 @@ import * as v8 from 'node:v8';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import type { SqlParams, SqlRow, SqlValue, SqlWriter } from './types';
+import { readWasm } from './wasmFile';
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
 let sqlJsWasm: string | undefined;
 
-/** Where sql-wasm.wasm is: beside the bundle (dist/) or in node_modules (sources, tests). */
+/**
+ * Where sql-wasm.wasm is: beside the bundle (dist/, compressed: wasmFile.ts) or in
+ * node_modules (sources, tests).
+ */
 export function defaultWasmPath(): string {
-  const bundled = path.join(__dirname, 'sql-wasm.wasm');
-  if (fs.existsSync(bundled)) return bundled;
+  for (const name of ['sql-wasm.wasm.br', 'sql-wasm.wasm']) {
+    const bundled = path.join(__dirname, name);
+    if (fs.existsSync(bundled)) return bundled;
+  }
   // Not a literal: the bundler must not try to resolve it (the bundle uses the copy above).
   const spec = ['sql.js', 'dist', 'sql-wasm.wasm'].join('/');
   return require.resolve(spec);
@@ -37,7 +43,7 @@ export function loadSqlJs(wasmPath?: string): Promise<SqlJsStatic> {
     sqlJsWasm = wasmPath ?? defaultWasmPath();
     const wasm = sqlJsWasm;
     // Reading the bytes ourselves lets sql.js compile them without its fetch/XHR fallbacks.
-    const wasmBinary = fs.readFileSync(wasm);
+    const wasmBinary = readWasm(wasm);
     sqlJs = initSqlJs({ locateFile: () => wasm, wasmBinary: wasmBinary as unknown as ArrayBuffer });
     sqlJs.catch(() => {
       sqlJs = undefined;
