@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the end-to-end tests (test/e2e/**/*.e2e.test.ts) in a real VS Code 1.100.3: ensures
-// code-server, builds and packages the extension to dist/ralph-loop.vsix, then runs mocha
+// code-server, builds and packages the extension to dist/ralph-loop.vsix (failing when it is
+// over the size limit, scripts/vsixSize.mjs), then runs mocha
 // serially. Screenshots stay in .artifacts/screenshots/. Prints wall time and the peak
 // memory (PSS) of the whole test process tree (code-server, extension hosts, chromium).
 // Usage: node scripts/run-e2e.mjs [--no-package] [extra mocha args, e.g. --grep smoke]
@@ -9,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCodeServer } from './ensure-code-server.mjs';
+import { checkVsixSize } from './vsixSize.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -64,6 +66,9 @@ async function main() {
         stdio: 'inherit',
       }),
     );
+    // The package a user downloads stays under its limit: a landing that crosses it fails here.
+    const tooBig = checkVsixSize(path.join(root, 'dist', 'ralph-loop.vsix'), undefined, (line) => console.log(`[e2e] ${line}`));
+    if (tooBig) throw new Error(tooBig);
   }
   // Fresh screenshots each run, so the CI artifact shows this run only.
   fs.rmSync(path.join(root, '.artifacts', 'screenshots'), { recursive: true, force: true });
