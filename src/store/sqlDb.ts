@@ -93,7 +93,16 @@ export class SqlDb implements SqlWriter {
       const b = toBind(params);
       if (b) s.bind(b as never);
       const rows: R[] = [];
-      while (s.step()) rows.push(s.getAsObject() as R);
+      // getAsObject() asks sqlite for every column's name again on every row (a call into
+      // the wasm and a string decoded per column): read the names once per query instead.
+      let names: string[] | undefined;
+      while (s.step()) {
+        names ??= s.getColumnNames();
+        const values = s.get();
+        const row: Record<string, SqlValue> = {};
+        for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i] as SqlValue;
+        rows.push(row as R);
+      }
       return rows;
     } finally {
       s.reset();
