@@ -261,12 +261,18 @@ class SqlJsEventStore implements EventStore {
   private replayJournal(records: readonly JournalRecord[]): number {
     let n = 0;
     if (records.length === 0) return 0;
+    // A checkpoint holds every event up to the one its journal header names (the writer
+    // applies events in id order before it exports): when the database has that one, the
+    // journal's events up to it are in it too, and need no look-up each (an observer's open
+    // would otherwise query once per event kept since the previous checkpoint).
+    const header = headerOf(records);
+    const covered = header !== undefined && header.upTo !== '' && this.hasEvent(header.upTo) ? header.upTo : '';
     this.db.exec('BEGIN');
     try {
       for (const rec of records) {
         for (const e of rec.events) {
           this.ids.observe(e.event_id);
-          if (this.hasEvent(e.event_id)) continue;
+          if (e.event_id <= covered || this.hasEvent(e.event_id)) continue;
           this.insertAndApply(e);
           n++;
         }
