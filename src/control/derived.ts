@@ -188,6 +188,17 @@ export function renderState(ctx: ControlContext, loop?: Partial<LoopPosition>): 
   return text;
 }
 
+/**
+ * currentWave() of the task view, asked of SQLite: status reads counts, not the tasks
+ * themselves (reading every row is most of its time on a large backlog).
+ */
+function waveOf(db: SqlReader): number {
+  const r = db.get<{ open: number | null; top: number | null }>(
+    "SELECT MIN(CASE WHEN status NOT IN ('done', 'dropped') THEN wave END) AS open, MAX(wave) AS top FROM task_view",
+  );
+  return r?.open ?? r?.top ?? 0;
+}
+
 /** The facts `status` prints (also `status --json`). */
 export function statusFacts(ctx: ControlContext): StatusFacts {
   return statusFactsOf(ctx.store, loopPositionFrom(readStateJson(ctx)), ctx.now(), () => perDayBudgetOf(ctx.projectDir));
@@ -203,7 +214,6 @@ export function statusFactsOf(
   now: Date,
   perDayBudgetUsd: () => number,
 ): StatusFacts {
-  const tasks = allTasks(db);
   const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
   // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (defect 7).
   const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(now)])?.n ?? 0;
@@ -212,12 +222,12 @@ export function statusFactsOf(
     iteration: pos.iteration,
     commits: promotedSince(db, undefined),
     current: pos.current_item,
-    wave: currentWave(tasks),
+    wave: waveOf(db),
     taskCounts: countBy(db, 'task_view'),
     patchCounts: countBy(db, 'patch_view'),
     eventsTotal: total,
     eventsLastHour: lastHour,
-    deferred: tasks.filter((t) => t.status === 'deferred').length,
+    deferred: db.get<{ n: number }>("SELECT COUNT(*) AS n FROM task_view WHERE status = 'deferred'")?.n ?? 0,
     forecast: readForecast(db, { now, perDayBudgetUsd }),
   };
 }

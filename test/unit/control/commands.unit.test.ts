@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { currentWave } from '../../../src/domain/task';
 import {
+  allTasks,
   applyPolicy,
   claimReadyTask,
   classifyTaskRisk,
@@ -630,6 +632,31 @@ describe('control commands', function () {
       assert.ok(recent < total);
       assert.equal(lines[6], 'Deferred: 0 | Review needed: no');
       assert.equal(statusFacts(h.ctx).eventsLastHour, recent);
+    });
+
+    it('status: the wave and the deferred count asked of SQLite are what the tasks themselves say', async () => {
+      const asked = (): [number, number] => {
+        const f = statusFacts(h.ctx);
+        return [f.wave, f.deferred];
+      };
+      const fromTasks = (): [number, number] => {
+        const tasks = allTasks(h.store);
+        return [currentWave(tasks), tasks.filter((t) => t.status === 'deferred').length];
+      };
+      assert.deepEqual(asked(), [0, 0], 'no task at all');
+      await imported();
+      assert.deepEqual(asked(), fromTasks());
+      await transitionTask(h.ctx, { taskId: 'W1-001', status: 'deferred', actor: 'cp', payload: { reason: 'manual' } });
+      assert.deepEqual(asked(), fromTasks());
+      assert.equal(asked()[1], 1);
+      await promoted('W0-001');
+      await promoted('W0-002');
+      // Wave 0 finished: the current wave moves to wave 1, where work is open.
+      assert.deepEqual(asked(), fromTasks());
+      assert.equal(asked()[0], 1);
+      await transitionTask(h.ctx, { taskId: 'W1-001', status: 'dropped', actor: 'cp' });
+      // Nothing open anywhere: the highest wave.
+      assert.deepEqual(asked(), fromTasks());
     });
 
     it('rebuild replays every event into identical views', async () => {
