@@ -7,7 +7,7 @@
 // that the next drain recognises and only finishes moving.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../shared/randomHex';
 import { z } from 'zod';
 import { domainEvent, formatZodIssues } from '../domain/events';
 import { proposalSchemas } from '../domain/proposals';
@@ -111,7 +111,7 @@ export function submitToInbox(ralphDir: string, cmd: InboxCommand, now: Date = n
   const parsed = inboxCommandSchema().parse(cmd);
   const dir = ralphPaths(ralphDir).inbox;
   onFile('mkdir', dir, () => fs.mkdirSync(dir, { recursive: true }));
-  const id = `cmd_${now.toISOString().replace(/[-:.]/g, '')}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const id = `cmd_${now.toISOString().replace(/[-:.]/g, '')}_${process.pid}_${randomHex(3)}`;
   const name = `${id}.json`;
   // Durable before the caller reports it queued: a power loss must not take it back. The id
   // is applied exactly once, however often a writer dies while draining it.

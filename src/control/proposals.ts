@@ -6,7 +6,7 @@
 // proposals/processed/ (accepted, deferred) or proposals/rejected/ (beside it
 // `<name>.error.txt`). A claimed file whose outcome is already in the log (a crash between
 // append and move) is just moved; one claimed but not decided is decided on the next run.
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../shared/randomHex';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { domainEvent, readEvent, type DomainEvent } from '../domain/events';
@@ -71,7 +71,7 @@ export function originalProposalName(id: string): string {
 
 function claimName(file: string, now: Date): string {
   const stamp = now.toISOString().replace(/[-:.TZ]/g, '');
-  return `${file.replace(/\.json$/, '')}.${stamp}-${randomBytes(3).toString('hex')}.json`;
+  return `${file.replace(/\.json$/, '')}.${stamp}-${randomHex(3)}.json`;
 }
 
 /** Moves a proposal file out of the listing under a unique name; undefined when it is gone (another process took it). */

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './randomHex';
 
 /** What was being done to the file when it failed. */
 export type FileOperation =
@@ -76,7 +76,7 @@ export async function pathExists(p: string): Promise<boolean> {
 const TEMP_MARK = '.tmp-';
 
 function tempPathFor(target: string): string {
-  return `${target}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`;
+  return `${target}${TEMP_MARK}${process.pid}-${randomHex(4)}`;
 }
 
 /** True for names writeFileAtomic leaves behind when killed mid-write (cleaned by their owners). */

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../shared/randomHex';
 import { pidAlive } from '../shared/process';
 import { fileError, onFile } from '../shared/fs';
 
@@ -107,7 +107,7 @@ export class WriterTicket {
     onFile('mkdir', locksDir, () => fs.mkdirSync(locksDir, { recursive: true }));
     const content = JSON.stringify({ pid: process.pid, host: os.hostname(), joined: new Date().toISOString() });
     for (;;) {
-      const name = `${TICKET_PREFIX}${stamp()}-${String(process.pid).padStart(10, '0')}-${randomBytes(3).toString('hex')}${TICKET_SUFFIX}`;
+      const name = `${TICKET_PREFIX}${stamp()}-${String(process.pid).padStart(10, '0')}-${randomHex(3)}${TICKET_SUFFIX}`;
       const ticket = new WriterTicket(locksDir, name, content);
       if (ticket.create()) return ticket;
     }
