@@ -1,6 +1,5 @@
 // The ralphctl-compatible commands of `ralph`: arguments and output text as the reference
 // prints them (REFERENCE.md), plus `--json` where a program reads the answer.
-import * as fs from 'node:fs';
 import { safetyFacts, safetyLines } from '../integrity/status';
 import * as path from 'node:path';
 import type { ControlContext } from '../control/context';
@@ -9,7 +8,7 @@ import type { InboxCommand } from '../control/inbox';
 import type { StoredEvent } from '../store/types';
 import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
-import { loadControl, loadProjectConfig } from './lazy';
+import { loadConfigVerdict, loadControl, loadProjectConfig } from './lazy';
 
 export interface CliIo {
   out(text: string): void;
@@ -504,9 +503,10 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       noMore(a, 0, this.usage);
       // A broken ralph.config.json is what `ralph start` would stop on: say so here too, in the
       // same file:line:col words (stderr, so the reference's status text stays as it was).
-      const { CONFIG_FILE, loadConfig } = await loadProjectConfig();
-      const config = fs.existsSync(path.join(ctx.projectDir, CONFIG_FILE)) ? loadConfig(ctx.projectDir) : undefined;
-      const configError = config && !config.ok ? config.error.message : null;
+      // The verdict is cached per config text and build (configVerdict.ts): the schema is
+      // most of what status would cost.
+      const { configProblem } = await loadConfigVerdict();
+      const configError = (await configProblem(ctx.projectDir, loadProjectConfig)) ?? null;
       if (configError !== null) io.err(`ralph: warning: ${configError}\n`);
       const at = opt(a, 'at');
       const past = at === undefined ? undefined : await statusFactsAt(ctx, parseMoment(at));

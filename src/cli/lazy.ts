@@ -7,6 +7,7 @@ import type { GitPort } from '../control/context';
 import type * as ControlModule from '../control/index';
 import type * as IdsModule from '../domain/ids';
 import type * as ConfigModule from '../project/config';
+import type * as ConfigVerdictModule from './configVerdict';
 import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
@@ -37,6 +38,12 @@ export const loadProjectConfig = (): Promise<typeof ConfigModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../project/config.js')
     : Promise.resolve().then(() => require('../project/config') as typeof ConfigModule);
+
+/** status's cached verdict on ralph.config.json (loads the config's schema only when it changed). */
+export const loadConfigVerdict = (): Promise<typeof ConfigVerdictModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./configVerdict.js')
+    : Promise.resolve().then(() => require('./configVerdict') as typeof ConfigVerdictModule);
 
 /** How a state-changing command gets the writer: the lock wait and the running loop's inbox. */
 export const loadWriterAccess = (): Promise<typeof WriterAccessModule> =>

@@ -2,8 +2,8 @@
 // load the entry point alone (and esbuild's runtime helpers the entry points share); `status` the store and the control plane but none of the
 // loop, agents, project layer, git or extension chunks, and no git port; a command that asks
 // git loads the git port; the loop loads only for the loop's verbs. Read-only commands take
-// no writer lock and write nothing in .ralph. And the chunks are compiled from the V8 code
-// cache on the second run.
+// no writer lock and write nothing in .ralph; status judges an unchanged ralph.config.json
+// from its cached verdict. And the chunks are compiled from the V8 code cache on the second run.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -117,6 +117,32 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
       r.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || TEAM.test(f) || f.startsWith('gitPort-')),
       [],
     );
+  });
+
+  it('given an unchanged ralph.config.json, then status takes its verdict from the cache without the schema; an edit is judged again', () => {
+    const config = path.join(repo, 'ralph.config.json');
+    const text = fs.readFileSync(config, 'utf8');
+    const schema = (r: { loaded: string[] }): string[] => r.loaded.filter((f) => f.startsWith('config-'));
+    ralph('status');
+    const cached = ralph('status');
+    assert.equal(cached.code, 0, cached.err);
+    assert.equal(cached.err, '');
+    assert.deepEqual(schema(cached), []);
+    try {
+      fs.writeFileSync(config, `${text}}`);
+      const broken = ralph('status');
+      assert.equal(broken.code, 0, broken.err);
+      assert.match(broken.err, /^ralph: warning: .*ralph\.config\.json:\d+:\d+: not valid JSON/m);
+      assert.equal(schema(broken).length, 1, `loaded: ${broken.loaded.join(' ')}`);
+      // The same broken text again: the same warning, from the cache.
+      const brokenAgain = ralph('status');
+      assert.equal(brokenAgain.err, broken.err);
+      assert.deepEqual(schema(brokenAgain), []);
+    } finally {
+      fs.writeFileSync(config, text);
+    }
+    const fixed = ralph('status');
+    assert.equal(fixed.err, '');
   });
 
   it('given read-only commands, then no writer lock is taken and nothing under .ralph changes', () => {
