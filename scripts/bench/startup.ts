@@ -1,6 +1,7 @@
 // `npm run bench -- startup`: the start-up a user feels first, on the production build:
 //   1. the .vsix (packaged as `npm run package` does: its size, and that the CLI ships in it);
-//   2. `ralph help`, and `ralph status` paired run by run with the reference's `status`;
+//   2. `ralph help`, and `ralph status` paired run by run with the reference's `status`, in
+//      wall time and in CPU time (user+sys, which a loaded machine disturbs much less);
 //   3. a mixed command sequence (claims, queue/classify/policy/promote, emits, status,
 //      picks, deferral checks), paired command by command with the reference;
 //   4. activation as VS Code itself reports it (Running Extensions) in code-server, and how
@@ -296,6 +297,56 @@ function startupSection(py: Python | undefined, other: Other | undefined, oursRe
   printPairs('  same, without the code cache', noCache);
 }
 
+// ---- 2b. CPU time of start-up pairs ----------------------------------------------------------
+
+/**
+ * Runs argv and returns its user+sys CPU time (ms), all its threads, as os.wait4 reports it.
+ * Wall time on a shared machine measures the other tenants as much as the command; CPU time
+ * moves much less with load (the reference's and ours inflate alike, so the ratio holds).
+ */
+const CPU_PY = String.raw`import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = p.stderr.read()
+_, st, ru = os.wait4(p.pid, 0)
+code = os.waitstatus_to_exitcode(st)
+if code != 0:
+    sys.stderr.write(err.decode('utf8', 'replace'))
+    sys.exit(code)
+print('%.3f' % ((ru.ru_utime + ru.ru_stime) * 1000))`;
+
+function cpuMs(py: Python, argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): number {
+  return Number(run(py.exe, ['-c', CPU_PY, ...argv], cwd, env).out);
+}
+
+function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: string): void {
+  const runs = RUNS * 2;
+  console.log(`\nStart-up CPU (user+sys of the process and its threads; ${runs} runs each, paired; medians)`);
+  const theirEnv = { ...process.env, RALPH_DIR: path.join(theirRepo, '.ralph') };
+  const script = other.label.startsWith('reference') ? other.label.replace(/^.*\((.*)\)$/, '$1') : undefined;
+  const base = pairs(
+    runs,
+    () => cpuMs(py, [process.execPath, '-e', '0'], oursRepo),
+    () => cpuMs(py, [py.exe, '-c', '0'], oursRepo),
+  );
+  console.log(`node -e 0 ${f0(median(base.ours))} ms CPU; python3 -c 0 ${f0(median(base.theirs))} ms CPU`);
+  const help = Array.from({ length: runs }, () => cpuMs(py, [process.execPath, CLI, 'help'], oursRepo));
+  console.log(`ralph help ${f0(median(help))} ms CPU, node -e 0 + ${f0(median(help) - median(base.ours))} ms`);
+  if (script === undefined) {
+    console.log('(no reference: the CPU pairs need the reference ralphctl.py, the floor script is not a fair CPU peer)');
+    return;
+  }
+  const status = pairs(
+    runs,
+    () => cpuMs(py, [process.execPath, CLI, 'status'], oursRepo),
+    () => cpuMs(py, [py.exe, script, 'status'], theirRepo, theirEnv),
+  );
+  printPairs('ralph status vs status (CPU)', status);
+  console.log(
+    `  above each runtime's own start: ours ${f0(median(status.ours) - median(base.ours))} ms, ` +
+      `the reference's ${f0(median(status.theirs) - median(base.theirs))} ms`,
+  );
+}
+
 // ---- 3. the mixed sequence ------------------------------------------------------------------
 
 function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
@@ -435,6 +486,7 @@ async function main(): Promise<void> {
     run(process.execPath, [CLI, 'init'], oursRepo);
     other?.run(theirRepo, ['init']);
     startupSection(py, other, oursRepo, theirRepo);
+    if (py && other) cpuSection(py, other, oursRepo, theirRepo);
     if (other) mixedSection(other, oursRepo, theirRepo);
   } finally {
     for (const d of [oursRepo, theirRepo, scratch]) fs.rmSync(d, { recursive: true, force: true });
