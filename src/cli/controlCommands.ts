@@ -1,6 +1,5 @@
 // The ralphctl-compatible commands of `ralph`: arguments and output text as the reference
 // prints them (REFERENCE.md), plus `--json` where a program reads the answer.
-import { safetyFacts, safetyLines } from '../integrity/status';
 import * as path from 'node:path';
 import type { ControlContext } from '../control/context';
 import type * as ControlModule from '../control/index';
@@ -8,7 +7,7 @@ import type { InboxCommand } from '../control/inbox';
 import type { StoredEvent } from '../store/types';
 import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
-import { loadConfigVerdict, loadControl, loadProjectConfig } from './lazy';
+import { loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus } from './lazy';
 
 export interface CliIo {
   out(text: string): void;
@@ -506,6 +505,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
       // The verdict is cached per config text and build (configVerdict.ts): the schema is
       // most of what status would cost.
       const { configProblem } = await loadConfigVerdict();
+      const { safetyFacts, safetyLines } = await loadSafetyStatus();
       const configError = (await configProblem(ctx.projectDir, loadProjectConfig)) ?? null;
       if (configError !== null) io.err(`ralph: warning: ${configError}\n`);
       const at = opt(a, 'at');

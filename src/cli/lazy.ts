@@ -8,6 +8,7 @@ import type * as ControlModule from '../control/index';
 import type * as IdsModule from '../domain/ids';
 import type * as ConfigModule from '../project/config';
 import type * as ConfigVerdictModule from './configVerdict';
+import type * as SafetyStatusModule from '../integrity/status';
 import type * as LoopCommandsModule from '../loop/cliCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
@@ -44,6 +45,12 @@ export const loadConfigVerdict = (): Promise<typeof ConfigVerdictModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('./configVerdict.js')
     : Promise.resolve().then(() => require('./configVerdict') as typeof ConfigVerdictModule);
+
+/** status's safety lines (unconfined roles, incidents): not for `help`. */
+export const loadSafetyStatus = (): Promise<typeof SafetyStatusModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../integrity/status.js')
+    : Promise.resolve().then(() => require('../integrity/status') as typeof SafetyStatusModule);
 
 /** How a state-changing command gets the writer: the lock wait and the running loop's inbox. */
 export const loadWriterAccess = (): Promise<typeof WriterAccessModule> =>
