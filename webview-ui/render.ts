@@ -11,6 +11,7 @@ import { clock, compact, duration, int, percent, usd } from './format.js';
 import { timeText } from './ticker.js';
 import type { TimeKind } from './ticker.js';
 import { buildTimeline } from './timeline.js';
+import { buildReqBlock, renderReq } from './req.js';
 import type { TimelineActions, TimelineSection } from './timeline.js';
 
 export interface Actions extends TimelineActions {
@@ -27,6 +28,8 @@ export interface Sections {
   readonly notice: HTMLElement;
   readonly timeline: TimelineSection;
   readonly cards: Record<'tasks' | 'patches' | 'events' | 'cost', HTMLElement>;
+  /** REQ mode's block, hidden without a specification.yaml. */
+  readonly req: HTMLElement;
   readonly recent: HTMLElement;
   readonly agents: HTMLElement;
   readonly pending: HTMLElement;
@@ -137,7 +140,8 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
   tabs.selectedIndex = Math.min(o.initialTab, TAB_NAMES.length - 1);
   tabs.addEventListener('vsc-tabs-select', (e) => o.onTab(e.detail.selectedIndex));
 
-  fill(root, top, notice, timeline.root, cardsWrap, tabs);
+  const req = buildReqBlock();
+  fill(root, top, notice, timeline.root, cardsWrap, req, tabs);
   return {
     root,
     title,
@@ -145,6 +149,7 @@ export function buildLayout(root: HTMLElement, o: LayoutOptions): Sections {
     notice,
     timeline,
     cards,
+    req,
     recent: recent.body,
     agents: agents.body,
     pending: pending.body,
@@ -650,6 +655,7 @@ export function renderAll(s: Sections, snap: MonitorSnapshot | null, actions: Ac
     s.root.classList.toggle('past', snap.timeline.at !== null);
     s.timeline.render(snap.timeline);
   });
+  once('req', snap.req, () => renderReq(s.req, snap.req));
   once('recent', snap.events.recent, () => renderRecent(s.recent, snap, actions));
   once('agents', [snap.agents, snap.state.run], () => renderAgents(s.agents, snap, actions));
   once('pending', snap.patches.pendingFiles, () => renderPending(s.pending, snap));

@@ -22,6 +22,7 @@ import { perDayBudgetOf, readForecast } from '../control/forecast';
 import { renderForecast } from '../domain/forecast';
 import { safetyFacts, unconfinedRoles } from '../integrity/status';
 import { isFailure, readMetrics } from './metrics';
+import { readReqSection } from './reqSection';
 import type { MetricsFileCache, MetricsLine } from './metrics';
 import { costSeries, flowSeries, phaseDurations, runWindow, statusAfterEvent } from './series';
 import type { TaskEventRow } from './series';
@@ -55,6 +56,11 @@ export interface SnapshotInput {
    * loop's position today) is not read, and metrics lines after `now` do not count.
    */
   readonly past?: boolean;
+  /**
+   * The project whose specification.yaml the REQ section folds the req.* events over;
+   * default: the folder holding `.ralph/`. Null: no REQ section.
+   */
+  readonly projectDir?: string | null;
 }
 
 /** The task events already read, in time order; opaque to callers. */
@@ -441,6 +447,14 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     }
     const span = db.get<{ first: string | null; last: string | null }>('SELECT MIN(ts) AS first, MAX(ts) AS last FROM events');
     snap.timeline = { total: snap.events.total, firstTs: span?.first ?? null, lastTs: span?.last ?? null, at: null };
+  }
+  const projectDir = input.projectDir === undefined ? (basename(ralphDir) === '.ralph' ? dirname(ralphDir) : null) : input.projectDir;
+  if (hasEvents && projectDir !== null) {
+    try {
+      snap.req = readReqSection(db, projectDir, warnings);
+    } catch (e) {
+      warnings.push(`REQ section: ${(e as Error).message}`);
+    }
   }
   snap.warnings =
     warnings.length > MAX_WARNINGS ? [...warnings.slice(0, MAX_WARNINGS), `… and ${warnings.length - MAX_WARNINGS} more`] : warnings;

@@ -191,6 +191,43 @@ const safetySchema = z.object({
   incidents: count,
 });
 
+/** REQ mode (specification.yaml built requirement by requirement), folded from the store's req.* events. */
+export const reqSectionSchema = z.object({
+  /** idle, running, or the run's terminal state (COMPLETE, PARTIAL, WAIT_USER). */
+  state: z.string(),
+  total: count,
+  done: count,
+  pending: count,
+  blocked: count,
+  skipped: count,
+  iteration: count,
+  maxIterations: count,
+  /** Per topological level (index = level, as the Requirements view numbers them). */
+  levels: z.array(z.object({ done: count, total: count })),
+  /** The REQ being built, its round and where its verification is. */
+  current: z.nullable(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      round: count,
+      rounds: count,
+      /** `agent` while the agent writes tests and code, else the layer running now, or the one that failed. */
+      step: z.string(),
+      layers: z.array(z.object({ layer: z.enum(['L1', 'L1b', 'L2', 'L3']), state: z.enum(['passed', 'failed', 'running', 'waiting']) })),
+      /** What the previous round failed with (the next round is given it). */
+      lastFailure: z.nullable(z.string()),
+    }),
+  ),
+  /** Newest first, at most 5; `kind` is permanent or contextual. */
+  learnings: z.array(z.object({ text: z.string(), kind: z.string(), source: z.string() })),
+  permanentLearnings: count,
+  /** Blocked REQs (auto: waiting on a blocked one) and why, in build order. */
+  blockedReqs: z.array(z.object({ id: z.string(), title: z.string(), auto: z.boolean(), why: z.string(), options: z.array(z.string()) })),
+  cycle: z.nullable(z.array(z.string())),
+  /** The specification could not be read: the message names the file and the place. */
+  problem: z.nullable(z.string()),
+});
+
 export const monitorSnapshotSchema = z.object({
   generatedAt: isoTs,
   project: projectInfoSchema,
@@ -211,6 +248,8 @@ export const monitorSnapshotSchema = z.object({
   forecast: z._default(z.nullable(z.string()), null),
   timeline: z._default(timelineSchema, { total: 0, firstTs: null, lastTs: null, at: null }),
   safety: z._default(safetySchema, { unconfined: [], incidents: 0 }),
+  /** Null when the project has no specification.yaml (REQ mode unused). */
+  req: z._default(z.nullable(reqSectionSchema), null),
 });
 
 export type LoopState = z.infer<typeof loopStateSchema>;
@@ -229,6 +268,7 @@ export type PhaseDuration = z.infer<typeof phaseDurationSchema>;
 export type MonitorSeries = z.infer<typeof monitorSeriesSchema>;
 export type LogLine = z.infer<typeof logLineSchema>;
 export type Timeline = z.infer<typeof timelineSchema>;
+export type ReqSection = z.infer<typeof reqSectionSchema>;
 export type MonitorSnapshot = z.infer<typeof monitorSnapshotSchema>;
 export type MonitorSnapshotPatch = Partial<MonitorSnapshot>;
 
@@ -418,5 +458,6 @@ export function emptySnapshot(now: Date): MonitorSnapshot {
     forecast: null,
     timeline: { total: 0, firstTs: null, lastTs: null, at: null },
     safety: { unconfined: [], incidents: 0 },
+    req: null,
   };
 }

@@ -13,6 +13,7 @@ import { openStore } from '../store/sqlJsStore';
 import type { EventStore } from '../store/types';
 import { loadSpecification } from './spec';
 import type { OrderedSpecification, SpecProblem } from './spec';
+import type { Specification } from '../project/specification';
 
 /** The req.* events of the store, validated, in append order. */
 export function reqEvents(store: EventStore): RecordedEvent[] {
@@ -35,13 +36,20 @@ export interface ReqSettingsLite {
   readonly specFile: string;
   readonly specShownAs: string;
   readonly maxIterations: number;
+  /** Rounds per REQ before it blocks (`req.retries`). */
+  readonly rounds: number;
 }
 
 /** Where the specification is and the iteration budget, from ralph.config.json (defaults without one). */
 export function reqFileSettings(projectDir: string): ReqSettingsLite {
   const c = loadConfig(projectDir);
   const spec = c.ok ? c.value.req.spec : 'specification.yaml';
-  return { specFile: join(projectDir, spec), specShownAs: spec, maxIterations: c.ok ? c.value.req.max_iterations : 15 };
+  return {
+    specFile: join(projectDir, spec),
+    specShownAs: spec,
+    maxIterations: c.ok ? c.value.req.max_iterations : 15,
+    rounds: c.ok ? Math.max(1, c.value.req.retries) : 3,
+  };
 }
 
 function hasStore(ralphDir: string): boolean {
@@ -80,6 +88,34 @@ export async function readReqStatus(projectDir: string): Promise<StatusRead> {
   return { ok: true, report: reqStatusReport(viewOf(loaded.value, events, s.maxIterations)) };
 }
 
+export interface ReqProjectView {
+  readonly view: ReqView;
+  /** The status contract; a cycle makes it WAIT_USER with the chain. */
+  readonly report: ReqStatusReport;
+  readonly spec: Specification;
+  readonly settings: ReqSettingsLite;
+}
+
+/**
+ * The project's specification folded with `events` (its req.* events, in append order):
+ * null without a specification file; a problem when it does not load. A cycle still folds,
+ * in file order, so the REQs show with the chain.
+ */
+export function reqProjectView(projectDir: string, events: readonly RecordedEvent[]): ReqProjectView | { problem: string } | null {
+  const s = reqFileSettings(projectDir);
+  if (!existsSync(s.specFile)) return null;
+  const loaded = loadSpecification(s.specFile, s.specShownAs);
+  if (loaded.ok) {
+    const view = viewOf(loaded.value, events, s.maxIterations);
+    return { view, report: reqStatusReport(view), spec: loaded.value.spec, settings: s };
+  }
+  if (loaded.error.kind !== 'cycle') return { problem: loaded.error.message };
+  const { spec, error } = loaded.error;
+  const ids = spec.requirements.map((r) => r.id);
+  const view = foldReqView(spec.requirements, { order: ids, layers: [ids] }, events, s.maxIterations);
+  return { view, report: { ...reqStatusReport(view), status: 'WAIT_USER', cycle: [...error.chain] }, spec, settings: s };
+}
+
 export interface ReqTreeData {
   readonly report: ReqStatusReport;
   /** Each REQ's acceptance criteria, from specification.yaml. */
@@ -93,32 +129,13 @@ export interface ReqTreeData {
  * extension's session): null without a specification.yaml; a problem when it does not load.
  */
 export function reqTreeData(projectDir: string, store: EventStore | undefined): ReqTreeData | { problem: string } | null {
-  const s = reqFileSettings(projectDir);
-  if (!existsSync(s.specFile)) return null;
-  const loaded = loadSpecification(s.specFile, s.specShownAs);
-  const events = store ? reqEvents(store) : [];
-  if (!loaded.ok && loaded.error.kind !== 'cycle') return { problem: loaded.error.message };
-  const spec = loaded.ok ? loaded.value.spec : (loaded.error as Extract<SpecProblem, { kind: 'cycle' }>).spec;
-  const view = loaded.ok
-    ? viewOf(loaded.value, events, s.maxIterations)
-    : foldReqView(
-        spec.requirements,
-        { order: spec.requirements.map((r) => r.id), layers: [spec.requirements.map((r) => r.id)] },
-        events,
-        s.maxIterations,
-      );
-  const report = loaded.ok
-    ? reqStatusReport(view)
-    : {
-        ...reqStatusReport(view),
-        status: 'WAIT_USER' as const,
-        cycle: [...(loaded.error as Extract<SpecProblem, { kind: 'cycle' }>).error.chain],
-      };
+  const p = reqProjectView(projectDir, store ? reqEvents(store) : []);
+  if (p === null || 'problem' in p) return p;
   return {
-    report,
-    acs: new Map(spec.requirements.map((r) => [r.id, r.acceptance_criteria])),
+    report: p.report,
+    acs: new Map(p.spec.requirements.map((r) => [r.id, r.acceptance_criteria])),
     blocked: new Map(
-      view.rows.filter((r) => r.status === 'blocked').map((r) => [r.id, { reason: r.blockReason ?? 'blocked', options: r.options }]),
+      p.view.rows.filter((r) => r.status === 'blocked').map((r) => [r.id, { reason: r.blockReason ?? 'blocked', options: r.options }]),
     ),
   };
 }

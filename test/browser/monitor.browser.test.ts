@@ -4,7 +4,7 @@
 // real snapshot appear, a burst of updates lands, zero CSP violations, Approve posts the
 // right request, a reload restores the state, and leaves screenshots in .artifacts/.
 import { strict as assert } from 'node:assert';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +19,8 @@ import { buildMonitorSnapshot } from '../../src/monitor/snapshot';
 import type { MonitorSnapshot } from '../../src/protocol/monitor';
 import { emptySnapshot } from '../../src/protocol/monitor';
 import { seedDemoProject } from '../unit/monitor/demoData';
-import { openSqlJs, readerOf } from '../unit/monitor/sqlFixture';
+import { REFERENCE_DDL, insertEvents, openSqlJs, readerOf } from '../unit/monitor/sqlFixture';
+import { REQ_NOW, REQ_SPEC, agent, layer, reqRunEvents } from '../unit/monitor/reqFixture';
 import { THEMES } from './themes';
 import type { ThemeName } from './themes';
 import { CHROMIUM_ARGS, chromiumPath } from '../kit/chromium';
@@ -146,6 +147,27 @@ async function demoSnapshot(): Promise<MonitorSnapshot> {
   }
 }
 
+/** REQ mode halfway: a real specification.yaml and req.* events through the snapshot code. */
+async function reqSnapshot(): Promise<MonitorSnapshot> {
+  const db = await openSqlJs();
+  const dir = mkdtempSync(join(tmpdir(), 'ralph-mon-browser-req-'));
+  try {
+    db.run(REFERENCE_DDL);
+    writeFileSync(join(dir, 'specification.yaml'), REQ_SPEC);
+    mkdirSync(join(dir, '.ralph', 'logs'), { recursive: true });
+    insertEvents(db, [
+      ...reqRunEvents(),
+      agent('agent.started', 'REQ-002'),
+      agent('agent.finished', 'REQ-002'),
+      layer('REQ-002', 2, 'L1', true),
+    ]);
+    return buildMonitorSnapshot(readerOf(db), join(dir, '.ralph', 'logs'), REQ_NOW);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The same project after its loop stopped: what the host sends then. */
 function buildStopped(s: MonitorSnapshot): MonitorSnapshot {
   return { ...s, state: { ...s.state, phase: 'stopped', run: 'stopped', currentTask: null }, agents: [] };
@@ -228,6 +250,34 @@ describe('monitor webview in chromium', function () {
     assert.ok(snap.deferred.length >= 2, 'the demo has deferred items');
     assert.equal(await text('#deferred-count'), String(snap.deferred.length));
     await shot('monitor.png');
+  });
+
+  it('shows REQ mode: progress by level, the current REQ with its round and layer, blocked REQs with why, learnings; hidden without a specification', async () => {
+    assert.equal(await page.locator('#req').isVisible(), false, 'no specification: no REQ section');
+    const req = (await reqSnapshot()).req;
+    assert.ok(req, 'the snapshot has a REQ section');
+    await post({ method: 'snapshot', params: { snapshot: { ...snap, req } } });
+    await page.locator('#req-done', { hasText: '1/5' }).waitFor();
+    assert.equal(await text('#req-state'), 'running');
+    assert.equal((await text('#req-iteration')).trim(), '· iteration 3/15');
+    const levels = await page.$$eval('#req-levels li', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(levels, ['Level 0 1/2', 'Level 1 0/2', 'Level 2 0/1', '2 pending · 2 blocked · 0 skipped']);
+    const current = await text('#req-current');
+    assert.match(current, /REQ-002 Add sub\(\) · round 2\/3/);
+    assert.match(current, /previous round: L1b failed: 10% test lines/);
+    const chips = await page.$$eval('#req-current .req-layer', (els) =>
+      els.map((e) => `${e.textContent} ${e.className.replace('req-layer ', '')}`),
+    );
+    assert.deepEqual(chips, ['agent passed', 'L1 passed', 'L1b running', 'L2 waiting', 'L3 waiting']);
+    assert.match(
+      await text('#req-blocked li[data-req="REQ-003"]'),
+      /^blocked REQ-003 Add mul\(\): failed 3 rounds: .* — decide: skip \/ manual \/ stop \/ rollback$/,
+    );
+    assert.equal(await text('#req-blocked li[data-req="REQ-005"]'), 'blocked(auto) REQ-005 Add sq(): waits on REQ-003, which is blocked');
+    assert.equal(await text('#req-learnings li'), 'contextual · REQ-002: sub() takes two numbers');
+    await shot('monitor-req.png');
+    await post({ method: 'snapshot', params: { snapshot: snap } });
+    await page.locator('#req').waitFor({ state: 'hidden' });
   });
 
   it('applies a burst of updates, drops invalid and stale messages with a reason', async () => {
