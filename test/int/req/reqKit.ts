@@ -3,7 +3,7 @@
 // against the scripted model server, and the status contract checked after every event the
 // run appends (and through `ralph req status --json` at the end).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClaudeBackend } from '../../../src/agents/claudeBackend';
 import { detectConfinement } from '../../../src/agents/sandbox';
@@ -17,11 +17,11 @@ import { reqSettingsFromConfig } from '../../../src/req/settings';
 import type { ReqSettings } from '../../../src/req/settings';
 import { settingsFromConfig } from '../../../src/loop/settings';
 import type { EventStore } from '../../../src/store/types';
-import { claudeSandbox } from '../../kit/agentEnv';
+import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
 import { startModelServer } from '../../kit/modelServer';
 import type { ModelServer } from '../../kit/modelServer';
-import { git } from '../loop/sampleProject';
+import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
 import type { SampleProject } from '../loop/sampleProject';
 
 /** Line coverage of src/*.js: exported functions whose name a test file mentions, over all exported functions. */
@@ -142,6 +142,7 @@ export async function startReqRun(
     },
   });
   const statuses: ReqStatusReport[] = [];
+  let disposed = false;
   const sub = store.onDidAppend((events) => {
     if (!events.some((e) => e.event_type.startsWith('req.') && e.event_type !== 'req.run_started')) return;
     try {
@@ -158,9 +159,62 @@ export async function startReqRun(
     statuses,
     lines,
     dispose: async () => {
+      if (disposed) return;
+      disposed = true;
       sub.dispose();
       await server.close();
       sandbox.cleanup();
+    },
+  };
+}
+
+/** What each REQ test gets: its own sample project, the store open as the writer, and runs on the real claude CLI. */
+export interface ReqTest {
+  readonly p: SampleProject;
+  readonly store: EventStore;
+  /** Starts a run (model server, sandbox, engine) that the kit disposes after the test. */
+  start(scripts: Record<string, unknown>[], options?: Parameters<typeof startReqRun>[4]): Promise<ReqRun>;
+}
+
+/**
+ * Registers the set-up every REQ integration test shares in the calling describe(): the
+ * pinned claude CLI once; per test a fresh sample project with its store; afterwards every
+ * run disposed, the store closed and the project removed.
+ */
+export function useReqTest(): ReqTest {
+  let claudeBin = '';
+  let project: SampleProject | undefined;
+  let opened: EventStore | undefined;
+  const runs: ReqRun[] = [];
+  before(() => {
+    claudeBin = ensureAgentClis().claude;
+  });
+  beforeEach(async () => {
+    project = createSampleProject();
+    opened = await openSampleStore(project.ralphDir);
+  });
+  afterEach(async () => {
+    for (const r of runs.splice(0)) await r.dispose();
+    await opened?.close().catch(() => undefined);
+    if (project) rmSync(project.dir, { recursive: true, force: true });
+    project = undefined;
+    opened = undefined;
+  });
+  const need = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`useReqTest: ${what} is only there inside a test`);
+    return v;
+  };
+  return {
+    get p() {
+      return need(project, 'the project');
+    },
+    get store() {
+      return need(opened, 'the store');
+    },
+    async start(scripts, options) {
+      const run = await startReqRun(need(project, 'the project'), need(opened, 'the store'), claudeBin, scripts, options);
+      runs.push(run);
+      return run;
     },
   };
 }

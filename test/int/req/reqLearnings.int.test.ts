@@ -5,14 +5,9 @@
 // AGENTS.md written only by the orchestrator (an agent's own edit is not taken) and
 // archived past 500 lines into .sprint-state/ralph-loop/agents-archive/.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { runCli } from '../../../src/cli/run';
-import type { EventStore } from '../../../src/store/types';
-import { ensureAgentClis } from '../../kit/agentEnv';
-import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
-import type { SampleProject } from '../loop/sampleProject';
-import { addReqFiles, assertContract, reqScript, specYaml, startReqRun, subjects, writes } from './reqKit';
-import type { ReqRun } from './reqKit';
+import { git } from '../loop/sampleProject';
+import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 const section = (prompt: string, title: string): string[] => {
   const m = new RegExp(`## ${title.replace(/[()]/g, '\\$&')}\\n([\\s\\S]*?)\\n## `).exec(prompt);
@@ -38,26 +33,10 @@ function passing(id: string, fn: string, answer: unknown, extraTools: unknown[] 
 
 describe('req: learnings and AGENTS.md through the real claude CLI', function () {
   this.timeout(600_000);
-  let p: SampleProject;
-  let store: EventStore;
-  let run: ReqRun | undefined;
-  let claudeBin: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
-  });
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await run?.dispose();
-    run = undefined;
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  const t = useReqTest();
 
   it('given contextual learnings over four REQs, then the window of 3 ages out, a referenced one and a user-marked one become permanent', async () => {
+    const { p, store } = t;
     addReqFiles(
       p,
       specYaml([
@@ -93,7 +72,7 @@ describe('req: learnings and AGENTS.md through the real claude CLI', function ()
       passing('REQ-004', 'four', { learnings: [] }),
     ];
     // Two REQs, then the user marks c2 while a writer holds the store (queued), then the rest.
-    run = await startReqRun(p, store, claudeBin, scripts, { req: { maxIterations: 2 } });
+    let run = await t.start(scripts, { req: { maxIterations: 2 } });
     const first = await run.engine.run();
     assert.equal(first.status, 'PARTIAL', run.lines.join('\n'));
     await run.dispose();
@@ -103,13 +82,13 @@ describe('req: learnings and AGENTS.md through the real claude CLI', function ()
     });
     assert.equal(code, 0, out);
     assert.match(out, /^QUEUED /);
-    run = await startReqRun(p, store, claudeBin, scripts);
+    run = await t.start(scripts);
     const report = await run.engine.run({ resume: true });
     assert.equal(report.status, 'COMPLETE', run.lines.join('\n'));
     assert.match(run.lines.join('\n'), /learning marked permanent by cli:/);
 
     const prompt = (id: string): string => {
-      const r = run?.server.requests.find((x) => x.prompt.includes(`RALPH-KEY: req/${id}/round-1/`));
+      const r = run.server.requests.find((x) => x.prompt.includes(`RALPH-KEY: req/${id}/round-1/`));
       assert.ok(r, id);
       return r.prompt;
     };
@@ -146,11 +125,12 @@ describe('req: learnings and AGENTS.md through the real claude CLI', function ()
   });
 
   it("given an agent that edits AGENTS.md itself and a file near 500 lines, then only the orchestrator's addition lands and the oldest entries are archived", async () => {
+    const { p, store } = t;
     const old = Array.from({ length: 12 }, (_, i) =>
       [`## REQ-${String(900 + i)}`, ...Array.from({ length: 39 }, (_, j) => `- old rule ${i}.${j}`)].join('\n'),
     ).join('\n\n');
     addReqFiles(p, specYaml([{ id: 'REQ-001', title: 'One' }]), { agentsMd: `# AGENTS.md\n\nUse CommonJS modules in src/.\n\n${old}\n` });
-    run = await startReqRun(p, store, claudeBin, [
+    const run = await t.start([
       passing(
         'REQ-001',
         'one',

@@ -3,14 +3,10 @@
 // specification's statuses, learnings and AGENTS.md, a cycle, and the status contract after
 // every step.
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventStore } from '../../../src/store/types';
-import { ensureAgentClis } from '../../kit/agentEnv';
-import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
-import type { SampleProject } from '../loop/sampleProject';
-import { addReqFiles, assertContract, reqScript, specYaml, startReqRun, subjects, writes } from './reqKit';
-import type { ReqRun } from './reqKit';
+import { git } from '../loop/sampleProject';
+import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 const FNS: Record<string, [string, string]> = {
   'REQ-001': ['add', '(a, b) => a + b'],
@@ -36,26 +32,10 @@ function passing(id: string, answer?: unknown): Record<string, unknown> {
 
 describe('req: the REQ loop through the real claude CLI', function () {
   this.timeout(600_000);
-  let p: SampleProject;
-  let store: EventStore;
-  let run: ReqRun | undefined;
-  let claudeBin: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
-  });
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await run?.dispose();
-    run = undefined;
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  const t = useReqTest();
 
   it('given 6 REQs with dependencies and priorities, then they run in Kahn + priority order, each with exactly its own context, and each PASS is a ralph-loop commit', async () => {
+    const { p, store } = t;
     addReqFiles(
       p,
       specYaml([
@@ -82,7 +62,7 @@ describe('req: the REQ loop through the real claude CLI', function () {
           ? passing(id, { learnings: [{ kind: 'contextual', text: 'negative zero compares equal with assert.equal' }] })
           : passing(id),
     );
-    run = await startReqRun(p, store, claudeBin, scripts);
+    const run = await t.start(scripts);
     const report = await run.engine.run();
     assert.equal(report.status, 'COMPLETE', run.lines.join('\n'));
     assert.deepEqual(report.requirements, { total: 6, done: 6, pending: 0, blocked: 0, skipped: 0 });
@@ -151,6 +131,7 @@ describe('req: the REQ loop through the real claude CLI', function () {
   });
 
   it('given a dependency cycle, then it is reported with its chain and nothing runs', async () => {
+    const { p } = t;
     addReqFiles(
       p,
       specYaml([
@@ -160,7 +141,7 @@ describe('req: the REQ loop through the real claude CLI', function () {
         { id: 'REQ-004', title: 'D' },
       ]),
     );
-    run = await startReqRun(p, store, claudeBin, [passing('REQ-001')]);
+    const run = await t.start([passing('REQ-001')]);
     const before = subjects(p.dir);
     const report = await run.engine.run();
     assert.equal(report.status, 'WAIT_USER');

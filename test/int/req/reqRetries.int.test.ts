@@ -5,15 +5,11 @@
 // writer, then a resume verifies the hand fix and commits it; two timeouts block as "REQ too
 // large". The status contract after every step.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../../../src/cli/run';
 import { DIFFERENT_APPROACH } from '../../../src/domain/reqPrompt';
-import type { EventStore } from '../../../src/store/types';
-import { ensureAgentClis } from '../../kit/agentEnv';
-import { createSampleProject, openSampleStore } from '../loop/sampleProject';
-import type { SampleProject } from '../loop/sampleProject';
-import { addReqFiles, assertContract, reqScript, specYaml, startReqRun, subjects, writes } from './reqKit';
+import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 import type { ReqRun } from './reqKit';
 
 const promptsOf = (run: ReqRun, key: string): string[] =>
@@ -21,26 +17,10 @@ const promptsOf = (run: ReqRun, key: string): string[] =>
 
 describe('req: retries, blocks and decisions through the real claude CLI', function () {
   this.timeout(600_000);
-  let p: SampleProject;
-  let store: EventStore;
-  let run: ReqRun | undefined;
-  let claudeBin: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
-  });
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await run?.dispose();
-    run = undefined;
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  const t = useReqTest();
 
   it('given a REQ failing coverage and one failing L1 then L2, then both pass on retry with the failure summaries in rounds 2 and 3', async () => {
+    const { p, store } = t;
     addReqFiles(
       p,
       specYaml([
@@ -50,7 +30,7 @@ describe('req: retries, blocks and decisions through the real claude CLI', funct
     );
     const testAdd =
       "const { add } = require('../src/add.js');\nrequire('assert').equal(add(2, 3), 5);\nrequire('assert').equal(add(0, 0), 0);\n";
-    run = await startReqRun(p, store, claudeBin, [
+    const run = await t.start([
       // round 1: twice() is not covered by any test -> L3 50 %
       reqScript(
         'req/REQ-001/round-1/',
@@ -90,6 +70,7 @@ describe('req: retries, blocks and decisions through the real claude CLI', funct
   });
 
   it('given a REQ that keeps failing, then it and its dependent block while an independent REQ completes; a manual decision queued beside the run is verified and committed on resume', async () => {
+    const { p, store } = t;
     addReqFiles(
       p,
       specYaml([
@@ -98,7 +79,7 @@ describe('req: retries, blocks and decisions through the real claude CLI', funct
         { id: 'REQ-003', title: 'Add one', priority: 2 },
       ]),
     );
-    run = await startReqRun(p, store, claudeBin, [
+    const run = await t.start([
       // REQ-001 has no script: every round answers "nothing to do" and changes nothing.
       reqScript(
         'req/REQ-003/round-1/',
@@ -152,8 +133,9 @@ describe('req: retries, blocks and decisions through the real claude CLI', funct
   });
 
   it('given two rounds that time out, then the REQ is blocked as "REQ too large" with split / skip / continue', async () => {
+    const { p, store } = t;
     addReqFiles(p, specYaml([{ id: 'REQ-001', title: 'Everything at once' }]));
-    run = await startReqRun(p, store, claudeBin, [{ name: 'hang', match: 'RALPH-KEY: req/REQ-001/', turns: [{ hang: true }] }], {
+    const run = await t.start([{ name: 'hang', match: 'RALPH-KEY: req/REQ-001/', turns: [{ hang: true }] }], {
       req: { roundTimeoutMs: 4000 },
     });
     const report = await run.engine.run();

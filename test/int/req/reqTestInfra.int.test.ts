@@ -4,13 +4,8 @@
 // lacking an export the configuration asks for gets an incremental dispatch naming only the
 // missing exports; a complete one is not dispatched (its summary is in the prompt, reqLoop).
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import type { EventStore } from '../../../src/store/types';
-import { ensureAgentClis } from '../../kit/agentEnv';
-import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
-import type { SampleProject } from '../loop/sampleProject';
-import { addReqFiles, assertContract, reqScript, specYaml, startReqRun, subjects, writes } from './reqKit';
-import type { ReqRun } from './reqKit';
+import { git } from '../loop/sampleProject';
+import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 const REQ_ROUND = reqScript(
   'req/REQ-001/round-1/',
@@ -23,36 +18,17 @@ const REQ_ROUND = reqScript(
 
 describe('req: test infrastructure first, through the real claude CLI', function () {
   this.timeout(600_000);
-  let p: SampleProject;
-  let store: EventStore;
-  let run: ReqRun | undefined;
-  let claudeBin: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
-  });
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await run?.dispose();
-    run = undefined;
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-  });
+  const t = useReqTest();
 
   const infraEvents = (): { path: string; outcome: string; missing: string[]; tries: number }[] =>
-    store
+    t.store
       .all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'req.test_infra' ORDER BY rowid")
       .map((e) => JSON.parse(e.payload) as { path: string; outcome: string; missing: string[]; tries: number });
 
   it('given no test-utilities module, then a dispatch creates it before the REQ, whose context then carries its API', async () => {
+    const { p } = t;
     addReqFiles(p, specYaml([{ id: 'REQ-001', title: 'Add inc' }]), { testUtils: false });
-    run = await startReqRun(
-      p,
-      store,
-      claudeBin,
+    const run = await t.start(
       [
         reqScript(
           'req_test_infra/REQ-001/try-1/',
@@ -78,11 +54,9 @@ describe('req: test infrastructure first, through the real claude CLI', function
   });
 
   it('given a module lacking an export the REQs need, then an incremental dispatch asks for only the missing one', async () => {
+    const { p } = t;
     addReqFiles(p, specYaml([{ id: 'REQ-001', title: 'Add inc' }]));
-    run = await startReqRun(
-      p,
-      store,
-      claudeBin,
+    const run = await t.start(
       [
         reqScript('req_test_infra/REQ-001/try-1/', [
           { tool: 'bash', command: "printf 'exports.numbers = (n) => [...Array(n).keys()];\\n' >> test/test-utils.js" },
