@@ -2,7 +2,8 @@
 // with the scripted model, asserted on the requests the server received: a missing
 // test-utilities module is dispatched first and its API goes into the REQ's context; one
 // lacking an export the configuration asks for gets an incremental dispatch naming only the
-// missing exports; a complete one is not dispatched (its summary is in the prompt, reqLoop).
+// missing exports; a complete one is not dispatched (its summary is in the prompt, reqLoop);
+// one that two dispatches do not create is given up and the REQ goes on without it.
 import assert from 'node:assert/strict';
 import { git } from '../loop/sampleProject';
 import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
@@ -78,6 +79,38 @@ describe('req: test infrastructure first, through the real claude CLI', function
     assert.deepEqual(e[0]?.missing, []);
     const req = run.server.requests.find((r) => r.prompt.includes('RALPH-KEY: req/REQ-001/round-1/'))!;
     assert.match(req.prompt, /exports\.numbers = /);
+    await assertContract(run, p.dir);
+  });
+
+  it('given a dispatch that never creates the module, then after 2 tries the REQ proceeds without it and says so', async () => {
+    const { p } = t;
+    addReqFiles(p, specYaml([{ id: 'REQ-001', title: 'Add inc' }]), { testUtils: false });
+    // No script answers the infra dispatches: each try ends with nothing written.
+    const run = await t.start(
+      [
+        reqScript(
+          'req/REQ-001/round-1/',
+          writes({
+            'test/inc.test.js': "require('assert').equal(require('../src/inc.js').inc(1), 2);\n",
+            'src/inc.js': 'exports.inc = (a) => a + 1;\n',
+          }),
+        ),
+      ],
+      { req: { testUtilsExports: ['approx'] } },
+    );
+    const report = await run.engine.run();
+    assert.equal(report.status, 'COMPLETE', run.lines.join('\n'));
+    const keys = run.server.requests.map((r) => /RALPH-KEY: (\S+)/.exec(r.prompt)?.[1]).filter((k) => k !== undefined);
+    assert.deepEqual(
+      [...new Set(keys)],
+      ['req_test_infra/REQ-001/try-1/', 'req_test_infra/REQ-001/try-2/', 'req/REQ-001/round-1/'],
+      'two tries, then the REQ',
+    );
+    assert.deepEqual(infraEvents(), [{ path: 'test/test-utils.js', outcome: 'failed', missing: ['approx'], tries: 2 }]);
+    assert.match(run.lines.join('\n'), /test utilities test\/test-utils\.js: still absent after 2 tries; REQ-001 goes on without/);
+    const req = run.server.requests.find((r) => r.prompt.includes('RALPH-KEY: req/REQ-001/round-1/'))!;
+    assert.doesNotMatch(req.prompt, /## Test utilities/);
+    assert.deepEqual(subjects(p.dir).slice(0, 1), ['ralph-loop: REQ-001 - Add inc']);
     await assertContract(run, p.dir);
   });
 });
