@@ -78,3 +78,19 @@ export function noticeFor(e: StoredEvent, level: NotificationLevel): Notice {
   }
   return {};
 }
+
+/**
+ * REQ mode's block notices (seed 001: the user decides asynchronously, the run goes on): each
+ * REQ blocked now that was not at the last read, as a warning whose buttons are its open
+ * decisions. The first read (`before` undefined) shows none: the Requirements view shows what
+ * was blocked already.
+ */
+export function reqBlockToasts(
+  before: ReadonlySet<string> | undefined,
+  blocked: ReadonlyMap<string, { readonly reason: string; readonly options: readonly string[] }>,
+): { readonly reqId: string; readonly toast: Toast }[] {
+  if (before === undefined) return [];
+  return [...blocked]
+    .filter(([id]) => !before.has(id))
+    .map(([id, b]) => ({ reqId: id, toast: { kind: 'warn', text: `Ralph: ${id} is blocked: ${b.reason}`, actions: [...b.options] } }));
+}

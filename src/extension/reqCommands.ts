@@ -14,6 +14,7 @@ import { CONFIG_FILE } from '../project/config';
 import { applyReqDecision } from '../req/host';
 import { reqTreeData } from '../req/view';
 import type { Engine } from './engine';
+import { reqBlockToasts } from './notificationRules';
 import { Commands, HUMAN_ACTOR } from './ids';
 import type { Projects } from './projects';
 import { FolderItem, HintItem } from './trees/folderItem';
@@ -158,14 +159,11 @@ export class ReqBlockNotifier implements vscode.Disposable {
       }
       if (data === null || 'problem' in data) continue;
       const before = this.seen.get(e.projectDir);
-      const now = new Set(data.blocked.keys());
-      this.seen.set(e.projectDir, now);
-      // The first read is what was already blocked: the view shows those.
-      if (before === undefined) continue;
-      for (const [id, b] of data.blocked) {
-        if (before.has(id)) continue;
-        void vscode.window.showWarningMessage(`Ralph: ${id} is blocked: ${b.reason}`, ...b.options).then((choice) => {
-          if (choice) void vscode.commands.executeCommand(Commands.decideReq, id, e.projectDir, choice);
+      this.seen.set(e.projectDir, new Set(data.blocked.keys()));
+      for (const { reqId, toast } of reqBlockToasts(before, data.blocked)) {
+        // Not modal: the run goes on with the REQs that do not depend on this one.
+        void vscode.window.showWarningMessage(toast.text, ...toast.actions).then((choice) => {
+          if (choice) void vscode.commands.executeCommand(Commands.decideReq, reqId, e.projectDir, choice);
         });
       }
     }
