@@ -1,6 +1,7 @@
 // `ralph req status [--json]` on a real project directory: the seed's contract before any run,
 // a cycle reported with its chain (and nothing run), a bad specification named by file, line,
-// REQ and field, and the invariants on every answer.
+// REQ and field, and the invariants on every answer. `ralph req run` refuses an unknown
+// dependency, a duplicate id or a cycle before any REQ or agent starts.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,8 @@ import { join } from 'node:path';
 import { runCli } from '../../../src/cli/run';
 import { reqStatusProblems } from '../../../src/domain/reqStatus';
 import type { ReqStatusReport } from '../../../src/domain/reqStatus';
+import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
+import type { SampleProject } from '../loop/sampleProject';
 
 async function cli(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -90,4 +93,51 @@ describe('ralph req status', function () {
     assert.match(r.err, /specification\.yaml: not found/);
     assert.equal((await cli(dir, 'req', 'fly')).code, 2);
   });
+});
+
+describe('ralph req run: a bad specification is refused before anything runs', function () {
+  this.timeout(120_000);
+  let p: SampleProject;
+  beforeEach(() => {
+    p = createSampleProject();
+    writeFileSync(
+      join(p.dir, 'ralph.config.json'),
+      JSON.stringify({ name: 'sample', lang: 'generic', build: 'node scripts/build.js', test: 'node scripts/test.js' }),
+    );
+  });
+  afterEach(() => rmSync(p.dir, { recursive: true, force: true }));
+
+  for (const [what, spec, message] of [
+    ['an unknown dependency', SPEC.replace('depends_on: [REQ-001]', 'depends_on: [REQ-009]'), /REQ-009/],
+    ['a duplicate id', SPEC.replace('id: REQ-003', 'id: REQ-001'), /duplicate/i],
+    [
+      'a cycle',
+      SPEC.replace('description: "Create User Model"', 'description: "Create User Model"\n      depends_on: [REQ-002]'),
+      /REQ-001 → REQ-002 → REQ-001/,
+    ],
+  ] as const) {
+    it(`given ${what}, then it is named and no REQ starts, no agent runs, nothing is committed`, async () => {
+      writeFileSync(join(p.dir, 'specification.yaml'), spec);
+      const head = git(p.dir, 'rev-parse', 'HEAD');
+      const r = await cli(p.dir, 'req', 'run');
+      // A cycle ends the run WAIT_USER (exit 0, the status says why); a bad file is an error.
+      assert.equal(r.code, what === 'a cycle' ? 0 : 1, `${r.out}${r.err}`);
+      assert.match(`${r.out}${r.err}`, /specification\.yaml/);
+      assert.match(`${r.out}${r.err}`, message);
+      const store = await openSampleStore(p.ralphDir);
+      try {
+        const types = store.all<{ event_type: string }>(
+          "SELECT DISTINCT event_type FROM events WHERE event_type LIKE 'req.%' OR event_type LIKE 'agent.%'",
+        );
+        // A cycle is recorded as such (the status shows its chain); nothing else is.
+        assert.deepEqual(
+          types.map((t) => t.event_type),
+          what === 'a cycle' ? ['req.cycle'] : [],
+        );
+      } finally {
+        await store.close();
+      }
+      assert.equal(git(p.dir, 'rev-parse', 'HEAD'), head);
+    });
+  }
 });
