@@ -19,24 +19,43 @@ export const REQ_SECTION_LEARNINGS = 5;
 
 type Layers = NonNullable<ReqSection['current']>['layers'];
 
-/** The req.* events in append order; one that does not validate is named in `warnings` and left out. */
-function reqEventsOf(db: SqlReader, warnings: string[]): { events: RecordedEvent[]; ids: string[] } {
-  const q = eventsQuery({ entityType: 'req' });
-  const events: RecordedEvent[] = [];
-  const ids: string[] = [];
-  for (const row of db.all<EventRow>(q.sql, q.params)) {
+/** The req.* events read so far, so the live monitor reads only the new ones each build. */
+export interface ReqEventsCache {
+  events: RecordedEvent[];
+  ids: string[];
+  /** Rows read, valid or not, and the last one's id. */
+  rows: number;
+  lastId: string | null;
+  /** One line per event that did not validate (repeated in every snapshot's warnings). */
+  problems: string[];
+}
+
+export function createReqEventsCache(): ReqEventsCache {
+  return { events: [], ids: [], rows: 0, lastId: null, problems: [] };
+}
+
+/** The req.* events in append order; one that does not validate is named in `problems` and left out. */
+function reqEventsOf(db: SqlReader, cache: ReqEventsCache): ReqEventsCache {
+  const total = db.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE entity_type = 'req'")?.n ?? 0;
+  const q = eventsQuery(cache.lastId === null ? { entityType: 'req' } : { entityType: 'req', afterId: cache.lastId });
+  const fresh = db.all<EventRow>(q.sql, q.params);
+  // The log was rebuilt or replaced under us (or an id sorts before the last one): read it all again.
+  if (cache.lastId !== null && cache.rows + fresh.length !== total) return reqEventsOf(db, Object.assign(cache, createReqEventsCache()));
+  for (const row of fresh) {
+    cache.rows += 1;
+    cache.lastId = row.event_id;
     try {
       const e = readEvent(rowToEvent(row));
       if (e) {
-        events.push(e);
-        ids.push(row.event_id);
+        cache.events.push(e);
+        cache.ids.push(row.event_id);
       }
     } catch (err) {
       if (!(err instanceof InvalidEventError)) throw err;
-      warnings.push(`req event ${quoteId(row.event_id)} (${row.event_type}) left out: ${err.message}`);
+      cache.problems.push(`req event ${quoteId(row.event_id)} (${row.event_type}) left out: ${err.message}`);
     }
   }
-  return { events, ids };
+  return cache;
 }
 
 /** The current round's layers and step, from its events after its req.started. */
@@ -131,10 +150,19 @@ function section(view: ReqView, rounds: number, db: SqlReader, events: RecordedE
  * The REQ section of `projectDir`, or null when it has no specification file. A
  * specification that does not load is a section with only its problem.
  */
-export function readReqSection(db: SqlReader, projectDir: string, warnings: string[]): ReqSection | null {
-  const { events, ids } = reqEventsOf(db, warnings);
+export function readReqSection(
+  db: SqlReader,
+  projectDir: string,
+  warnings: string[],
+  cache: ReqEventsCache = createReqEventsCache(),
+): ReqSection | null {
+  let read: ReqEventsCache | undefined;
+  const events = (): RecordedEvent[] => (read ??= reqEventsOf(db, cache)).events;
+  // Without a specification file nothing is read from the log.
   const p = reqProjectView(projectDir, events);
   if (p === null) return null;
+  warnings.push(...(read?.problems ?? []));
+  const ids = read?.ids ?? [];
   if ('problem' in p) {
     return {
       state: 'idle',
@@ -154,7 +182,7 @@ export function readReqSection(db: SqlReader, projectDir: string, warnings: stri
       problem: p.problem,
     };
   }
-  const s = section(p.view, p.settings.rounds, db, events, ids);
+  const s = section(p.view, p.settings.rounds, db, events(), ids);
   // A cycle folds in file order: the chain is the report's.
   return p.report.cycle ? { ...s, state: 'WAIT_USER', cycle: p.report.cycle } : s;
 }

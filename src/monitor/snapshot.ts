@@ -22,7 +22,8 @@ import { perDayBudgetOf, readForecast } from '../control/forecast';
 import { renderForecast } from '../domain/forecast';
 import { safetyFacts, unconfinedRoles } from '../integrity/status';
 import { isFailure, readMetrics } from './metrics';
-import { readReqSection } from './reqSection';
+import { createReqEventsCache, readReqSection } from './reqSection';
+import type { ReqEventsCache } from './reqSection';
 import type { MetricsFileCache, MetricsLine } from './metrics';
 import { costSeries, flowSeries, phaseDurations, runWindow, statusAfterEvent } from './series';
 import type { TaskEventRow } from './series';
@@ -68,10 +69,12 @@ export interface SnapshotCache {
   rows: TaskEventRow[];
   lastEventId: string | null;
   readonly metricsFiles: MetricsFileCache;
+  /** The REQ section's req.* events read so far. */
+  readonly req?: ReqEventsCache;
 }
 
 export function createSnapshotCache(): SnapshotCache {
-  return { rows: [], lastEventId: null, metricsFiles: new Map() };
+  return { rows: [], lastEventId: null, metricsFiles: new Map(), req: createReqEventsCache() };
 }
 
 interface TaskEventDbRow {
@@ -451,7 +454,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   const projectDir = input.projectDir === undefined ? (basename(ralphDir) === '.ralph' ? dirname(ralphDir) : null) : input.projectDir;
   if (hasEvents && projectDir !== null) {
     try {
-      snap.req = readReqSection(db, projectDir, warnings);
+      snap.req = readReqSection(db, projectDir, warnings, input.cache?.req);
     } catch (e) {
       warnings.push(`REQ section: ${(e as Error).message}`);
     }

@@ -97,22 +97,26 @@ export interface ReqProjectView {
 }
 
 /**
- * The project's specification folded with `events` (its req.* events, in append order):
+ * The project's specification folded with its req.* events (`readEvents`, in append order;
+ * not read without a specification file):
  * null without a specification file; a problem when it does not load. A cycle still folds,
  * in file order, so the REQs show with the chain.
  */
-export function reqProjectView(projectDir: string, events: readonly RecordedEvent[]): ReqProjectView | { problem: string } | null {
+export function reqProjectView(
+  projectDir: string,
+  readEvents: () => readonly RecordedEvent[],
+): ReqProjectView | { problem: string } | null {
   const s = reqFileSettings(projectDir);
   if (!existsSync(s.specFile)) return null;
   const loaded = loadSpecification(s.specFile, s.specShownAs);
   if (loaded.ok) {
-    const view = viewOf(loaded.value, events, s.maxIterations);
+    const view = viewOf(loaded.value, readEvents(), s.maxIterations);
     return { view, report: reqStatusReport(view), spec: loaded.value.spec, settings: s };
   }
   if (loaded.error.kind !== 'cycle') return { problem: loaded.error.message };
   const { spec, error } = loaded.error;
   const ids = spec.requirements.map((r) => r.id);
-  const view = foldReqView(spec.requirements, { order: ids, layers: [ids] }, events, s.maxIterations);
+  const view = foldReqView(spec.requirements, { order: ids, layers: [ids] }, readEvents(), s.maxIterations);
   return { view, report: { ...reqStatusReport(view), status: 'WAIT_USER', cycle: [...error.chain] }, spec, settings: s };
 }
 
@@ -129,7 +133,7 @@ export interface ReqTreeData {
  * extension's session): null without a specification.yaml; a problem when it does not load.
  */
 export function reqTreeData(projectDir: string, store: EventStore | undefined): ReqTreeData | { problem: string } | null {
-  const p = reqProjectView(projectDir, store ? reqEvents(store) : []);
+  const p = reqProjectView(projectDir, () => (store ? reqEvents(store) : []));
   if (p === null || 'problem' in p) return p;
   return {
     report: p.report,

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Database } from 'sql.js';
-import { buildMonitorSnapshot } from '../../../src/monitor/snapshot';
+import { buildMonitorSnapshot, createSnapshotCache } from '../../../src/monitor/snapshot';
 import { MonitorTimeline } from '../../../src/monitor/timeline';
 import { harness } from '../control/harness';
 import type { Harness } from '../control/harness';
@@ -136,6 +136,32 @@ describe('monitor snapshot: the REQ section', () => {
     const r = snapshot().req;
     assert.match(r?.problem ?? '', /specification\.yaml/);
     assert.equal(r?.total, 0);
+  });
+
+  it('given the live cache, then each build reads only new req events and equals a build without it; a replaced log is read again', async () => {
+    writeFileSync(join(dir, 'specification.yaml'), SPEC);
+    const events = reqRunEvents();
+    const cache = createSnapshotCache();
+    const build = (d: Database, c?: ReturnType<typeof createSnapshotCache>): MonitorSnapshot['req'] =>
+      buildMonitorSnapshot(readerOf(d), logs, NOW, c ? { cache: c } : {}).req;
+    insertEvents(db, events.slice(0, 8));
+    assert.deepEqual(build(db, cache), build(db));
+    insertEvents(db, [...events.slice(8), req('req.done', 'REQ-009', { commit: 7 })]);
+    const cached = build(db, cache);
+    assert.deepEqual(cached, build(db));
+    assert.equal(cached?.current?.id, 'REQ-002');
+    assert.equal(cache.req?.rows, events.length + 1, 'every row read once');
+    // The same cache over another, shorter log (rebuilt or replaced): read from the start.
+    const other = await openSqlJs();
+    try {
+      other.run(REFERENCE_DDL);
+      insertEvents(other, events.slice(0, 3));
+      const again = build(other, cache);
+      assert.deepEqual(again, build(other));
+      assert.equal(again?.current?.id, 'REQ-001');
+    } finally {
+      other.close();
+    }
   });
 
   it('given a req event whose payload does not validate, then it is left out and named in the warnings', () => {
