@@ -206,7 +206,7 @@ describe('monitor snapshot: the REQ section through the store and the time slide
       ),
       ['0/5 REQ-001 r1 0', '1/5 - r0 0', '1/5 REQ-003 r2 0', '1/5 - r0 2', '1/5 REQ-002 r2 2'],
     );
-    const timeline = new MonitorTimeline({ source: h.store, logsDir: logs, checkpointEvery: 4 });
+    const timeline = new MonitorTimeline({ source: h.store, logsDir: logs });
     try {
       for (const k of [3, 0, 4, 1, 2]) {
         const want = seen[k]!;
