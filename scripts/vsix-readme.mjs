@@ -5,6 +5,10 @@
 // relative link to a file in the extension never loads there, and an https link needs the
 // network; inlined, the pictures show offline. The repository's README keeps its file links
 // (GitHub renders those). vsce takes this file with --readme-path.
+//
+// Inlined pictures cost the .vsix about their own size each (base64 deflates back to roughly
+// the JPEG), and the package has a 1,000,000-byte budget (scripts/vsixSize.mjs): only the
+// pictures in VSIX_PICTURES are inlined; every other one becomes a line that says where it is.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,13 +16,17 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TYPES = { '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png' };
 
-export function inlinePictures(markdown, baseDir) {
+/** The README pictures the Extensions view shows: what a user sees first and most. */
+export const VSIX_PICTURES = ['media/screenshots/monitor.jpg', 'media/screenshots/first-run-error.jpg'];
+
+export function inlinePictures(markdown, baseDir, keep = VSIX_PICTURES) {
   let count = 0;
   const text = markdown.replace(/!\[([^\]]*)\]\((media\/[^)\s]+)\)/g, (whole, alt, rel) => {
     const type = TYPES[path.extname(rel).toLowerCase()];
     const file = path.join(baseDir, rel);
     if (type === undefined) throw new Error(`README.md: ${rel}: only JPEG and PNG pictures can be inlined`);
     if (!fs.existsSync(file)) throw new Error(`README.md: ${rel} does not exist`);
+    if (!keep.includes(rel)) return `*(Picture: ${alt}. It is in the project's README, \`${rel}\`.)*`;
     count++;
     return `![${alt}](data:${type};base64,${fs.readFileSync(file).toString('base64')})`;
   });

@@ -222,7 +222,8 @@ describe('e2e: first run (packaged .vsix)', function () {
             (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0,
           ]),
         );
-        return state.length >= 9 && state.every(([, ok]) => ok);
+        // scripts/vsix-readme.mjs inlines the pictures of VSIX_PICTURES (the package's budget).
+        return state.length >= 2 && state.every(([, ok]) => ok);
       },
       () => JSON.stringify(state),
     );
