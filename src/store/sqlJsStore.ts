@@ -261,18 +261,24 @@ class SqlJsEventStore implements EventStore {
   private replayJournal(records: readonly JournalRecord[]): number {
     let n = 0;
     if (records.length === 0) return 0;
-    // A checkpoint holds every event up to the one its journal header names (the writer
-    // applies events in id order before it exports): when the database has that one, the
-    // journal's events up to it are in it too, and need no look-up each (an observer's open
-    // would otherwise query once per event kept since the previous checkpoint).
+    // A checkpoint holds every event appended before the one its journal header names (the
+    // export is taken with no append in flight): when the database has that one, the events
+    // the journal holds up to it, by position, are in it too and need no look-up each (an
+    // observer's open would otherwise query once per event kept since the previous
+    // checkpoint). By position, not by id: ids from another writer need not sort after it.
     const header = headerOf(records);
-    const covered = header !== undefined && header.upTo !== '' && this.hasEvent(header.upTo) ? header.upTo : '';
+    const upTo = header !== undefined && header.upTo !== '' && this.hasEvent(header.upTo) ? header.upTo : '';
+    let coveredLeft = upTo === '' ? 0 : countUpTo(records, upTo);
     this.db.exec('BEGIN');
     try {
       for (const rec of records) {
         for (const e of rec.events) {
           this.ids.observe(e.event_id);
-          if (e.event_id <= covered || this.hasEvent(e.event_id)) continue;
+          if (coveredLeft > 0) {
+            coveredLeft--;
+            continue;
+          }
+          if (this.hasEvent(e.event_id)) continue;
           this.insertAndApply(e);
           n++;
         }
@@ -795,6 +801,18 @@ class SqlJsEventStore implements EventStore {
       this.listeners.clear();
     }
   }
+}
+
+/** How many journal events come before and including `eventId`; 0 when it is not there. */
+function countUpTo(records: readonly JournalRecord[], eventId: string): number {
+  let n = 0;
+  for (const rec of records) {
+    for (const e of rec.events) {
+      n++;
+      if (e.event_id === eventId) return n;
+    }
+  }
+  return 0;
 }
 
 /** Removes what a writer killed mid-write leaves: atomic-write temps and heartbeat temps. */
