@@ -18,6 +18,7 @@ import { fetchPatchRef } from './patchRefs';
 import { patchFileOfCommit, syncBranch } from './remoteBranch';
 import type { TeamHost } from './teamHost';
 import { queuedLocalPatches, queuedTeamPatches, type TeamPatch } from './teamPatches';
+import { nextAppendOrPoll } from './nextAppend';
 
 export interface TeamPromoterOptions {
   readonly remote: string;
@@ -81,17 +82,7 @@ export class TeamPromoter {
   }
 
   private idle(signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(t);
-        sub.dispose();
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, this.o.pollMs);
-      const sub = this.host.store.onDidAppend(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    return nextAppendOrPoll(this.host.store, this.o.pollMs, signal);
   }
 
   /**

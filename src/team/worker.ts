@@ -19,6 +19,7 @@ import { LeaseHeartbeat, LeaseLostError, claimWithLease, endLease, expireLeases,
 import { patchRef, pushPatchRef } from './patchRefs';
 import { commitOfPatch, fetchBranchTip } from './remoteBranch';
 import type { TeamHost } from './teamHost';
+import { nextAppendOrPoll } from './nextAppend';
 
 export interface TeamWorkerOptions {
   /** The local agent name (`worker-1`): names its worktree and its logs. */
@@ -95,18 +96,7 @@ export class TeamWorker {
   }
 
   private idle(signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(t);
-        sub.dispose();
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, this.o.idlePollMs);
-      // New events (a task released, a lease expired) end the wait early.
-      const sub = this.host.store.onDidAppend(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    return nextAppendOrPoll(this.host.store, this.o.idlePollMs, signal);
   }
 
   private async giveBack(lease: Lease, to: 'pending' | 'blocked', reason: string): Promise<void> {
