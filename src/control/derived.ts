@@ -13,7 +13,7 @@ import {
 } from '../domain/backlog';
 import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
-import { readForecast, perDayBudgetOf } from './forecast';
+import { readForecast, readSpendToday, perDayBudgetOf } from './forecast';
 import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
 import type { Task } from '../domain/model';
 import type { SqlReader } from '../store/types';
@@ -217,6 +217,8 @@ export function statusFactsOf(
   const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
   // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (defect 7).
   const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(now)])?.n ?? 0;
+  const today = readSpendToday(db, now);
+  const forecast = readForecast(db, { now, perDayBudgetUsd }, today);
   return {
     phase: pos.phase,
     iteration: pos.iteration,
@@ -228,7 +230,9 @@ export function statusFactsOf(
     eventsTotal: total,
     eventsLastHour: lastHour,
     deferred: db.get<{ n: number }>("SELECT COUNT(*) AS n FROM task_view WHERE status = 'deferred'")?.n ?? 0,
-    forecast: readForecast(db, { now, perDayBudgetUsd }),
+    forecast,
+    // Once agents have run, the day's spend and what is left of budgets.per_day.
+    ...(forecast.kind === 'none' && today.spentUsd === 0 ? {} : { spendToday: { spentUsd: today.spentUsd, perDayUsd: perDayBudgetUsd() } }),
   };
 }
 

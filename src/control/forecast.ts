@@ -20,8 +20,24 @@ export interface ForecastOptions {
 
 const effortOf = (s: string | null): Effort => (s !== null && isEffort(s) ? s : 'M');
 
-/** The forecast for the project in `db` as of `opts.now`. */
-export function readForecast(db: SqlReader, opts: ForecastOptions): Forecast {
+/** What agents spent today (UTC, from `agent.finished`) and when the day's first of them ended. */
+export interface SpendToday {
+  readonly spentUsd: number;
+  readonly first?: string;
+}
+
+/** Today's spend as of `now`. */
+export function readSpendToday(db: SqlReader, now: Date): SpendToday {
+  const dayStart = `${now.toISOString().slice(0, 10)}T00:00:00.000Z`;
+  const r = db.get<{ spent: number | null; first: string | null }>(
+    `SELECT SUM(json_extract(payload, '$.cost_usd')) AS spent, MIN(ts) AS first FROM events WHERE event_type = 'agent.finished' AND ts >= ?`,
+    [dayStart],
+  );
+  return { spentUsd: r?.spent ?? 0, ...(r?.first ? { first: r.first } : {}) };
+}
+
+/** The forecast for the project in `db` as of `opts.now` (`today` when the caller read it already). */
+export function readForecast(db: SqlReader, opts: ForecastOptions, today: SpendToday = readSpendToday(db, opts.now)): Forecast {
   const costs = new Map<string, number>();
   for (const r of db.all<{ task_id: string | null; cost: number | null }>(
     `SELECT json_extract(payload, '$.task_id') AS task_id, SUM(json_extract(payload, '$.cost_usd')) AS cost
@@ -51,18 +67,13 @@ export function readForecast(db: SqlReader, opts: ForecastOptions): Forecast {
       OPEN_STATUSES,
     )
     .map((r) => effortOf(r.effort));
-  const dayStart = `${opts.now.toISOString().slice(0, 10)}T00:00:00.000Z`;
-  const today = db.get<{ spent: number | null; first: string | null }>(
-    `SELECT SUM(json_extract(payload, '$.cost_usd')) AS spent, MIN(ts) AS first FROM events WHERE event_type = 'agent.finished' AND ts >= ?`,
-    [dayStart],
-  );
-  const spentTodayUsd = today?.spent ?? 0;
+  const spentTodayUsd = today.spentUsd;
   return forecast({
     finished,
     failed,
     remaining,
     spentTodayUsd,
-    ...(today?.first ? { firstSpendToday: today.first } : {}),
+    ...(today.first ? { firstSpendToday: today.first } : {}),
     perDayBudgetUsd: spentTodayUsd > 0 ? opts.perDayBudgetUsd() : 0,
     now: opts.now,
   });

@@ -123,6 +123,8 @@ export interface StatusFacts {
   readonly deferred: number;
   /** What finishing the backlog will cost and take; absent or `none` before any agent ran. */
   readonly forecast?: Forecast;
+  /** Today's (UTC) agent spend and the day's budget (0 = no limit); absent before any agent ran. */
+  readonly spendToday?: { readonly spentUsd: number; readonly perDayUsd: number };
 }
 
 export const REVIEW_THRESHOLD = 3;
@@ -141,8 +143,19 @@ export function renderStatus(f: StatusFacts): string {
     `Deferred: ${f.deferred} | Review needed: ${f.deferred >= REVIEW_THRESHOLD ? `YES (≥${REVIEW_THRESHOLD} items)` : 'no'}`,
     // The reference's lines stay as they are; the forecast follows once agents have spent.
     ...(f.forecast === undefined ? [] : [renderForecast(f.forecast)].filter((l): l is string => l !== undefined)),
+    ...(f.spendToday === undefined ? [] : [renderSpendToday(f.spendToday)]),
     '',
   ].join('\n');
+}
+
+/** "Spend today: $1.20 of $50.00 a day ($48.80 left)", or the cap reached, or no cap. */
+export function renderSpendToday(s: NonNullable<StatusFacts['spendToday']>): string {
+  const usd = (n: number): string => `$${n.toFixed(2)}`;
+  if (s.perDayUsd <= 0) return `Spend today: ${usd(s.spentUsd)} (no daily budget: budgets.per_day is 0)`;
+  const left = s.perDayUsd - s.spentUsd;
+  return left > 0
+    ? `Spend today: ${usd(s.spentUsd)} of ${usd(s.perDayUsd)} a day (${usd(left)} left)`
+    : `Spend today: ${usd(s.spentUsd)} of ${usd(s.perDayUsd)} a day (the day's budget is spent: raise budgets.per_day or wait for tomorrow)`;
 }
 
 /** The ISO instant one hour before `now`, comparable as a string with stored `ts` values. */

@@ -164,6 +164,20 @@ describe('loop/demo through the real claude CLI', function () {
     }
   });
 
+  it("then `ralph status` ends with today's spend, summed from the agent.finished events, and what is left of the day", () => {
+    const dayStart = `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`;
+    const spent = events
+      .filter((e) => e.event_type === 'agent.finished' && e.ts >= dayStart)
+      .reduce((sum, e) => sum + Number(payloadOf(e)['cost_usd']), 0);
+    assert.ok(spent > 0, 'the agents of the demo spent something');
+    const cli = join(__dirname, '..', '..', '..', 'dist', 'cli.js');
+    const status = execFileSync(process.execPath, [cli, 'status'], { cwd: (r as DemoResult).dir, encoding: 'utf8' });
+    assert.equal(
+      status.trimEnd().split('\n').at(-1),
+      `Spend today: $${spent.toFixed(2)} of $50.00 a day ($${(50 - spent).toFixed(2)} left)`,
+    );
+  });
+
   it('left no process running in the sample project', () => {
     assert.deepEqual(processesIn((r as DemoResult).dir), []);
   });

@@ -83,6 +83,35 @@ describe('domain/views', () => {
     assert.match(quiet, /Deferred: 2 \| Review needed: no\n$/);
   });
 
+  it("once agents have spent, status ends with today's spend and what is left of the day's budget", () => {
+    const base = {
+      phase: 'implement',
+      iteration: 3,
+      commits: 1,
+      current: null,
+      wave: 1,
+      taskCounts: [['done', 1]] as const,
+      patchCounts: [['promoted', 1]] as const,
+      eventsTotal: 9,
+      eventsLastHour: 9,
+      deferred: 0,
+    };
+    const last = (t: string): string => t.trimEnd().split('\n').at(-1) ?? '';
+    assert.equal(
+      last(renderStatus({ ...base, spendToday: { spentUsd: 1.2, perDayUsd: 50 } })),
+      'Spend today: $1.20 of $50.00 a day ($48.80 left)',
+    );
+    assert.equal(
+      last(renderStatus({ ...base, spendToday: { spentUsd: 50.004, perDayUsd: 50 } })),
+      "Spend today: $50.00 of $50.00 a day (the day's budget is spent: raise budgets.per_day or wait for tomorrow)",
+    );
+    assert.equal(
+      last(renderStatus({ ...base, spendToday: { spentUsd: 3, perDayUsd: 0 } })),
+      'Spend today: $3.00 (no daily budget: budgets.per_day is 0)',
+    );
+    assert.doesNotMatch(renderStatus(base), /Spend today/);
+  });
+
   it('the last-hour cutoff compares correctly with stored ISO timestamps (defect 7)', () => {
     const now = new Date('2026-11-29T17:30:00.000Z');
     const cut = lastHourCutoff(now);
