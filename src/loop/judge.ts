@@ -15,6 +15,13 @@ import { judgePrompt } from './prompts';
 
 export type JudgeOutcome = 'approve' | 'reject' | 'modify' | 'invalid' | 'skipped';
 
+export interface ReviewOptions {
+  /** The diff to judge when the patch's recorded file is on another machine (team mode: fetched from its ref). */
+  readonly patchFile?: string;
+  /** False: an approval only resolves the deferral; the caller promotes (team mode's promoter does, on the remote). */
+  readonly promote?: boolean;
+}
+
 export class Judge {
   /** Judge invocations in flight (taskId -> its abort), so a human decision can end them. */
   private readonly judging = new Map<string, AbortController>();
@@ -38,7 +45,7 @@ export class Judge {
   }
 
   /** Reviews one deferred task; the verdict is resolved in the store before it returns. */
-  async review(task: LoopTask, signal: AbortSignal): Promise<JudgeOutcome> {
+  async review(task: LoopTask, signal: AbortSignal, o: ReviewOptions = {}): Promise<JudgeOutcome> {
     const { control } = this.ctx;
     const patch =
       control.patches(task.task_id).find((p) => p.patch_id === task.patch_id) ??
@@ -46,15 +53,16 @@ export class Judge {
         .patches(task.task_id)
         .filter((p) => p.status === 'queued')
         .pop();
-    if (!patch?.patch_path) {
+    const file = o.patchFile ?? patch?.patch_path;
+    if (!patch || !file) {
       this.ctx.log('judge', 'warn', `deferred ${task.task_id} has no patch to review`);
       return 'skipped';
     }
     let diff: string;
     try {
-      diff = await readFile(patch.patch_path, 'utf8');
+      diff = await readFile(file, 'utf8');
     } catch {
-      await control.resolveDeferred(task.task_id, 'reject', 'judge', `the patch file ${patch.patch_path} is missing; redo the task`);
+      await control.resolveDeferred(task.task_id, 'reject', 'judge', `the patch file ${file} is missing; redo the task`);
       return 'reject';
     }
     const gates = control.gateResults(patch.patch_id);
@@ -111,7 +119,7 @@ export class Judge {
     const { verdict, rationale, confidence } = v.value;
     const text = verdict === 'modify' ? `${rationale}\nRequired change: ${v.value.modification ?? ''}` : rationale;
     await control.resolveDeferred(task.task_id, verdict, 'judge', text, confidence);
-    if (verdict === 'approve') await this.late.promoteApproved(task.task_id, 'judge', signal);
+    if (verdict === 'approve' && o.promote !== false) await this.late.promoteApproved(task.task_id, 'judge', signal);
     return verdict;
   }
 }

@@ -154,6 +154,8 @@ export interface TeamStartArgs {
   readonly workers: number;
   readonly quiet: boolean;
   readonly remote: string;
+  /** The elected promoter judges deferred (tier-2) patches itself; --no-judge leaves them to a human. */
+  readonly judge: boolean;
 }
 
 export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
@@ -161,10 +163,12 @@ export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
   let quiet = false;
   let remote = 'origin';
   let workers = 0;
+  let judge = true;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const flag = a.split('=')[0] ?? a;
     if (a === '--once') once = true;
+    else if (a === '--no-judge') judge = false;
     else if (a === '--quiet' || a === '-q') quiet = true;
     else if (flag === '--remote') [remote, i] = valueOf(argv, i, '--remote');
     else if (flag === '--workers') {
@@ -175,11 +179,11 @@ export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
       workers = n;
     } else
       throw new TeamUsageError(
-        `ralph start: unknown argument '${a}' (usage on a team store: ralph start [--once] [--workers N] [--remote R] [--quiet])`,
+        `ralph start: unknown argument '${a}' (usage on a team store: ralph start [--once] [--workers N] [--remote R] [--no-judge] [--quiet])`,
       );
   }
   if (remote === '' || remote.startsWith('-')) throw new TeamUsageError(`--remote: '${remote}' is not a git remote`);
-  return { once, quiet, remote, workers };
+  return { once, quiet, remote, workers, judge };
 }
 
 /**
@@ -187,7 +191,9 @@ export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
  * workers' patches until stopped (--once: until the backlog is done or blocked); not
  * elected → says who holds the lock and stands by to take over. A lost lock session (the
  * server restarted) stops promoting at once and stands for election again. `--workers N`
- * runs N leased workers in this process too, elected or not.
+ * runs N leased workers in this process too, elected or not. The judge of deferred patches
+ * runs confined on the promoter's machine, so the preflight checks its agent CLI unless
+ * --no-judge (and no workers) says this process starts no agent.
  */
 export async function teamStartCommand(projectDir: string, args: TeamStartArgs, io: TeamCliIo): Promise<number> {
   const url = teamStoreUrl(projectDir, 'ralph start');
@@ -199,19 +205,25 @@ export async function teamStartCommand(projectDir: string, args: TeamStartArgs, 
     host = await openTeamHost({
       projectDir,
       url,
-      noAgents: args.workers === 0,
+      noAgents: args.workers === 0 && !args.judge,
       signal: stop.signal,
       publish: (commit) => publishBranch(projectDir, remote, branch, commit),
     });
   } catch (e) {
     stop.dispose();
     if (!(e instanceof PreflightFailedError)) throw e;
-    io.err(`ralph start: agents cannot start:\n${formatPreflight(e.report)}\n(ralph doctor shows every check)\n`);
+    io.err(
+      `ralph start: agents cannot start:\n${formatPreflight(e.report)}\n(ralph doctor shows every check; --no-judge promotes without running the judge here)\n`,
+    );
     return 1;
   }
   branch = host.branch;
   const sub = printEvents(host, io, args.quiet);
   try {
+    if (host.preflight !== null && args.judge) {
+      const r = host.preflight.confinement.find((c) => c.role === 'judge');
+      if (r !== undefined && !args.quiet) io.out(`agents: judge (${r.backend}) ${r.kind}: ${r.summary}\n`);
+    }
     const workers = Array.from(
       { length: args.workers },
       (_, i) =>
@@ -260,6 +272,7 @@ async function promoteWhileElected(host: TeamHost, url: string, args: TeamStartA
         exitWhenIdle: args.once,
         log: (l) => io.out(`${l}\n`),
         actor,
+        judge: args.judge,
       });
       total += (await promoter.run(AbortSignal.any([stop, lock.lost]))).promoted;
       if (stop.aborted || !lock.lost.aborted) break;

@@ -4,7 +4,11 @@
 // gates ran on), applies the risk policy, and promotes it through the loop's late promotion
 // (onto its own base while that is the tip; re-verified on the moved tip otherwise). The
 // harness publishes each promotion to the remote's branch by compare-and-swap before the
-// store records it. It also expires the leases of workers that stopped renewing them.
+// store records it. A tier-2 patch is deferred and, with the judge on, reviewed by the
+// independent judge here (confined, in an empty folder, on the diff fetched from its ref):
+// approved, it is promoted on the next pass like any other; rejected, its task is worked
+// again; a verdict the harness refuses leaves it deferred for a human. It also expires the
+// leases of workers that stopped renewing them.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
@@ -17,7 +21,7 @@ import { expireLeases } from './leases';
 import { fetchPatchRef } from './patchRefs';
 import { patchFileOfCommit, syncBranch } from './remoteBranch';
 import type { TeamHost } from './teamHost';
-import { queuedLocalPatches, queuedTeamPatches, type TeamPatch } from './teamPatches';
+import { queuedLocalPatches, queuedTeamPatches, teamPatch, type TeamPatch } from './teamPatches';
 import { nextAppendOrPoll } from './nextAppend';
 
 export interface TeamPromoterOptions {
@@ -28,12 +32,15 @@ export interface TeamPromoterOptions {
   readonly log: (line: string) => void;
   /** The actor of the promoter's events. */
   readonly actor: string;
+  /** Run the judge on deferred team patches (else they wait for a human's resolve-deferred). */
+  readonly judge: boolean;
 }
 
 export interface PromoterTally {
   promoted: number;
   deferred: number;
   notPromoted: number;
+  judged: number;
 }
 
 function backlogOpen(ctx: ControlContext): boolean {
@@ -42,8 +49,13 @@ function backlogOpen(ctx: ControlContext): boolean {
 }
 
 export class TeamPromoter {
-  readonly tally: PromoterTally = { promoted: 0, deferred: 0, notPromoted: 0 };
+  readonly tally: PromoterTally = { promoted: 0, deferred: 0, notPromoted: 0, judged: 0 };
   private readonly cctx: ControlContext;
+  /**
+   * Patches this promoter's judge has reviewed: one review each. A verdict the harness
+   * refused leaves the task deferred, and a human decides it rather than a judge in a loop.
+   */
+  private readonly reviewed = new Set<string>();
 
   constructor(
     private readonly host: TeamHost,
@@ -68,6 +80,7 @@ export class TeamPromoter {
           if (signal.aborted) break;
           await this.promoteStranded(p, signal);
         }
+        if (this.o.judge) await this.judgeDeferred(signal);
         lastProblem = '';
         if (this.o.exitWhenIdle && !backlogOpen(this.cctx)) break;
       } catch (e) {
@@ -103,18 +116,57 @@ export class TeamPromoter {
     this.o.log(`${p.task_id}: patch ${p.patch_id} discarded: ${why}`);
   }
 
-  private async promoteOne(p: TeamPatch, signal: AbortSignal): Promise<void> {
+  /**
+   * The patch as its ref on the remote has it, written to this machine's pending folder;
+   * null (and the patch discarded) when the ref names another commit than the one queued.
+   */
+  private async fetchedPatchFile(p: TeamPatch): Promise<string | null> {
     const { host, o } = this;
-    const { control, harness } = host;
     const sha = await fetchPatchRef(host.projectDir, o.remote, p.patch_id);
     if (sha !== p.commit_sha) {
       // A patch id names one commit forever: a ref that now names another is not the worker's result.
-      await control.discardPatch(p.patch_id, `its ref names ${sha.slice(0, 8)}, not the queued ${p.commit_sha.slice(0, 8)}`, o.actor);
+      await host.control.discardPatch(p.patch_id, `its ref names ${sha.slice(0, 8)}, not the queued ${p.commit_sha.slice(0, 8)}`, o.actor);
       this.tally.notPromoted++;
-      return;
+      return null;
     }
     const file = idFilePath(join(host.ralphDir, 'commits', 'pending'), [['patch', p.patch_id]], '.patch');
     await patchFileOfCommit(host.projectDir, sha, p.base_commit, file);
+    return file;
+  }
+
+  /** The judge on each deferred team patch not reviewed yet, oldest deferral first. */
+  private async judgeDeferred(signal: AbortSignal): Promise<void> {
+    const { host, o } = this;
+    const deferred = host.control
+      .tasks()
+      .filter((t) => t.status === 'deferred' && t.patch_id !== null && !this.reviewed.has(t.patch_id))
+      .sort((a, b) => (a.deferred_at ?? '').localeCompare(b.deferred_at ?? ''));
+    for (const task of deferred) {
+      if (signal.aborted) return;
+      const p = task.patch_id === null ? undefined : teamPatch(host.store, task.patch_id);
+      // Deferred without a ref (another host's loop): its file is not here; a human decides it.
+      if (p === undefined) continue;
+      this.reviewed.add(p.patch_id);
+      const file = await this.fetchedPatchFile(p);
+      if (file === null) continue;
+      o.log(`${task.task_id}: the judge reviews patch ${p.patch_id}`);
+      const verdict = await host.harness.judge.review(task, signal, { patchFile: file, promote: false });
+      if (verdict === 'skipped' && signal.aborted) return;
+      this.tally.judged++;
+      const now = host.control.task(task.task_id)?.status ?? 'gone';
+      o.log(
+        verdict === 'approve'
+          ? `${task.task_id}: the judge approved patch ${p.patch_id}; promoting it`
+          : `${task.task_id}: judge verdict ${verdict} on patch ${p.patch_id}; the task is ${now}${now === 'deferred' ? ' (a human decides it)' : ''}`,
+      );
+    }
+  }
+
+  private async promoteOne(p: TeamPatch, signal: AbortSignal): Promise<void> {
+    const { host, o } = this;
+    const { control, harness } = host;
+    const file = await this.fetchedPatchFile(p);
+    if (file === null) return;
     const task = control.task(p.task_id);
     if (task === undefined) return;
     // The tier from the patch as fetched, by this promoter's rules: the worker's is a claim.

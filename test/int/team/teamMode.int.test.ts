@@ -354,6 +354,72 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
     assert.equal(await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'"), 4);
     assert.equal(await count(url, "SELECT COUNT(DISTINCT entity_id) AS n FROM events WHERE event_type = 'task.completed'"), 4);
   });
+  it('given tier-2 patches from a worker, then the promoter judges them confined: approved is promoted, a bad verdict waits for a human', async () => {
+    const judge = (id: string, taskId: string): Record<string, unknown> =>
+      script(`review_deferred/${id}/`, [], {
+        task_id: taskId,
+        verdict: 'approve',
+        rationale: `${id} checks its input; tests pass.`,
+        confidence: 0.8,
+      });
+    const { remote, base, url, workerEnv, promoterEnv, clone } = await team(
+      'team_judge',
+      ['T-01', 'T-02'],
+      [
+        script('worker/T-01/', [{ tool: 'write', path: 'src/auth/token.js', content: 'module.exports = (t) => t.length === 32;\n' }]),
+        script('worker/T-02/', [{ tool: 'write', path: 'src/auth/rotate.js', content: 'module.exports = () => 2;\n' }]),
+        judge('T-01', 'T-01'),
+        // A verdict naming another task: the harness refuses it, nothing is decided.
+        judge('T-02', 'T-99'),
+      ],
+    );
+    const promoter = ralph('promoter', clone('promoter'), promoterEnv, ['start', '--once']);
+    const worker = ralph('worker', clone('clone-w'), workerEnv, ['worker', '--exit-when-idle']);
+    procs.push(promoter, worker);
+    const codes = await Promise.all([promoter.exited, worker.exited]);
+    const story = [promoter, worker].map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
+    assert.deepEqual(codes, [0, 0], story);
+    assert.match(promoter.output, /agents: judge \(claude[^)]*\) (bwrap|bubblewrap)/, story);
+    assert.match(promoter.output, /T-01: the judge approved patch patch_T-01_/, story);
+    assert.match(
+      promoter.output,
+      /T-02: judge verdict invalid on patch patch_T-02_\S+; the task is deferred \(a human decides it\)/,
+      story,
+    );
+    // Only the approved patch reached the remote's branch, as one commit.
+    assert.deepEqual(git(remote, 'log', '--format=%s', `${base}..main`).split('\n'), ['ralph(T-01): Add f1'], story);
+    assert.ok(git(remote, 'ls-tree', '--name-only', '-r', 'main').split('\n').includes('src/auth/token.js'));
+    const store = await openPgStore({ url, mode: 'observer', projections: TEAM_PROJECTIONS });
+    try {
+      const status = store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view ORDER BY task_id');
+      assert.deepEqual(status, [
+        { task_id: 'T-01', status: 'done' },
+        { task_id: 'T-02', status: 'deferred' },
+      ]);
+      const ev = store.all<{ entity_id: string; event_type: string; actor: string; payload: string }>(
+        "SELECT entity_id, event_type, actor, payload FROM events WHERE event_type IN ('task.deferred', 'task.deferral_resolved', 'patch.promoted', 'agent.started') ORDER BY rowid",
+      );
+      const of = (id: string): string[] =>
+        ev.filter((e) => e.entity_id === id).map((e) => `${e.event_type}:${e.actor.split('@')[0] ?? ''}`);
+      assert.deepEqual(of('T-01'), ['task.deferred:promoter', 'task.deferral_resolved:judge'], JSON.stringify(ev));
+      assert.deepEqual(of('T-02'), ['task.deferred:promoter'], JSON.stringify(ev));
+      const resolved = ev.find((e) => e.event_type === 'task.deferral_resolved');
+      const payload = (typeof resolved?.payload === 'string' ? JSON.parse(resolved.payload) : resolved?.payload) as { decision?: string };
+      assert.equal(payload.decision, 'approve');
+      const judges = ev.filter((e) => e.event_type === 'agent.started' && e.entity_id === 'judge');
+      assert.equal(judges.length, 2, 'one judge invocation per deferred patch, none repeated');
+      assert.equal(ev.filter((e) => e.event_type === 'patch.promoted').length, 1);
+    } finally {
+      await store.close();
+    }
+    // The judge saw its task's diff, fetched from the worker's ref, and nothing of the other task.
+    const asked = (server as ModelServer).requests.filter((q) => q.prompt.includes('RALPH-KEY: review_deferred/T-01/'));
+    assert.ok(asked.length >= 1, story);
+    for (const q of asked) {
+      assert.ok(q.prompt.includes('src/auth/token.js'), 'the diff is in the prompt');
+      assert.ok(!q.prompt.includes('src/auth/rotate.js'), 'nothing of the other task');
+    }
+  });
   it('given a re-based patch a promoter on another machine left queued, then it is discarded and the task worked again', async () => {
     const { remote, base, url, workerEnv, promoterEnv, clone } = await team('team_stranded', ['T-01'], [writeScript('T-01', 0)]);
     // The state a promoter killed mid re-verification leaves: the task proposed with a patch

@@ -30,13 +30,15 @@ describe('team/cli arguments', () => {
     }
   });
 
-  it('given ralph start on a team store, then --once, --workers and --remote are read', () => {
-    assert.deepEqual(parseTeamStartArgs([]), { once: false, quiet: false, remote: 'origin', workers: 0 });
+  it('given ralph start on a team store, then --once, --workers, --remote and --no-judge are read', () => {
+    assert.deepEqual(parseTeamStartArgs([]), { once: false, quiet: false, remote: 'origin', workers: 0, judge: true });
+    assert.equal(parseTeamStartArgs(['--no-judge']).judge, false);
     assert.deepEqual(parseTeamStartArgs(['--once', '--remote=up', '--workers', '2']), {
       once: true,
       quiet: false,
       remote: 'up',
       workers: 2,
+      judge: true,
     });
     assert.throws(() => parseTeamStartArgs(['--workers', '17']), /--workers needs an integer 0\.\.16/);
     assert.throws(() => parseTeamStartArgs(['--bogus']), /usage on a team store/);
