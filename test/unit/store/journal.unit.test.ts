@@ -1,6 +1,16 @@
 import * as assert from 'node:assert/strict';
 import * as zlib from 'node:zlib';
-import { crc32, encodeHeader, encodeRecord, headerOf, salvageRecords, scanJournal } from '../../../src/store/journal';
+import fc from 'fast-check';
+import {
+  crc32,
+  encodeHeader,
+  encodeRecord,
+  headerOf,
+  journalRecordSchema,
+  recordOf,
+  salvageRecords,
+  scanJournal,
+} from '../../../src/store/journal';
 import type { StoredEvent } from '../../../src/store/types';
 
 function event(i: number): StoredEvent {
@@ -111,5 +121,51 @@ describe('store/journal', () => {
     const scan = scanJournal(rec, 100);
     assert.equal(scan.records.length, 0);
     assert.match(scan.tornReason ?? '', /invalid record at byte 100/);
+  });
+
+  it('the hand-written record check accepts and returns exactly what the zod schema does', () => {
+    const str = fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('', 'evt_1'));
+    // Values a field may wrongly hold, beside the right kind.
+    const wrong = fc.oneof(fc.constant(null), fc.integer(), fc.double(), fc.boolean(), fc.constant([]), fc.constant({}), str);
+    const field = <T>(right: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 4, arbitrary: right }, wrong);
+    const ev = fc.record(
+      {
+        event_id: field(str),
+        ts: field(str),
+        run_id: field(str),
+        entity_type: field(str),
+        entity_id: field(str),
+        event_type: field(str),
+        actor: field(str),
+        payload: field(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 1 }))),
+        extra: fc.jsonValue({ maxDepth: 1 }),
+      },
+      { requiredKeys: ['event_id', 'ts', 'run_id', 'entity_type', 'entity_id', 'event_type', 'actor', 'payload'] },
+    );
+    const count = fc.oneof(fc.nat(), fc.integer({ min: -3, max: -1 }), fc.double(), fc.constant(2 ** 60));
+    const sum = field(fc.record({ size: field(count), crc: field(count), upTo: field(str) }));
+    const rec = fc.record(
+      {
+        v: fc.oneof({ weight: 5, arbitrary: fc.constant(1) }, wrong),
+        events: field(fc.array(ev, { maxLength: 3 })),
+        upTo: field(str),
+        db: sum,
+        prev: sum,
+      },
+      { requiredKeys: ['v', 'events'] },
+    );
+    const schema = journalRecordSchema();
+    fc.assert(
+      fc.property(fc.oneof({ weight: 9, arbitrary: rec }, wrong), (x) => {
+        const json: unknown = JSON.parse(JSON.stringify(x));
+        const byZod = schema.safeParse(json);
+        const byHand = recordOf(json);
+        assert.equal(byHand !== undefined, byZod.success, JSON.stringify(json));
+        // The record is what the schema returns, without the version.
+        const { v, ...record } = (byZod.data ?? {}) as Record<string, unknown>;
+        if (byHand !== undefined) assert.deepEqual({ v: 1, ...byHand }, { v, ...record });
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
