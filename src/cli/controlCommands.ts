@@ -7,7 +7,7 @@ import type { InboxCommand } from '../control/inbox';
 import type { StoredEvent } from '../store/types';
 import type { IdKind } from '../domain/ids';
 import { opt, UsageError, type ParsedArgs } from './args';
-import { loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus } from './lazy';
+import { loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus, loadStatusPath } from './lazy';
 
 export interface CliIo {
   out(text: string): void;
@@ -498,7 +498,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
     switches: J,
     values: ['at'],
     async run(ctx, a, io) {
-      const { statusFacts, statusFactsAt, parseMoment, renderStatus } = await loadControl();
+      const { statusFacts, statusFactsAt, parseMoment, renderStatus } = await loadStatusPath();
       noMore(a, 0, this.usage);
       // A broken ralph.config.json is what `ralph start` would stop on: say so here too, in the
       // same file:line:col words (stderr, so the reference's status text stays as it was).

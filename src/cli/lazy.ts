@@ -1,10 +1,12 @@
 // The CLI's lazy-loading seams: each loads a part of the engine on first use. In the bundle
 // every seam is a split point (esbuild puts the module and what only it needs in chunks of
 // their own), so `ralph help` loads none of them and `ralph status` only the store and the
-// control plane; under the sources a seam is a plain require().
+// part of the control plane it runs (control/statusPath.ts); under the sources a seam is a
+// plain require().
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type { GitPort } from '../control/context';
 import type * as ControlModule from '../control/index';
+import type * as StatusPathModule from '../control/statusPath';
 import type * as IdsModule from '../domain/ids';
 import type * as ConfigModule from '../project/config';
 import type * as ConfigVerdictModule from './configVerdict';
@@ -27,6 +29,12 @@ export const loadControl = (): Promise<typeof ControlModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../control/index.js')
     : Promise.resolve().then(() => require('../control/index') as typeof ControlModule);
+
+/** What a store-opening command needs first (opening the store), and `status` all it needs. */
+export const loadStatusPath = (): Promise<typeof StatusPathModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../control/statusPath.js')
+    : Promise.resolve().then(() => require('../control/statusPath') as typeof StatusPathModule);
 
 /** The id grammar (it carries zod for its schemas: not for `help`). */
 export const loadIds = (): Promise<typeof IdsModule> =>

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoreMode } from '../store/types';
 import type { ControlContext } from '../control/context';
-import { lazyGitPort, loadControl, loadIds, loadStoreUrl, loadWriterAccess } from './lazy';
+import { lazyGitPort, loadStatusPath, loadIds, loadStoreUrl, loadWriterAccess } from './lazy';
 import { parseArgs, UsageError } from './args';
 import { CONTROL_COMMANDS, type CliIo, type CommandSpec } from './controlCommands';
 import { EXIT, EXIT_CODES_HELP, exitCodeOf } from './exitCodes';
@@ -123,7 +123,7 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
     return EXIT.notInitialized;
   }
-  const { openControl } = await loadControl();
+  const { openControl } = await loadStatusPath();
   const open = (mode: StoreMode, o: Parameters<OpenControl>[1] = {}): Promise<ControlContext> =>
     openControl({ projectDir: dir, mode, git: lazyGitPort(dir), ...o, ...(options.now ? { now: options.now } : {}) });
   if (spec.store !== 'observer') return (await loadWriterAccess()).runWithWriter(spec, ralphDir, parsed, io, open, EXIT);
