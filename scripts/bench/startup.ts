@@ -1,7 +1,8 @@
 // `npm run bench -- startup`: the start-up a user feels first, on the production build:
 //   1. the .vsix (packaged as `npm run package` does: its size, and that the CLI ships in it);
 //   2. `ralph help`, and `ralph status` paired run by run with the reference's `status`, in
-//      wall time and in CPU time (user+sys, which a loaded machine disturbs much less);
+//      wall time, in CPU time (user+sys, which a loaded machine disturbs much less) and in
+//      instructions executed (callgrind: which load does not disturb at all);
 //   3. a mixed command sequence (claims, queue/classify/policy/promote, emits, status,
 //      picks, deferral checks), paired command by command with the reference;
 //   4. activation as VS Code itself reports it (Running Extensions) in code-server, and how
@@ -13,7 +14,8 @@
 // the real interpreter behind `python3` (a version-manager shim's own start-up is reported
 // apart, not counted). Environment: RALPH_BENCH_RUNS (pairs, default 20),
 // RALPH_BENCH_ACTIVATIONS (code-server sessions, default 3; 0 skips), RALPH_BENCH_NO_PACKAGE=1
-// (measure dist/ as it is). Prints numbers; never asserts timings.
+// (measure dist/ as it is), RALPH_BENCH_CALLGRIND=0 (skips the instruction counts, which need
+// valgrind). Prints numbers; never asserts timings.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -347,6 +349,47 @@ function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: strin
   );
 }
 
+// ---- 2c. instructions of start-up pairs (valgrind) -------------------------------------------
+
+/**
+ * Instructions the process executes (all threads), as callgrind counts them: unlike wall or
+ * CPU time this does not move with the machine's load, so it compares two builds measured
+ * hours apart on a busy machine. Callgrind slows a process some 50-fold, so one run each.
+ * (`perf stat -e instructions` would be cheaper, but the hardware counters are not exposed
+ * in the virtual machines this runs on.) undefined when valgrind is not installed.
+ */
+function instructions(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', ...argv], { cwd, encoding: 'utf8', env });
+  if (r.error || r.status !== 0) return undefined;
+  const m = /Collected : (\d+)/.exec(r.stderr);
+  return m ? Number(m[1]) : undefined;
+}
+
+function instructionsSection(py: Python, other: Other, oursRepo: string, theirRepo: string): void {
+  if (process.env['RALPH_BENCH_CALLGRIND'] === '0') return;
+  const mi = (n: number | undefined): string => (n === undefined ? 'n/a' : `${f0(n / 1e6)} M`);
+  const node0 = instructions([process.execPath, '-e', '0'], oursRepo);
+  if (node0 === undefined) {
+    console.log('\nInstructions: skipped (valgrind not installed)');
+    return;
+  }
+  console.log('\nStart-up instructions (valgrind --tool=callgrind, one run each; independent of load)');
+  const py0 = instructions([py.exe, '-c', '0'], oursRepo);
+  const help = instructions([process.execPath, CLI, 'help'], oursRepo);
+  // A first run fills the code cache; the figure is a later one's.
+  run(process.execPath, [CLI, 'status'], oursRepo);
+  const status = instructions([process.execPath, CLI, 'status'], oursRepo);
+  const script = other.label.startsWith('reference') ? other.label.replace(/^.*\((.*)\)$/, '$1') : path.join(os.tmpdir(), 'none');
+  const theirs = fs.existsSync(script)
+    ? instructions([py.exe, script, 'status'], theirRepo, { ...process.env, RALPH_DIR: path.join(theirRepo, '.ralph') })
+    : undefined;
+  console.log(`node -e 0 ${mi(node0)}; python3 -c 0 ${mi(py0)}; ralph help ${mi(help)}`);
+  console.log(
+    `ralph status ${mi(status)} vs the reference's status ${mi(theirs)}: ratio ${status && theirs ? f2(status / theirs) : 'n/a'}; ` +
+      `above each runtime's own start: ours ${status ? mi(status - node0) : 'n/a'}, the reference's ${theirs && py0 ? mi(theirs - py0) : 'n/a'}`,
+  );
+}
+
 // ---- 3. the mixed sequence ------------------------------------------------------------------
 
 function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
@@ -487,6 +530,7 @@ async function main(): Promise<void> {
     other?.run(theirRepo, ['init']);
     startupSection(py, other, oursRepo, theirRepo);
     if (py && other) cpuSection(py, other, oursRepo, theirRepo);
+    if (py && other) instructionsSection(py, other, oursRepo, theirRepo);
     if (other) mixedSection(other, oursRepo, theirRepo);
   } finally {
     for (const d of [oursRepo, theirRepo, scratch]) fs.rmSync(d, { recursive: true, force: true });
