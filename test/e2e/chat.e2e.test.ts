@@ -22,7 +22,7 @@ import { initProject } from '../../src/project/init';
 import { openStore } from '../../src/store';
 import type { Locator } from 'playwright-core';
 import type { Session, Workbench } from './harness';
-import { defaultVsix, makeGitRepo, pollUntil, startSession } from './harness';
+import { defaultVsix, makeGitRepo, pollUntil, quickInputTitle, startSession } from './harness';
 
 const chatHost = path.join(__dirname, 'fixtures', 'chat-host');
 
@@ -91,6 +91,17 @@ async function storeOf(dir: string): Promise<{ status: (id: string) => string | 
   }
 }
 
+/** Waits until a markdown preview (a webview frame, whichever) shows all of `texts`. */
+async function previewShows(wb: Workbench, ...texts: RegExp[]): Promise<void> {
+  await pollUntil(`a preview showing ${texts.join(' and ')}`, async () => {
+    for (const f of wb.page.frames()) {
+      const text = await f.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      if (texts.every((t) => t.test(text))) return true;
+    }
+    return false;
+  });
+}
+
 class ChatView {
   constructor(private readonly wb: Workbench) {}
 
@@ -150,6 +161,11 @@ class ChatView {
 
   /** Types a request and sends it; resolves with the answer once it is complete. */
   async send(text: string): Promise<Locator> {
+    return this.answer(await this.submit(text));
+  }
+
+  /** Types a request and sends it; resolves with the newest row's index before it. */
+  async submit(text: string): Promise<number> {
     const before = (await this.newest()).index;
     await this.input.click();
     // Typed as a person does: the participant and the command are completed as they are typed.
@@ -157,7 +173,28 @@ class ChatView {
     // Close the completion list the command left open, so the click reaches the send button.
     await this.wb.page.keyboard.press('Escape');
     await this.wb.page.locator('.interactive-input-part a.action-label[aria-label^="Send"]').first().click();
-    return this.answer(before);
+    return before;
+  }
+
+  /** Switches the chat's mode (Ask / Edit / Agent) with Ctrl+. in its input, as a person does. */
+  async mode(name: 'Ask' | 'Agent'): Promise<void> {
+    const label = this.wb.page.locator('.interactive-input-part .chat-modelPicker-item .chat-model-label');
+    const shows = async (): Promise<string> => (await label.allInnerTexts()).join(' ');
+    for (let press = 0; press < 4 && !(await shows()).split(' ').includes(name); press++) {
+      await this.input.click();
+      await this.wb.page.keyboard.press('Control+Period');
+      await this.wb.page
+        .waitForFunction(
+          (before) =>
+            Array.from(document.querySelectorAll('.interactive-input-part .chat-modelPicker-item .chat-model-label'))
+              .map((e) => (e as HTMLElement).innerText)
+              .join(' ') !== before,
+          await shows(),
+          { timeout: 5000 },
+        )
+        .catch(() => undefined);
+    }
+    assert.ok((await shows()).split(' ').includes(name), `the chat's pickers show ${await shows()}, not ${name}`);
   }
 
   /** The follow-ups of the last answer. */
@@ -173,7 +210,7 @@ class ChatView {
     return this.answer(before);
   }
 
-  private async answer(before: number): Promise<Locator> {
+  async answer(before: number): Promise<Locator> {
     let index = -1;
     await pollUntil(
       'the chat answer',
@@ -202,8 +239,13 @@ describe('e2e: @ralph in the chat view (two folders, packaged .vsix)', function 
     api = await project('api', [
       { id: 'API-1', title: 'Validate tokens', deferred: true },
       { id: 'API-2', title: 'Rotate keys', deferred: true },
+      { id: 'API-3', title: 'Hash passwords', deferred: true },
+      { id: 'SHARED-1', title: 'Log requests on the server' },
     ]);
-    web = await project('web', [{ id: 'WEB-1', title: 'Render the form' }]);
+    web = await project('web', [
+      { id: 'WEB-1', title: 'Render the form' },
+      { id: 'SHARED-1', title: 'Log clicks in the browser' },
+    ]);
     cleanup.push(api, web);
     const ws = path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-chat-'))), 'two.code-workspace');
     cleanup.push(path.dirname(ws));
@@ -222,6 +264,12 @@ describe('e2e: @ralph in the chat view (two folders, packaged .vsix)', function 
     });
   });
 
+  afterEach(async function () {
+    // What the window showed when a test failed, for the reader of the artifacts.
+    if (this.currentTest?.state === 'failed')
+      await session?.workbench.screenshot(`chat-failed-${this.currentTest.title.slice(0, 30).replace(/\W+/g, '-')}`);
+  });
+
   after(async () => {
     await session?.dispose();
     for (const d of cleanup) fs.rmSync(d, { recursive: true, force: true });
@@ -238,7 +286,7 @@ describe('e2e: @ralph in the chat view (two folders, packaged .vsix)', function 
     const status = await chat.followup('/status in api');
     await status.getByText('Folder api:').waitFor();
     const text = await status.innerText();
-    assert.match(text, /Deferred: 2/);
+    assert.match(text, /Deferred: 3/);
     assert.match(text, /Waiting for a decision: API-1 \(tier 2, Validate tokens\)/);
     await wb.screenshot('chat-02-status-api');
   });
@@ -290,5 +338,98 @@ describe('e2e: @ralph in the chat view (two folders, packaged .vsix)', function 
     await call('ralph_status {}');
     await wb.notification(/tool ralph_status failed: Ralph has 2 folders in this window that could be meant \(api, web\)/).waitFor();
     await wb.screenshot('chat-06-tool-which-folder');
+  });
+
+  it("a task id in both folders: /why asks which; its Open the Story and Show Task Story open that folder's story", async () => {
+    const wb = session!.workbench;
+    const chat = new ChatView(wb);
+    await chat.open();
+    // The palette's Show Task Story asks whose story, and opens the one picked.
+    await wb.runCommand('Ralph: Show Task Story');
+    await wb.answerQuickInput('SHARED-1');
+    await quickInputTitle(wb).getByText('SHARED-1 is a task in 2 folders: whose story?').waitFor();
+    const rows = await wb.page.locator('.quick-input-widget .monaco-list-row .label-name').allInnerTexts();
+    assert.deepEqual(rows, ['api', 'web']);
+    await wb.screenshot('chat-08-story-which-folder');
+    await wb.answerQuickInput('api');
+    await wb.page.locator('.tabs-container .tab', { hasText: 'SHARED-1 (api).md' }).first().waitFor();
+    await previewShows(wb, /Folder api/, /SHARED-1: Log requests on the server/);
+    await wb.screenshot('chat-07-story-of-api');
+    // /why asks which folder; its Open the Story opens that folder's story.
+    const asked = await chat.send('@ralph /why SHARED-1');
+    await asked.getByText(/Which folder\? 2 folders of this window hold SHARED-1: api, web/).waitFor();
+    const why = await chat.followup('/why in web');
+    await why.getByText('Folder web:').waitFor();
+    assert.match(await why.innerText(), /SHARED-1: Log clicks in the browser/);
+    await why.locator('.monaco-button', { hasText: 'Open the Story' }).first().click();
+    await previewShows(wb, /Folder web/, /SHARED-1: Log clicks in the browser/);
+    await wb.page.locator('.tabs-container .tab', { hasText: 'SHARED-1 (web).md' }).first().waitFor();
+    await wb.screenshot('chat-09-story-of-web');
+  });
+
+  it("VS Code's MCP list shows each folder's Ralph server; started, its tools are offered to agent mode", async () => {
+    const wb = session!.workbench;
+    await wb.runCommand('MCP: List Servers');
+    const row = (label: string): Locator => wb.page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: label }).first();
+    await row('Ralph Loop (api)').waitFor();
+    await row('Ralph Loop (web)').waitFor();
+    await wb.screenshot('chat-10-mcp-list');
+    // Picked by typing, as a hover tooltip over the list can take a click.
+    await wb.answerQuickInput('Ralph Loop (api)');
+    await wb.page
+      .locator('.quick-input-widget .monaco-list-row')
+      .filter({ hasText: /Start Server/ })
+      .first()
+      .waitFor();
+    await wb.answerQuickInput('Start Server');
+    // VS Code shows the server's log as it starts it: the SDK handshake done, the tools listed.
+    await wb.waitForOutput(/Discovered\s9\stools/); // the editor shows spaces as U+00A0
+    let listed = '';
+    await pollUntil(
+      "the Ralph server's tools among VS Code's",
+      async () => {
+        await wb.runCommand('E2E: List Other Tools');
+        const toast = wb.notification(/other tools \(/).last();
+        await toast.waitFor();
+        listed = await toast.innerText();
+        await wb.page.keyboard.press('Escape');
+        return /deferred_queue/.test(listed);
+      },
+      () => listed,
+    );
+    for (const tool of ['status', 'list_tasks', 'show_task', 'deferred_queue', 'add_task', 'decide', 'pause', 'resume', 'stop']) {
+      assert.match(listed, new RegExp(`\\S*${tool}\\b`), `the MCP server's ${tool} tool is offered`);
+    }
+    await wb.runCommand('MCP: List Servers');
+    await row('Ralph Loop (api)').waitFor();
+    await wb.screenshot('chat-11-mcp-running');
+    await wb.page.keyboard.press('Escape');
+  });
+
+  it("agent mode: the model calls ralph_decide and VS Code's confirmation shows in the chat turn; Continue decides", async () => {
+    const wb = session!.workbench;
+    const chat = new ChatView(wb);
+    await chat.open();
+    await chat.mode('Agent');
+    const before = await chat.submit('approve API-3');
+    // The confirmation is part of the agent's answer, not a dialog: the turn asks for it (its
+    // accessible label) and shows the tool's title, message and buttons.
+    const confirm = wb.page.locator(`.monaco-list-row[aria-label^="Action required to confirm tool action: Approve API-3's patch?"]`);
+    await confirm.waitFor();
+    const shown = await confirm.innerText();
+    assert.match(shown, /promoted onto the branch, overriding the judge\. \(folder api\)/, shown);
+    assert.equal((await storeOf(api)).status('API-3'), 'deferred', 'nothing is decided before the person confirms');
+    await wb.screenshot('chat-12-agent-confirmation');
+    await confirm
+      .locator('.monaco-button', { hasText: /^Continue$/ })
+      .first()
+      .click();
+    const answer = await chat.answer(before);
+    await answer.getByText(/The tool said: Folder api: Approved API-3/).waitFor();
+    const s = await storeOf(api);
+    assert.equal(s.status('API-3'), 'proposed');
+    assert.deepEqual(s.decisions.at(-1), ['API-3', 'lm-tool', 'approve', 'vscode']);
+    await wb.screenshot('chat-13-agent-decided');
+    await chat.mode('Ask');
   });
 });

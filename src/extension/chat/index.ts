@@ -66,14 +66,15 @@ export function registerChat(o: {
   };
   const tools = new Map(contributedToolNames(o.extension).map((n) => [n, tool(n)]));
 
-  // A story is told by the folder that has the task (else the active editor's, else the first).
-  const storyEngine = async (taskId: string): Promise<Engine | undefined> => {
+  // A story names its folder; one that does not is told by a folder that has the task (else
+  // the active editor's, else the first). The command asks when several folders have it.
+  const fallback = async (taskId: string): Promise<Engine | undefined> => {
     const all = o.engines();
     for (const e of all) if ((await e.open()) && e.task(taskId)) return e;
     const file = o.activeFile();
     return all.find((e) => file !== undefined && (file === e.projectDir || file.startsWith(`${e.projectDir}/`))) ?? all[0];
   };
-  const disposables: vscode.Disposable[] = [...registerStoryDocuments(storyEngine)];
+  const disposables: vscode.Disposable[] = [...registerStoryDocuments({ all: o.engines, fallback })];
   const participant = typeof vscode.chat?.createChatParticipant === 'function';
   if (participant) {
     const p = vscode.chat.createChatParticipant(ChatIds.participant, handler);
@@ -83,7 +84,7 @@ export function registerChat(o: {
   }
   const lm = typeof vscode.lm?.registerTool === 'function';
   if (lm) for (const [name, t] of tools) disposables.push(vscode.lm.registerTool(name, t));
-  const mcp = registerMcpDefinitions(o.extension, () => o.engines().map((e) => e.projectDir), o.log);
+  const mcp = registerMcpDefinitions(o.extension, () => o.engines().map((e) => ({ dir: e.projectDir, name: e.name })), o.log);
   disposables.push(...mcp);
   return { chat: { handler, followups, tools, registered: { participant, tools: lm, mcpServer: mcp.length > 0 } }, disposables };
 }

@@ -18,11 +18,13 @@ export function commandUri(command: string, ...args: unknown[]): string {
   return `command:${command}?${encodeURIComponent(JSON.stringify(args))}`;
 }
 
-export function commandLinks(): StoryLinks {
+/** Links into the story's own folder (`folder`: its project directory) when it is known. */
+export function commandLinks(folder?: string): StoryLinks {
+  const args = (id: string): unknown[] => (folder !== undefined ? [id, folder] : [id]);
   return {
-    task: (id) => commandUri(Commands.revealTask, id),
-    patch: (id) => commandUri(Commands.openPatchDiff, id),
-    transcript: (file) => commandUri(Commands.openTranscript, file),
+    task: (id) => commandUri(Commands.revealTask, ...args(id)),
+    patch: (id) => commandUri(Commands.openPatchDiff, ...args(id)),
+    transcript: (file) => commandUri(Commands.openTranscript, ...args(file)),
   };
 }
 

@@ -49,7 +49,8 @@ export function ralphServerCommand(
 
 export function registerMcpDefinitions(
   extension: vscode.ExtensionContext,
-  folders: () => readonly string[],
+  /** Each folder's directory and its name in the workspace (the server's label). */
+  folders: () => readonly { readonly dir: string; readonly name: string }[],
   log: { warn(message: string): void },
   api: unknown = vscode,
 ): vscode.Disposable[] {
@@ -61,9 +62,9 @@ export function registerMcpDefinitions(
       mcp.register(ChatIds.mcpProvider, {
         provideMcpServerDefinitions: () =>
           folders().map((folder) => {
-            const s = ralphServerCommand(extension.extensionPath, folder);
-            const def = new mcp.Definition(`Ralph Loop (${path.basename(folder)})`, s.command, s.args, s.env, version);
-            def.cwd = vscode.Uri.file(folder);
+            const s = ralphServerCommand(extension.extensionPath, folder.dir);
+            const def = new mcp.Definition(`Ralph Loop (${folder.name})`, s.command, s.args, s.env, version);
+            def.cwd = vscode.Uri.file(folder.dir);
             return def;
           }),
       }),

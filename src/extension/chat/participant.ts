@@ -105,7 +105,12 @@ export function createChatHandler(
   const opsOf = (p: ChatProject): RalphOperations => {
     let ops = opsByPort.get(p.port);
     if (!ops) {
-      ops = new RalphOperations(p.port, { actor: CHAT_ACTORS.participant, client, links: commandLinks(), source: 'vscode-chat' });
+      ops = new RalphOperations(p.port, {
+        actor: CHAT_ACTORS.participant,
+        client,
+        links: commandLinks(p.projectDir),
+        source: 'vscode-chat',
+      });
       opsByPort.set(p.port, ops);
     }
     return ops;
@@ -197,10 +202,10 @@ export function createChatHandler(
           const r = await ops.showTask(id);
           say(r);
           if (!r.isError) {
-            response.button({ command: ChatIds.showTaskStory, title: 'Open the Story', arguments: [id] });
-            response.button({ command: Commands.revealTask, title: 'Reveal in Backlog', arguments: [id] });
+            response.button({ command: ChatIds.showTaskStory, title: 'Open the Story', arguments: [id, project.projectDir] });
+            response.button({ command: Commands.revealTask, title: 'Reveal in Backlog', arguments: [id, project.projectDir] });
             const patch = (r.data['story'] as { patches?: { patchId: string }[] } | undefined)?.patches?.at(-1)?.patchId;
-            if (patch) response.button({ command: Commands.openPatchDiff, title: 'Open the Diff', arguments: [patch] });
+            if (patch) response.button({ command: Commands.openPatchDiff, title: 'Open the Diff', arguments: [patch, project.projectDir] });
           }
           return done('why', !r.isError);
         }

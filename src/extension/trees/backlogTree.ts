@@ -52,7 +52,7 @@ export class TaskItem extends vscode.TreeItem {
     this.tooltip = md;
     this.accessibilityInformation = { label: `${task.task_id} ${task.title ?? ''}, ${task.status}` };
     // A click tells the task's story: its events, attempts, patches, decisions and transcripts.
-    this.command = { command: ChatIds.showTaskStory, title: 'Show Task Story', arguments: [task.task_id] };
+    this.command = { command: ChatIds.showTaskStory, title: 'Show Task Story', arguments: [task.task_id, engine.projectDir] };
   }
 }
 

@@ -73,6 +73,9 @@ describe('extension host: @ralph and the language-model tools', function () {
   const text = (r: vscode.LanguageModelToolResult): string =>
     r.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : ((p as { value?: string }).value ?? ''))).join('');
   const events = (): StoredEvent[] => api.engine!.recentEvents(1000).reverse();
+  /** A command link into this window's (only) folder. */
+  const link = (command: string, id: string): string =>
+    `command:${command}?${encodeURIComponent(JSON.stringify([id, api.engine!.projectDir]))}`;
 
   before(async () => {
     const ext = vscode.extensions.getExtension<RalphApi>(EXTENSION_ID);
@@ -133,7 +136,8 @@ describe('extension host: @ralph and the language-model tools', function () {
     const md = out.markdown.join('\n');
     assert.match(md, /=== Ralph Loop v3 Status ===/);
     assert.match(md, /Deferred: 4/);
-    assert.match(md, /Waiting for a decision: \[CHAT-1\]\(command:ralph\.revealTask\?%5B%22CHAT-1%22%5D\) \(tier 2, Chat task 1\)/);
+    // Links carry the folder, so a window with several folders opens the right one.
+    assert.ok(md.includes(`Waiting for a decision: [CHAT-1](${link(Commands.revealTask, 'CHAT-1')}) (tier 2, Chat task 1)`), md);
     assert.deepEqual(
       out.buttons.map((b) => b.command),
       [Commands.showMonitor],
@@ -146,13 +150,13 @@ describe('extension host: @ralph and the language-model tools', function () {
     const md = out.markdown.join('\n');
     assert.match(md, /^# CHAT-1: Chat task 1/m);
     assert.match(md, /\*\*deferred\*\* · wave 5 · effort M · tier 2 · source specs\/chat\.md:1/);
-    assert.match(md, /patch \[patch_CHAT-1_1\]\(command:ralph\.openPatchDiff\?%5B%22patch_CHAT-1_1%22%5D\): queued/);
+    assert.ok(md.includes(`patch [patch_CHAT-1_1](${link(Commands.openPatchDiff, 'patch_CHAT-1_1')}): queued`), md);
     assert.deepEqual(
       out.buttons.map((b) => [b.command, b.arguments]),
       [
-        [ChatIds.showTaskStory, ['CHAT-1']],
-        [Commands.revealTask, ['CHAT-1']],
-        [Commands.openPatchDiff, ['patch_CHAT-1_1']],
+        [ChatIds.showTaskStory, ['CHAT-1', api.engine!.projectDir]],
+        [Commands.revealTask, ['CHAT-1', api.engine!.projectDir]],
+        [Commands.openPatchDiff, ['patch_CHAT-1_1', api.engine!.projectDir]],
       ],
     );
     const bad = await ask('why', '../../etc/passwd');
