@@ -252,7 +252,16 @@ describe('e2e: first run (packaged .vsix)', function () {
     );
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', 'ralph init');
-    session = await startSession(dir, { vsix: [defaultVsix] });
+    // Install… runs the real install command in a terminal; an `npm` first on the terminal's
+    // PATH records what it was asked to run, so nothing is installed.
+    const stubs = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-npm-'));
+    cleanup.push(stubs);
+    const ranFile = path.join(stubs, 'npm-ran.txt');
+    fs.writeFileSync(path.join(stubs, 'npm'), `#!/bin/sh\necho "npm $*" >> '${ranFile}'\n`, { mode: 0o755 });
+    session = await startSession(dir, {
+      vsix: [defaultVsix],
+      settings: { 'terminal.integrated.env.linux': { PATH: `${stubs}:${process.env.PATH ?? '/usr/bin:/bin'}` } },
+    });
     const wb = session.workbench;
 
     let started = Date.now();
@@ -277,6 +286,22 @@ describe('e2e: first run (packaged .vsix)', function () {
 
     await toast.locator('.monaco-button', { hasText: 'Open ralph.config.json' }).click();
     await wb.page.locator('.tabs-container .tab.active', { hasText: 'ralph.config.json' }).first().waitFor();
+
+    // Again, and Install…: a terminal of its own runs the install command.
+    await wb.runCommand('Ralph: Start Loop');
+    await wb.clickNotificationButton(failed, 'Install…');
+    await wb.page
+      .locator('.part.panel')
+      .getByText(/Ralph: Install/)
+      .first()
+      .waitFor();
+    await pollUntil(
+      'the terminal ran the install command',
+      async () => fs.existsSync(ranFile),
+      () => `${ranFile} not written`,
+    );
+    assert.equal(fs.readFileSync(ranFile, 'utf8'), 'npm install -g @anthropic-ai/claude-code\n');
+    await wb.screenshot('first-run-06-install-in-terminal');
 
     // Again, and this time choose another backend: the pick is written for every role.
     started = Date.now();
