@@ -55,12 +55,13 @@ export const HOST_COMMANDS: readonly HostCommand[] = [
     name: 'start',
     usage: 'start [--once] [--workers N] [--quiet]',
     summary:
-      'run the loop in this process (until stopped; --once: until the backlog is empty or blocked); on a PostgreSQL store: the elected promoter',
+      'run the loop in this process (until stopped; --once: until the backlog is empty or blocked); on a PostgreSQL store with a shared remote: the elected promoter',
     run: async (dir, args, io) => {
-      // On the team's PostgreSQL store this process stands for election as the one promoter.
+      // On the team's PostgreSQL store with a shared remote this process stands for election
+      // as the one promoter; without a remote, the loop runs on that store and promotes here.
       if ((await loadStoreUrl()).resolveStoreLocation(dir).kind === 'postgres') {
         const team = await loadTeamCommands();
-        return team.teamStartCommand(dir, team.parseTeamStartArgs(args), io);
+        if (await team.hasTeamRemote(dir, args)) return team.teamStartCommand(dir, team.parseTeamStartArgs(args), io);
       }
       return (await loadLoopCommands()).startCommand(dir, args, io);
     },

@@ -33,6 +33,18 @@ import type {
   ReleaseCause,
 } from './ports';
 
+/**
+ * Claims as leases (a shared store, src/team/loopClaims.ts): every claim the loop makes
+ * carries one, and recovery releases only the claims nobody holds any more.
+ */
+export interface ClaimLeases {
+  claimReady(agent: string, role: 'primary' | 'worker', exclude: readonly string[], efforts?: readonly string[]): Promise<LoopTask | null>;
+  claimNamed(taskId: string, agent: string): Promise<void>;
+  /** True for a claimed task nobody will finish (recovery releases it). */
+  isStale(taskId: string): boolean;
+  dispose(): Promise<void>;
+}
+
 export interface ControlAdapterOptions {
   readonly store: EventStore;
   readonly projectDir: string;
@@ -40,10 +52,13 @@ export interface ControlAdapterOptions {
   readonly riskPatterns: RiskPatterns;
   /** Writes STATE.json and BACKLOG.md; default: the control plane's renderers. */
   readonly render?: (ctx: ControlContext, state: LoopStateSnapshot) => Promise<void>;
+  /** Claims by lease on a shared store; without it a claim is the plain event (one writer). */
+  readonly leases?: (ctx: ControlContext) => ClaimLeases;
 }
 
 export class ControlAdapter implements LoopControl {
   readonly ctx: ControlContext;
+  private readonly leases: ClaimLeases | undefined;
 
   constructor(private readonly o: ControlAdapterOptions) {
     this.ctx = controlContext(o.store, {
@@ -52,6 +67,17 @@ export class ControlAdapter implements LoopControl {
       riskPatterns: o.riskPatterns,
       git: { commitExists: (hash) => commitExists(o.projectDir, hash) },
     });
+    this.leases = o.leases?.(this.ctx);
+  }
+
+  /** Whether recovery should release this claimed task: always on a store only this loop writes. */
+  claimIsStale(taskId: string): boolean {
+    return this.leases?.isStale(taskId) ?? true;
+  }
+
+  /** Stops renewing leases (the host closes; unfinished claims then expire for others). */
+  async dispose(): Promise<void> {
+    await this.leases?.dispose();
   }
 
   tasks(): LoopTask[] {
@@ -72,10 +98,12 @@ export class ControlAdapter implements LoopControl {
     role: 'primary' | 'worker',
     opts: { exclude: readonly string[]; efforts?: readonly string[] },
   ): Promise<LoopTask | null> {
+    if (this.leases !== undefined) return this.leases.claimReady(owner, role, opts.exclude, opts.efforts);
     return (await claimReadyTask(this.ctx, role, owner, opts.exclude, opts.efforts)) ?? null;
   }
 
   async claimTask(taskId: string, owner: string): Promise<void> {
+    if (this.leases !== undefined) return this.leases.claimNamed(taskId, owner);
     await transitionTask(this.ctx, { taskId, status: 'claimed', actor: owner, payload: { claimed_by: owner } });
   }
 

@@ -18,6 +18,9 @@ import { requireConfig } from '../project/config';
 import type { BackendKind, RalphConfig } from '../project/config';
 import { changedSpecs, discoverSpecs, recordEvolveRun, specFingerprint } from '../project/specs';
 import { openProjectStore } from '../store/open';
+import { resolveStoreLocation } from '../store/storeUrl';
+import { leaseProjection } from '../team/leases';
+import { LoopClaims } from '../team/loopClaims';
 import type { EventStore } from '../store/types';
 import { ControlAdapter } from './controlAdapter';
 import type { LoopEvent, LoopSummary } from './events';
@@ -145,6 +148,9 @@ export function specWatch(projectDir: string, ralphDir: string): SpecWatch {
   };
 }
 
+/** A loop's lease on a shared store: long enough for a busy host's heartbeat, short enough to free a dead run's tasks soon. */
+const LOOP_LEASE_TTL_MS = 60_000;
+
 /** Builds everything a loop run needs; the caller runs `host.loop` and closes the host. */
 export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
   const config = requireConfig(o.projectDir);
@@ -169,15 +175,23 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
   // drainsInbox: commands started beside this loop send their work to its inbox instead of
   // waiting for the lock (the loop drains it every second). A short-lived command that
   // holds the lock right now is waited for; another loop is not.
+  // On a shared (PostgreSQL) store every claim is a lease, as team workers' are.
+  const shared = resolveStoreLocation(o.projectDir).kind === 'postgres';
   const store = await openProjectStore({
     ralphDir,
     mode: 'writer',
-    projections: CONTROL_PROJECTIONS,
+    projections: shared ? [...CONTROL_PROJECTIONS, leaseProjection] : CONTROL_PROJECTIONS,
     drainsInbox: true,
     lockWaitMs: 10_000,
   });
   try {
-    const control = new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns });
+    const control = new ControlAdapter({
+      store,
+      projectDir: o.projectDir,
+      ralphDir,
+      riskPatterns: settings.riskPatterns,
+      ...(shared ? { leases: (ctx) => new LoopClaims(ctx, { ttlMs: LOOP_LEASE_TTL_MS }) } : {}),
+    });
     const loop = new Loop({
       projectDir: o.projectDir,
       ralphDir,
@@ -199,6 +213,7 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
       preflight,
       close: async () => {
         if (loop.state !== 'idle' && loop.state !== 'stopped') await loop.stop('host closing').catch(() => undefined);
+        await control.dispose();
         await store.close();
       },
     };

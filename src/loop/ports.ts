@@ -113,6 +113,8 @@ export interface LoopControl {
    * names a release the harness counts (`no_change`: the run changed no files).
    */
   releaseTask(taskId: string, actor: string, reason: string, cause?: ReleaseCause): Promise<void>;
+  /** Whether recovery releases this claimed task (on a shared store: only when nobody holds its lease). */
+  claimIsStale(taskId: string): boolean;
   blockTask(taskId: string, actor: string, reason: string): Promise<void>;
   /** Creates a task the harness itself needs (maintenance work from refactor_dry / test_*). */
   createTask(

@@ -1,6 +1,6 @@
 // Start-up recovery after a run that died: the agents and gates it left running ended,
 // half-done promotions repaired, stale claims released (this run holds the writer lock, so
-// any claim is from a dead run), orphaned worktrees removed, and patches left queued
+// any claim is from a dead run; on a shared store, any whose lease nobody holds), orphaned worktrees removed, and patches left queued
 // re-evaluated. Promotion is idempotent by the patch's trailer, so a run killed between the
 // branch update and promote-patch neither loses nor duplicates the commit.
 import { readdir, readFile, rm } from 'node:fs/promises';
@@ -46,7 +46,8 @@ export async function recover(run: LoopRun): Promise<void> {
     ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
   }
   for (const t of control.tasks()) {
-    if (t.status === 'claimed') {
+    // On a shared store another machine's live lease is not stale: only ours from a dead run is.
+    if (t.status === 'claimed' && control.claimIsStale(t.task_id)) {
       await control.releaseTask(t.task_id, 'harness', `stale claim by ${t.claimed_by ?? '?'} from a dead run`);
     }
   }

@@ -5,6 +5,7 @@
 import { formatPreflight, PreflightFailedError } from '../preflight/preflight';
 import { formatLoopEvent } from '../loop/host';
 import { errorText } from '../loop/context';
+import { runGit } from '../git/exec';
 import { PromoterLock } from './promoterLock';
 import { TeamPromoter } from './promoter';
 import { publishBranch } from './remoteBranch';
@@ -184,6 +185,22 @@ export function parseTeamStartArgs(argv: readonly string[]): TeamStartArgs {
   }
   if (remote === '' || remote.startsWith('-')) throw new TeamUsageError(`--remote: '${remote}' is not a git remote`);
   return { once, quiet, remote, workers, judge };
+}
+
+/**
+ * Whether `ralph start` on a PostgreSQL store is the team's promoter: only with the shared
+ * git remote (`--remote`, default origin) to fetch patches from and push the branch to.
+ * Without one, a single machine runs the loop itself on the store and promotes locally.
+ */
+export async function hasTeamRemote(projectDir: string, argv: readonly string[]): Promise<boolean> {
+  let remote = 'origin';
+  argv.forEach((a, i) => {
+    if (a.startsWith('--remote=')) remote = a.slice('--remote='.length);
+    else if (a === '--remote' && argv[i + 1] !== undefined) remote = argv[i + 1] as string;
+  });
+  if (remote === '' || remote.startsWith('-')) return true; // parseTeamStartArgs names the mistake
+  const r = await runGit(projectDir, ['remote', 'get-url', remote], { allowExitCodes: [1, 2, 128] });
+  return r.exitCode === 0 && r.stdout.trim() !== '';
 }
 
 /**

@@ -111,11 +111,18 @@ function fenceProblem(db: SqlReader, taskId: string, leaseId: string, now: strin
 }
 
 export interface ClaimOptions {
+  /** The lease's holder, unique across the team (`worker-1@host:pid`). */
   readonly owner: string;
   readonly ttlMs: number;
   readonly host?: string;
   readonly exclude?: readonly string[];
   readonly efforts?: readonly string[];
+  /** Who picks: a worker takes only small efforts, the loop's primary any (default worker). */
+  readonly role?: 'primary' | 'worker';
+  /** Claim this pending task rather than pick one (the loop's own maintenance tasks). */
+  readonly taskId?: string;
+  /** The task's `claimed_by` (the loop's agent name, `primary`); default the owner. */
+  readonly claimedBy?: string;
 }
 
 /** Picks and claims a ready task with a lease, in one command; undefined when none is ready. */
@@ -123,10 +130,15 @@ export async function claimWithLease(ctx: ControlContext, o: ClaimOptions): Prom
   const leaseId = `lease_${randomBytes(8).toString('hex')}`;
   const host = o.host ?? os.hostname();
   const { result } = await ctx.store.execute((db) => {
-    const task: Task | undefined = pickReady(allTasks(db), 'worker', o.exclude ?? [], o.efforts ?? DEFAULT_WORKER_EFFORTS);
+    const task: Task | undefined =
+      o.taskId !== undefined
+        ? getTask(db, o.taskId)
+        : pickReady(allTasks(db), o.role ?? 'worker', o.exclude ?? [], o.efforts ?? DEFAULT_WORKER_EFFORTS);
+    // A named task that is gone is the claim's error (decideClaim says so), not "nothing ready".
+    if (task === undefined && o.taskId === undefined) return { events: [], result: undefined };
+    const claim: DomainEvent[] = decideClaim({ task, patches: [] }, task?.task_id ?? String(o.taskId), o.claimedBy ?? o.owner);
     if (task === undefined) return { events: [], result: undefined };
     const expiresAt = new Date(ctx.now().getTime() + o.ttlMs).toISOString();
-    const claim: DomainEvent[] = decideClaim({ task, patches: [] }, task.task_id, o.owner);
     const lease: Lease = { taskId: task.task_id, leaseId, owner: o.owner, host, expiresAt };
     return {
       events: [

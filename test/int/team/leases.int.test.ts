@@ -4,7 +4,7 @@
 // refused (fencing by lease id); a promoter killed -9 is replaced within a poll; two
 // promoters racing on one patch promote it once.
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +23,7 @@ import {
   queuePatchFenced,
   type Lease,
 } from '../../../src/team/leases';
+import { LoopClaims } from '../../../src/team/loopClaims';
 import { PromoterLock } from '../../../src/team/promoterLock';
 import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
 
@@ -100,6 +101,37 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
   });
   after(() => cluster?.destroy());
 
+  it("given the loop's claims on a shared store, then each is a lease, renewed while claimed, and only nobody's claims are stale", async () => {
+    const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
+    const ctx = await machine(url);
+    await seed(ctx, ['L-1', 'L-2', 'L-3', 'L-4', 'L-5']);
+    const loop = new LoopClaims(ctx, { ttlMs: 300, host: 'here' });
+    try {
+      // The primary picks any effort; the claim's owner stays the agent's name, the lease names the process.
+      const t = await loop.claimReady('primary', 'primary', []);
+      assert.equal(t?.claimed_by, 'primary');
+      assert.deepEqual(types(ctx, t?.task_id ?? ''), ['task.created', 'task.claimed', 'lease.granted']);
+      await loop.claimNamed('L-5', 'primary');
+      // Renewed by the one heartbeat while claimed (waited on the events, not slept on).
+      while (!types(ctx, 'L-5').includes('lease.renewed')) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(loop.isStale('L-5'), false, 'our own live lease');
+      // A claim without a lease (an older run, a tool): stale.
+      await ctx.store.append([
+        toNewEvent(domainEvent('task.claimed', 'L-2', 'w', { old_status: 'pending', new_status: 'claimed', claimed_by: 'w' })),
+      ]);
+      assert.equal(loop.isStale('L-2'), true);
+      // A live lease of another machine is not; one of a gone process of this machine is.
+      const other = await claimWithLease(ctx, { owner: 'worker-1@elsewhere:1', ttlMs: 60_000, host: 'elsewhere' });
+      assert.ok(other);
+      assert.equal(loop.isStale(other.taskId), false);
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+      const dead = await claimWithLease(ctx, { owner: `primary@here:${gone.stdout}`, ttlMs: 60_000, host: 'here' });
+      assert.ok(dead);
+      assert.equal(loop.isStale(dead.taskId), true);
+    } finally {
+      await loop.dispose();
+    }
+  });
   it('given a worker killed -9 mid-task, then its lease expires, the task returns to pending, another finishes it, the late patch is refused', async () => {
     const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
     const b = await machine(url);

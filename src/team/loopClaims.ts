@@ -1,0 +1,153 @@
+// The loop's claims on a shared (PostgreSQL) store: every claim the loop's primary and its
+// workers make is a lease, like a team worker's (no claim without a lease), so a loop that
+// dies frees its tasks by expiry and another host's `ralph worker` cannot be starved by a
+// claim nobody renews. One heartbeat renews all of this process's leases while their tasks
+// stay claimed, and expires other processes' dead leases on the same beat. At start-up,
+// recovery releases only stale claims — without a lease, expired, or held by a process of
+// this machine that is gone — never a live lease of another machine's worker.
+import * as os from 'node:os';
+import type { ControlContext } from '../control/context';
+import { getTask } from '../control/views';
+import type { ClaimLeases } from '../loop/controlAdapter';
+import type { LoopTask } from '../loop/ports';
+import { claimWithLease, expireLeases, LeaseLostError, renewLease, type Lease } from './leases';
+
+export interface LoopClaimsOptions {
+  readonly ttlMs: number;
+  readonly host?: string;
+  readonly pid?: number;
+  /** Told when a renewal fails or a lease is lost (the loop's log). */
+  readonly log?: (line: string) => void;
+}
+
+/** Whether process `pid` of this machine still runs (EPERM: it runs, as someone else). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** `name@host:pid` → host and pid; null for an owner in another shape. */
+export function parseLeaseOwner(owner: string): { host: string; pid: number } | null {
+  const m = /^[^@]+@(.+):(\d+)$/.exec(owner);
+  return m ? { host: m[1] as string, pid: Number(m[2]) } : null;
+}
+
+export class LoopClaims implements ClaimLeases {
+  private readonly held = new Map<string, Lease>();
+  private readonly host: string;
+  private readonly pid: number;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly ctx: ControlContext,
+    private readonly o: LoopClaimsOptions,
+  ) {
+    this.host = o.host ?? os.hostname();
+    this.pid = o.pid ?? process.pid;
+  }
+
+  private owner(agent: string): string {
+    return `${agent}@${this.host}:${this.pid}`;
+  }
+
+  async claimReady(
+    agent: string,
+    role: 'primary' | 'worker',
+    exclude: readonly string[],
+    efforts?: readonly string[],
+  ): Promise<LoopTask | null> {
+    // Tasks of a process that died (here or elsewhere) are free again before picking.
+    await expireLeases(this.ctx, `harness@${this.host}:${this.pid}`);
+    const lease = await claimWithLease(this.ctx, {
+      owner: this.owner(agent),
+      claimedBy: agent,
+      ttlMs: this.o.ttlMs,
+      host: this.host,
+      role,
+      exclude,
+      ...(efforts !== undefined ? { efforts } : {}),
+    });
+    return lease === undefined ? null : this.hold(lease);
+  }
+
+  async claimNamed(taskId: string, agent: string): Promise<void> {
+    const lease = await claimWithLease(this.ctx, {
+      owner: this.owner(agent),
+      claimedBy: agent,
+      ttlMs: this.o.ttlMs,
+      host: this.host,
+      taskId,
+    });
+    if (lease !== undefined) this.hold(lease);
+  }
+
+  private hold(lease: Lease): LoopTask | null {
+    this.held.set(lease.taskId, lease);
+    this.schedule();
+    return getTask(this.ctx.store, lease.taskId) ?? null;
+  }
+
+  /**
+   * A claimed task nobody will finish: no lease (claimed before leases, or by a tool that
+   * took none), an expired one, or one held by a process of this machine that is gone
+   * (this loop's previous run). A live lease of another machine or process stays.
+   */
+  isStale(taskId: string): boolean {
+    const row = this.ctx.store.get<{ owner: string; expires_at: string }>('SELECT owner, expires_at FROM task_lease WHERE task_id = ?', [
+      taskId,
+    ]);
+    if (row === undefined) return true;
+    if (row.expires_at <= this.ctx.now().toISOString()) return true;
+    const who = parseLeaseOwner(row.owner);
+    return who !== null && who.host === this.host && who.pid !== this.pid && !processAlive(who.pid);
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || this.closed) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.beating = this.beat().finally(() => {
+          if (this.held.size > 0) this.schedule();
+        });
+      },
+      Math.max(50, Math.floor(this.o.ttlMs / 3)),
+    );
+    this.timer.unref();
+  }
+
+  /** Renews every lease whose task is still claimed under it; drops the others. */
+  private async beat(): Promise<void> {
+    for (const [taskId, lease] of [...this.held]) {
+      if (this.closed) return;
+      const task = getTask(this.ctx.store, taskId);
+      const current = this.ctx.store.get<{ lease_id: string }>('SELECT lease_id FROM task_lease WHERE task_id = ?', [taskId]);
+      if (task?.status !== 'claimed' || current?.lease_id !== lease.leaseId) {
+        this.held.delete(taskId); // proposed, released, done…: the lease ended with the claim
+        continue;
+      }
+      try {
+        this.held.set(taskId, await renewLease(this.ctx, lease, this.o.ttlMs));
+      } catch (e) {
+        if (e instanceof LeaseLostError) {
+          this.held.delete(taskId);
+          this.o.log?.(`lease ${lease.leaseId} on ${taskId} lost: ${e.reason}`);
+        } else this.o.log?.(`lease ${lease.leaseId} on ${taskId} not renewed (tried again next beat): ${String(e)}`);
+      }
+    }
+    if (!this.closed) await expireLeases(this.ctx, `harness@${this.host}:${this.pid}`).catch(() => undefined);
+  }
+
+  async dispose(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.beating.catch(() => undefined);
+  }
+}
