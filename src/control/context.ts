@@ -3,6 +3,7 @@
 // supply it, tests supply a real repository).
 import * as path from 'node:path';
 import type { EventStore } from '../store/types';
+import { archivingStore } from './patchArchive';
 import { DEFAULT_RISK_PATTERNS, type RiskPatterns } from '../domain/risk';
 
 /** The few git facts the control plane needs. */
@@ -43,10 +44,12 @@ export function controlContext(
   store: EventStore,
   opts: { ralphDir: string; projectDir?: string; git?: GitPort; riskPatterns?: RiskPatterns; now?: () => Date; client?: CommandClient },
 ): ControlContext {
+  const projectDir = opts.projectDir ?? path.dirname(opts.ralphDir);
   return {
-    store,
+    // A command that closes a patch moves its file out of commits/pending/ (patchArchive.ts).
+    store: archivingStore(store, { ralphDir: opts.ralphDir, projectDir }),
     ralphDir: opts.ralphDir,
-    projectDir: opts.projectDir ?? path.dirname(opts.ralphDir),
+    projectDir,
     ...(opts.git ? { git: opts.git } : {}),
     riskPatterns: opts.riskPatterns ?? DEFAULT_RISK_PATTERNS,
     now: opts.now ?? ((): Date => new Date()),

@@ -94,6 +94,8 @@ function buildSchemas() {
     'patch.verified': z.looseObject({ task_id: z.string() }),
     'patch.promoted': z.looseObject({ task_id: z.string(), commit_hash: z.string() }),
     'patch.discarded': z.looseObject({ task_id: z.string(), reason: z.string() }),
+    /** A closed patch's file left commits/pending/ (src/control/patchArchive.ts): where it is now. */
+    'patch.archived': z.looseObject({ task_id: z.string(), patch_path: z.string(), from: z.string() }),
     'proposal.accepted': z.looseObject({ file: z.string(), proposal_type: z.string(), tasks: z.array(z.string()) }),
     'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
     'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
@@ -177,6 +179,7 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'patch.verified',
   'patch.promoted',
   'patch.discarded',
+  'patch.archived',
   'proposal.accepted',
   'proposal.deferred',
   'proposal.rejected',

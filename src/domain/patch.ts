@@ -25,6 +25,8 @@ export function evolvePatch(patch: Patch | undefined, e: RecordedEvent): Patch |
       return patch && { ...patch, status: 'promoted', commit_hash: e.data.commit_hash, applied_at: e.ts };
     case 'patch.discarded':
       return patch && { ...patch, status: 'discarded' };
+    case 'patch.archived':
+      return patch && { ...patch, patch_path: e.data.patch_path };
     default:
       return patch;
   }

@@ -5,6 +5,7 @@ import { controlContext } from '../control/context';
 import type { ControlContext } from '../control/context';
 import { claimReadyTask, decideAndAppend, transitionTask } from '../control/tasks';
 import { classifyTaskRisk, discardPatch, promotePatch, queuePatch } from '../control/patches';
+import { archiveClosedPatches } from '../control/patchArchive';
 import { expireStaleDeferrals, resolveDeferred } from '../control/deferred';
 import { processProposals } from '../control/proposals';
 import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
@@ -153,6 +154,10 @@ export class ControlAdapter implements LoopControl {
 
   async discardPatch(patchId: string, reason: string, actor: string): Promise<void> {
     await discardPatch(this.ctx, { patchId, reason, actor });
+  }
+
+  archiveClosedPatches(): Promise<readonly { patchId: string; to: string }[]> {
+    return archiveClosedPatches(this.ctx);
   }
 
   async resolveDeferred(

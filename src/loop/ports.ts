@@ -126,6 +126,8 @@ export interface LoopControl {
   deferTask(taskId: string, actor: string, reason: string, tier: RiskTier, patchId: string): Promise<void>;
   promotePatch(patchId: string, commit: string, actor: string): Promise<void>;
   discardPatch(patchId: string, reason: string, actor: string): Promise<void>;
+  /** Finishes moving closed patches' files out of commits/pending/ (a killed run's half-done moves). */
+  archiveClosedPatches(): Promise<readonly { patchId: string; to: string }[]>;
   resolveDeferred(
     taskId: string,
     decision: 'approve' | 'reject' | 'modify',

@@ -8,8 +8,7 @@
 // the run started, before git: no patch is promoted past the rules, or by rules it changed.
 // A refused change leaves nothing behind: its pending patch file is removed (not archived)
 // and its worktree reset. Late promotions (approved, waited) are latePromotion.ts.
-import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
 import { domainEvent } from '../domain/events';
 import { parsePatch, touchedPaths } from '../domain/patchText';
 import { assessChange, CONTROL_FILES_REASON } from '../domain/risk';
@@ -104,8 +103,9 @@ export class Promotion {
       this.ctx.log(agent, 'warn', `reset of ${at.worktree} failed: ${String(e)}`),
     );
     if (at.patch !== undefined) {
-      await control.discardPatch(at.patch.id, why, agent);
+      // Removed before the discard: a discarded patch's file is kept in commits/discarded/.
       await rm(at.patch.path, { force: true });
+      await control.discardPatch(at.patch.id, why, agent);
     }
     if (touchesControl) {
       await control.blockTask(task.task_id, agent, why);
@@ -227,8 +227,8 @@ export class Promotion {
   /** A patch refused at promotion: discarded, its file removed, its task blocked with the reason. */
   private async blockRefused(taskId: string, patchId: string, patchPath: string, why: string, agent: string): Promise<PromotionOutcome> {
     const { control } = this.ctx;
+    await rm(patchPath, { force: true }); // before the discard, which would keep the file
     await control.discardPatch(patchId, why, agent);
-    await rm(patchPath, { force: true });
     await control.blockTask(taskId, agent, why);
     return { kind: 'blocked', reason: why };
   }
@@ -266,21 +266,9 @@ export class Promotion {
   async recordPromoted(taskId: string, patchId: string, patchPath: string, commit: string, agent: string): Promise<PromotionOutcome> {
     // Team mode: on the shared remote first, so the store never records what others cannot fetch.
     if (this.ctx.publish !== undefined) await this.ctx.publish(commit);
+    // The control plane moves the file to commits/applied/ once the promotion is durable.
     await this.ctx.control.promotePatch(patchId, commit, agent);
-    await this.archive(patchPath);
     return { kind: 'promoted', commit, patchId };
-  }
-
-  private async archive(patchPath: string): Promise<void> {
-    // The patch stays where patch_view points; a copy in applied/ mirrors the seed layout.
-    try {
-      const dir = join(this.ctx.ralphDir, 'commits', 'applied');
-      await mkdir(dir, { recursive: true });
-      const name = patchPath.split('/').pop() ?? 'patch';
-      await copyFile(patchPath, join(dir, name));
-    } catch {
-      // archival is best effort
-    }
   }
 
   /** The branch moved under the patch: rebase the worktree on the new tip, re-verify, retry (a few times). */

@@ -6,6 +6,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { parsePatch } from '../domain/patchText';
+import { quoteId } from '../domain/ids';
 import { CONTROL_FILES_REASON } from '../domain/risk';
 import type { ChangedPath } from '../domain/risk';
 import { recoverInterruptedPromotion } from '../git/promote';
@@ -44,6 +45,10 @@ export async function recover(run: LoopRun): Promise<void> {
   }
   for (const r of await recoverInterruptedPromotion(projectDir)) {
     ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
+  }
+  // A run killed between closing a patch and moving its file out of commits/pending/.
+  for (const m of await control.archiveClosedPatches()) {
+    ctx.log('harness', 'info', `moved ${basename(m.to)} of the closed patch ${quoteId(m.patchId)} to ${basename(dirname(m.to))}/`);
   }
   for (const t of control.tasks()) {
     // On a shared store another machine's live lease is not stale: only ours from a dead run is.
@@ -86,8 +91,8 @@ export async function recover(run: LoopRun): Promise<void> {
     const tier = risk.tier;
     if (risk.controlFiles.length > 0) {
       const why = `${CONTROL_FILES_REASON} (${risk.controlFiles.join(', ')})`;
+      await rm(patch.patch_path, { force: true }); // before the discard, which would keep the file
       await control.discardPatch(patch.patch_id, why, 'harness');
-      await rm(patch.patch_path, { force: true });
       await control.blockTask(t.task_id, 'harness', why);
       continue;
     }

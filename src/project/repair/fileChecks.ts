@@ -215,9 +215,9 @@ export async function checkLocks(projectDir: string, host: string = os.hostname(
 export async function checkQueues(projectDir: string): Promise<Finding[]> {
   const findings: Finding[] = [];
   const pendingRel = `${RALPH_DIR}/commits/pending`;
-  // The loop leaves a promoted patch where patch_view points and archives a copy under
-  // commits/applied/: those are done, not queued. Which of the others are queued and which
-  // discarded only the store knows (repair's store checks replace this count when it exists).
+  // A closed patch's file moves to commits/applied/ or commits/discarded/ (older runs left it
+  // here with a copy in applied/: done, not queued). Which of the others are queued only the
+  // store knows (repair's store checks replace this count when it exists).
   const applied = new Set(await listDir(path.join(projectDir, RALPH_DIR, 'commits', 'applied')));
   const patches = (await listDir(path.join(projectDir, pendingRel))).filter((f) => f.endsWith('.patch') && !applied.has(f));
   findings.push(

@@ -226,6 +226,9 @@ async function checkAtEnd(c: ChainState, last: ChildRun): Promise<void> {
   if (cache) leaked.push(...processesIn(cache));
   count('processesLeaked', leaked.length);
   assert.deepEqual(leaked, [], `processes left behind: ${where}`);
+  // Nothing waits, so no patch file is left in commits/pending/ (closed ones are archived).
+  const pending = readdirSync(join(c.dir, '.ralph/commits/pending')).filter((f) => f.endsWith('.patch'));
+  assert.deepEqual(pending, [], `patch files left in commits/pending/: ${where}`);
   const repair = await checkProject({ projectDir: c.dir });
   const findings = repair.findings.filter((f) => f.status !== 'ok').map((f) => `${f.status} ${f.check}: ${f.message}`);
   assert.deepEqual(findings, [], `ralph repair on the finished project: ${where}`);

@@ -10,6 +10,7 @@
 //   journal.trim                    the journal is about to be replaced by its trimmed tail
 //   derived.rename                  STATE.json or BACKLOG.md is about to be replaced
 //   patch.capture / patch.captured  a patch file in commits/pending/ is about to be / was written
+//   patch.archive / patch.archived  a closed patch's file is about to be / was moved out of pending/
 //   git.<sub>.start / git.<sub>.done   a git process (commit-tree, update-ref, read-tree, apply,
 //                                   checkout-index, worktree) is spawned / has exited
 //   checkout.update                 `git read-tree -m -u` in the user's checkout has exited
@@ -54,6 +55,7 @@ const isDb = (p: string): boolean => /[/\\]ralph\.db$/.test(p);
 const isJournal = (p: string): boolean => /[/\\]ralph\.events\.journal$/.test(p);
 const isDerived = (p: string): boolean => /[/\\](STATE\.json|BACKLOG\.md)$/.test(p);
 const isPatch = (p: string): boolean => /[/\\]commits[/\\]pending[/\\][^/\\]+\.patch$/.test(p);
+const isArchive = (from: string, to: string): boolean => isPatch(from) && /[/\\]commits[/\\](applied|discarded)[/\\][^/\\]+$/.test(to);
 const isInbox = (p: string): boolean => /[/\\]\.ralph[/\\]inbox[/\\][^/\\]+$/.test(p);
 
 async function hookFiles(): Promise<void> {
@@ -68,13 +70,16 @@ async function hookFiles(): Promise<void> {
   const rename = fsp.rename.bind(fsp);
   fsp.rename = async (from: Fs.PathLike, to: Fs.PathLike): Promise<void> => {
     const t = String(to);
+    const archive = isArchive(String(from), t);
     if (isDb(t)) point('checkpoint.rename');
     else if (isJournal(t)) point('journal.trim');
     else if (isPatch(t)) point('patch.capture');
     else if (isDerived(t)) point('derived.rename');
+    else if (archive) point('patch.archive');
     await rename(from, to);
     if (isDb(t)) point('checkpoint.renamed');
     else if (isPatch(t)) point('patch.captured');
+    else if (archive) point('patch.archived');
   };
   const renameSync = fs.renameSync.bind(fs);
   fs.renameSync = (from: Fs.PathLike, to: Fs.PathLike): void => {

@@ -2,7 +2,7 @@
 // run recovers (stale claims back to pending, orphaned worktrees, queued patches re-evaluated)
 // and finishes without losing or duplicating promoted work.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopEvent } from '../../../src/loop/events';
@@ -90,6 +90,10 @@ describe('loop recovery after kill -9', function () {
         await host.store.rebuild();
         assert.equal(JSON.stringify(host.store.all('SELECT * FROM task_view ORDER BY task_id')), rows);
         assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), '');
+        // The closed patches' files left commits/pending/, the killed run's included.
+        assert.deepEqual(readdirSync(join(p.ralphDir, 'commits', 'pending')), []);
+        for (const r of host.store.all<{ patch_path: string }>("SELECT patch_path FROM patch_view WHERE status = 'promoted'"))
+          assert.ok(existsSync(r.patch_path) && r.patch_path.includes('/commits/applied/'), r.patch_path);
       } finally {
         await host.close();
       }

@@ -4,7 +4,8 @@
 // Before, every finished run warned about the process ledger's directory in .ralph/locks/
 // and the checks without the store counted promoted patch files as queued.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { runDemo } from '../../../src/loop/demo';
 import { runRepairCommand } from '../../../src/cli/projectCommands';
 import { checkProject, runProjectChecks } from '../../../src/project/repair';
@@ -35,11 +36,13 @@ describe('repair on a healthy, finished project', function () {
     assert.doesNotMatch(check.out, /^(WARN|FAIL) /m, check.out);
     assert.match(check.out, /^No problems\n$/m);
 
-    // The file-only checks (no store) see the same, except that they cannot tell a discarded
-    // patch's file from a queued one: the four promoted ones are archived in commits/applied/
-    // and not counted; the one the retry superseded is.
+    // The file-only checks (no store) see the same: closed patches' files left
+    // commits/pending/ (the four promoted ones for commits/applied/, the one the retry
+    // superseded for commits/discarded/).
     const fileOnly = notOk(await runProjectChecks(r.dir, { activeWorktrees: ['primary', 'verify', 'worker-1'] }));
-    assert.deepEqual(fileOnly, ['patches.pending: 1 patch file(s) in .ralph/commits/pending/ not yet promoted (queued, or discarded)']);
+    assert.deepEqual(fileOnly, []);
+    assert.equal(readdirSync(join(r.dir, '.ralph', 'commits', 'applied')).length, 4);
+    assert.equal(readdirSync(join(r.dir, '.ralph', 'commits', 'discarded')).length, 1);
     assert.deepEqual(notOk((await checkProject({ projectDir: r.dir })).findings), []);
 
     const fixed = await repair(r.dir, '--fix');

@@ -1,0 +1,143 @@
+// Closed patches' files leave `commits/pending/`: a promoted patch's file moves to
+// `commits/applied/`, a discarded one's to `commits/discarded/`, and a `patch.archived` event
+// points patch_view at the new place, so pending/ holds only what the store says waits.
+//
+// The move follows the store event that closed the patch, in two steps that each survive a
+// kill: the rename (atomic, the directory fsynced), then the event. A writer killed before
+// the rename leaves a closed patch's file in pending/; one killed after it leaves the file
+// moved with patch_view still naming pending/. The sweep at the next start
+// (`archiveClosedPatches` without ids) finishes either half; in between, nothing lists the
+// file as pending (the monitor and `ralph status` read the store) and nothing is lost.
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { domainEvent, toNewEvent } from '../domain/events';
+import { fileError, fsyncDir } from '../shared/fs';
+import type { EventStore, NewEvent, StoredEvent } from '../store/types';
+
+/** Where a closed patch's file is kept, under `.ralph/commits/`. */
+export const ARCHIVE_DIRS = { promoted: 'applied', discarded: 'discarded' } as const;
+
+interface ArchiveContext {
+  readonly store: EventStore;
+  readonly ralphDir: string;
+  readonly projectDir: string;
+}
+
+interface ClosedPatch {
+  readonly patch_id: string;
+  readonly task_id: string;
+  readonly status: keyof typeof ARCHIVE_DIRS;
+  readonly patch_path: string;
+}
+
+/** The ids of the patches these events closed. */
+export function closedPatchIds(events: readonly StoredEvent[]): string[] {
+  return events.filter((e) => e.event_type === 'patch.promoted' || e.event_type === 'patch.discarded').map((e) => e.entity_id);
+}
+
+/**
+ * Moves the files of closed patches (`only`: these ids; otherwise every closed patch whose
+ * file patch_view places in pending/) and records where they went. Returns the moves made.
+ */
+export async function archiveClosedPatches(
+  ctx: ArchiveContext,
+  only?: readonly string[],
+): Promise<{ patchId: string; from: string; to: string }[]> {
+  if (only !== undefined && only.length === 0) return [];
+  const pending = path.join(ctx.ralphDir, 'commits', 'pending');
+  const rows = ctx.store
+    .all<ClosedPatch>(
+      `SELECT patch_id, task_id, status, patch_path FROM patch_view
+        WHERE status IN ('promoted', 'discarded') AND patch_path IS NOT NULL
+        ORDER BY created_at, patch_id`,
+    )
+    .filter((p) => only === undefined || only.includes(p.patch_id))
+    .filter((p) => path.dirname(absolute(ctx, p.patch_path)) === pending);
+  const moves: { patchId: string; from: string; to: string }[] = [];
+  const events: NewEvent[] = [];
+  const synced = new Set<string>();
+  for (const p of rows) {
+    const from = absolute(ctx, p.patch_path);
+    const dir = path.join(ctx.ralphDir, 'commits', ARCHIVE_DIRS[p.status]);
+    let to = path.join(dir, path.basename(from));
+    if (fs.existsSync(from)) {
+      await fsp.mkdir(dir, { recursive: true }).catch((e: unknown) => {
+        throw fileError('mkdir', dir, e);
+      });
+      to = await freeName(from, to);
+      if (fs.existsSync(to))
+        await fsp.rm(from, { force: true }); // the same bytes are there already
+      else
+        await fsp.rename(from, to).catch((e: unknown) => {
+          throw fileError('rename', from, e);
+        });
+      for (const d of [dir, pending]) {
+        if (synced.has(d)) continue;
+        await fsyncDir(d);
+        synced.add(d);
+      }
+    } else if (!fs.existsSync(to)) {
+      // Removed on purpose (a change to Ralph's control files keeps no copy): nothing to move.
+      continue;
+    }
+    const recorded = path.isAbsolute(p.patch_path) ? to : path.relative(ctx.projectDir, to);
+    events.push(
+      toNewEvent(domainEvent('patch.archived', p.patch_id, 'harness', { task_id: p.task_id, patch_path: recorded, from: p.patch_path })),
+    );
+    moves.push({ patchId: p.patch_id, from, to });
+  }
+  if (events.length > 0) await ctx.store.append(events);
+  return moves;
+}
+
+function absolute(ctx: ArchiveContext, p: string): string {
+  return path.isAbsolute(p) ? p : path.resolve(ctx.projectDir, p);
+}
+
+/** `to`, or `to` itself when it holds the same bytes as `from`, or the first free `name-N.ext`. */
+async function freeName(from: string, to: string): Promise<string> {
+  const ext = path.extname(to);
+  const stem = to.slice(0, to.length - ext.length);
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? to : `${stem}-${n}${ext}`;
+    if (!fs.existsSync(candidate)) return candidate;
+    if (Buffer.compare(await fsp.readFile(candidate), await fsp.readFile(from)) === 0) return candidate;
+  }
+}
+
+const ARCHIVING = Symbol('archivingStore');
+
+/**
+ * The store as the control plane uses it: every command that closes a patch moves its file
+ * out of pending/ once its events are durable. The move goes through the store itself, not
+ * through a wrapper around it (an inbox command's scoped store allows one transaction).
+ * A failed move is left to the sweep at the next start: the command's events are durable
+ * and the file is not lost, only still in pending/.
+ */
+export function archivingStore(store: EventStore, dirs: { ralphDir: string; projectDir: string }): EventStore {
+  if ((store as { [ARCHIVING]?: true })[ARCHIVING]) return store;
+  const after = async (events: readonly StoredEvent[]): Promise<void> => {
+    const ids = closedPatchIds(events);
+    if (ids.length > 0) await archiveClosedPatches({ store, ...dirs }, ids).catch(() => undefined);
+  };
+  const execute: EventStore['execute'] = async (decide, options) => {
+    const r = await store.execute(decide, options);
+    await after(r.events);
+    return r;
+  };
+  const append: EventStore['append'] = async (events, options) => {
+    const r = await store.append(events, options);
+    await after(r);
+    return r;
+  };
+  return new Proxy(store, {
+    get(target, prop): unknown {
+      if (prop === ARCHIVING) return true;
+      if (prop === 'execute') return execute;
+      if (prop === 'append') return append;
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

@@ -1,0 +1,110 @@
+// Closed patches' files leave commits/pending/ (src/control/patchArchive.ts): moved on the
+// command that closes them, through the inbox as well, and a killed writer's half-done move
+// (the event without the move, the move without its event) finished by the sweep.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { archiveClosedPatches } from '../../../src/control/patchArchive';
+import { discardPatch, drainInbox, getPatch, importBacklog, promotePatch, queuePatch, submitToInbox } from '../../../src/control/index';
+import { diffViewsAgainstRebuild } from '../../../src/project/repair/storeChecks';
+import { CONTROL_PROJECTIONS } from '../../../src/control/views';
+import { BACKLOG, harness, writePatch, type Harness } from './harness';
+
+describe('closed patches leave commits/pending/', function () {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+    h.writeBacklog(BACKLOG);
+    await importBacklog(h.ctx);
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  const pendingFiles = (): string[] => fs.readdirSync(path.join(h.ralphDir, 'commits', 'pending')).sort();
+  const at = (rel: string): string => path.join(h.dir, rel);
+
+  async function queued(taskId: string, name: string): Promise<{ id: string; rel: string; bytes: string }> {
+    const rel = writePatch(h, name, ['src/a.ts']);
+    const id = await queuePatch(h.ctx, { taskId, patchPath: rel, createdBy: 'worker-b' });
+    return { id, rel, bytes: fs.readFileSync(at(rel), 'utf8') };
+  }
+
+  it('a promoted patch moves to commits/applied/, a discarded one to commits/discarded/, and patch_view follows', async () => {
+    const a = await queued('W0-001', 'W0-001_a');
+    const b = await queued('W1-001', 'W1-001_b');
+    h.commits.add('abcdef1234567890');
+    await promotePatch(h.ctx, { patchId: a.id, commitHash: 'abcdef1234567890' });
+    await discardPatch(h.ctx, { patchId: b.id, reason: 'not wanted' });
+    assert.deepEqual(pendingFiles(), []);
+    const pa = getPatch(h.store, a.id);
+    const pb = getPatch(h.store, b.id);
+    assert.equal(pa?.patch_path, path.join('.ralph', 'commits', 'applied', 'W0-001_a.patch'));
+    assert.equal(pb?.patch_path, path.join('.ralph', 'commits', 'discarded', 'W1-001_b.patch'));
+    assert.equal(fs.readFileSync(at(pa.patch_path), 'utf8'), a.bytes);
+    assert.equal(fs.readFileSync(at(pb.patch_path), 'utf8'), b.bytes);
+    const archived = h.store.events({}).filter((e) => e.event_type === 'patch.archived');
+    assert.deepEqual(
+      archived.map((e) => [e.entity_id, e.payload['from']]),
+      [
+        [a.id, a.rel],
+        [b.id, b.rel],
+      ],
+    );
+    assert.deepEqual(await diffViewsAgainstRebuild(h.store, CONTROL_PROJECTIONS), []);
+  });
+
+  it('an inbox command that discards a patch moves its file too (its one transaction stays one)', async () => {
+    const a = await queued('W0-001', 'W0-001_inbox');
+    submitToInbox(h.ralphDir, { command: 'discard-patch', patch_id: a.id, reason: 'from the inbox', actor: 'human' });
+    const [r] = await drainInbox(h.ctx);
+    assert.equal(r?.ok, true, r?.error);
+    assert.deepEqual(pendingFiles(), []);
+    assert.ok(fs.existsSync(path.join(h.ralphDir, 'commits', 'discarded', 'W0-001_inbox.patch')));
+    assert.equal(getPatch(h.store, a.id)?.status, 'discarded');
+  });
+
+  it('a writer killed between the promotion and the move: the sweep moves the file and records it', async () => {
+    const a = await queued('W0-001', 'W0-001_killed');
+    h.commits.add('abcdef1234567890');
+    // The raw store: the promotion is durable, the move never happened.
+    await promotePatch({ ...h.ctx, store: h.store }, { patchId: a.id, commitHash: 'abcdef1234567890' });
+    assert.deepEqual(pendingFiles(), ['W0-001_killed.patch']);
+    assert.equal(
+      h.store.all("SELECT patch_id FROM patch_view WHERE status IN ('queued', 'applied', 'verified') AND patch_id = ?", [a.id]).length,
+      0,
+      'nothing lists it as waiting',
+    );
+    await h.reopen();
+    const moves = await archiveClosedPatches(h.ctx);
+    assert.deepEqual(
+      moves.map((m) => m.patchId),
+      [a.id],
+    );
+    assert.deepEqual(pendingFiles(), []);
+    assert.equal(fs.readFileSync(at(getPatch(h.store, a.id)?.patch_path ?? ''), 'utf8'), a.bytes);
+    assert.deepEqual(await archiveClosedPatches(h.ctx), [], 'a second sweep has nothing to do');
+  });
+
+  it('a writer killed between the move and its event: the sweep records where the file is', async () => {
+    const a = await queued('W0-001', 'W0-001_moved');
+    await discardPatch({ ...h.ctx, store: h.store }, { patchId: a.id, reason: 'gone' });
+    fs.mkdirSync(path.join(h.ralphDir, 'commits', 'discarded'), { recursive: true });
+    fs.renameSync(at(a.rel), path.join(h.ralphDir, 'commits', 'discarded', 'W0-001_moved.patch'));
+    await h.reopen();
+    assert.equal((await archiveClosedPatches(h.ctx)).length, 1);
+    assert.equal(getPatch(h.store, a.id)?.patch_path, path.join('.ralph', 'commits', 'discarded', 'W0-001_moved.patch'));
+    assert.equal(fs.readFileSync(at(getPatch(h.store, a.id)?.patch_path ?? ''), 'utf8'), a.bytes);
+  });
+
+  it('a name taken in the archive by other bytes is kept: the file gets the next free name', async () => {
+    const a = await queued('W0-001', 'W0-001_same');
+    fs.mkdirSync(path.join(h.ralphDir, 'commits', 'applied'), { recursive: true });
+    fs.writeFileSync(path.join(h.ralphDir, 'commits', 'applied', 'W0-001_same.patch'), 'someone else');
+    h.commits.add('abcdef1234567890');
+    await promotePatch(h.ctx, { patchId: a.id, commitHash: 'abcdef1234567890' });
+    assert.equal(fs.readFileSync(path.join(h.ralphDir, 'commits', 'applied', 'W0-001_same.patch'), 'utf8'), 'someone else');
+    assert.equal(getPatch(h.store, a.id)?.patch_path, path.join('.ralph', 'commits', 'applied', 'W0-001_same-2.patch'));
+    assert.equal(fs.readFileSync(at(getPatch(h.store, a.id)?.patch_path ?? ''), 'utf8'), a.bytes);
+  });
+});
