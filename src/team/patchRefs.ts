@@ -94,3 +94,36 @@ export async function pushBranchCas(repo: string, remote: string, branch: string
   if (there === sha) return { kind: 'pushed' };
   return { kind: 'stale', remoteSha: there, detail: r.detail };
 }
+
+/** The patch refs on the remote, with their commits. */
+export async function listPatchRefs(repo: string, remote: string): Promise<{ patchId: string; sha: string }[]> {
+  checkRemote(remote);
+  const out = await gitOut(repo, ['ls-remote', remote, `${PATCH_REF_PREFIX}*`]);
+  return out
+    .split('\n')
+    .map((l) => l.split('\t'))
+    .filter((f): f is [string, string] => f.length === 2 && SHA.test(f[0] as string) && (f[1] as string).startsWith(PATCH_REF_PREFIX))
+    .map(([sha, ref]) => ({ patchId: ref.slice(PATCH_REF_PREFIX.length), sha }));
+}
+
+/** The task a patch id names (`patch_<task>_<stamp>[_n]`), or null for another shape. */
+export function taskOfPatchId(patchId: string): string | null {
+  const m = /^patch_(.+)_\d{17}(?:_\d+)?$/.exec(patchId);
+  return m ? (m[1] as string) : null;
+}
+
+/** Deletes a patch ref from the remote, only while it still names `expected`; true when gone. */
+export async function deletePatchRef(repo: string, remote: string, patchId: string, expected: string): Promise<boolean> {
+  checkSha(expected, 'patch commit');
+  const ref = patchRef(patchId);
+  checkRemote(remote);
+  try {
+    const r = await runGit(repo, ['push', '--porcelain', '--no-verify', `--force-with-lease=${ref}:${expected}`, remote, `:${ref}`], {
+      allowExitCodes: [1],
+    });
+    if (r.exitCode === 0 && !/^!/m.test(r.stdout)) return true;
+  } catch (e) {
+    if (!(e instanceof GitError)) throw e;
+  }
+  return (await remoteRefSha(repo, remote, ref)) === null;
+}

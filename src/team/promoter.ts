@@ -18,7 +18,7 @@ import type { ControlContext } from '../control/context';
 import { errorText } from '../loop/context';
 import { idFilePath } from '../shared/idFiles';
 import { expireLeases } from './leases';
-import { fetchPatchRef } from './patchRefs';
+import { deletePatchRef, fetchPatchRef, listPatchRefs, taskOfPatchId } from './patchRefs';
 import { patchFileOfCommit, syncBranch } from './remoteBranch';
 import type { TeamHost } from './teamHost';
 import { queuedLocalPatches, queuedTeamPatches, teamPatch, type TeamPatch } from './teamPatches';
@@ -81,6 +81,7 @@ export class TeamPromoter {
           await this.promoteStranded(p, signal);
         }
         if (this.o.judge) await this.judgeDeferred(signal);
+        await this.cleanOrphanRefs();
         lastProblem = '';
         if (this.o.exitWhenIdle && !backlogOpen(this.cctx)) break;
       } catch (e) {
@@ -132,6 +133,24 @@ export class TeamPromoter {
     const file = idFilePath(join(host.ralphDir, 'commits', 'pending'), [['patch', p.patch_id]], '.patch');
     await patchFileOfCommit(host.projectDir, sha, p.base_commit, file);
     return file;
+  }
+
+  /**
+   * Patch refs no store event names: a worker died between pushing its ref and recording
+   * it (or its late record was refused). Never promoted (only recorded patches are), and
+   * deleted from the remote once their task is no longer claimed, so the worker that may
+   * still be about to record one is left alone; the delete is compare-and-swap on the ref.
+   */
+  private async cleanOrphanRefs(): Promise<void> {
+    const { host, o } = this;
+    for (const r of await listPatchRefs(host.projectDir, o.remote)) {
+      if (teamPatch(host.store, r.patchId) !== undefined || host.control.patches().some((p) => p.patch_id === r.patchId)) continue;
+      const taskId = taskOfPatchId(r.patchId);
+      if (taskId !== null && host.control.task(taskId)?.status === 'claimed') continue;
+      if (await deletePatchRef(host.projectDir, o.remote, r.patchId, r.sha)) {
+        o.log(`orphan patch ref ${r.patchId} (${r.sha.slice(0, 8)}) deleted: no store event names it`);
+      }
+    }
   }
 
   /** The judge on each deferred team patch not reviewed yet, oldest deferral first. */

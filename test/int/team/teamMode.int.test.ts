@@ -420,6 +420,62 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
       assert.ok(!q.prompt.includes('src/auth/rotate.js'), 'nothing of the other task');
     }
   });
+  it("given a worker killed -9 between its patch ref's push and its store record, then the ref is never promoted, the task is re-taken and the orphan ref deleted", async () => {
+    const { remote, base, url, workerEnv, promoterEnv, clone } = await team('team_orphan', ['T-01'], [writeScript('T-01', 0)]);
+    // The window forced: a worker that pushed its patch's ref and was killed before recording it.
+    const doomedClone = clone('clone-doomed');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, 'teamChild.ts'), 'pushed', url, 'worker-1@doomed:1', '3000', doomedClone],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+      });
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('exit', (code) => reject(new Error(`the doomed worker exited ${String(code)}: ${err}`)));
+    });
+    const doomed = JSON.parse(line) as { taskId: string; leaseId: string; patchId: string; sha: string };
+    child.kill('SIGKILL');
+    await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(undefined) : child.once('exit', r)));
+    assert.equal(git(remote, 'rev-parse', `refs/ralph/patches/${doomed.patchId}`), doomed.sha, 'the ref reached the remote');
+
+    const promoter = ralph('promoter', clone('promoter'), promoterEnv, ['start', '--once']);
+    const heir = ralph('worker-heir', clone('clone-heir'), workerEnv, ['worker', '--exit-when-idle', '--lease-ttl', '3']);
+    procs.push(promoter, heir);
+    const codes = await Promise.all([promoter.exited, heir.exited]);
+    const story = [promoter, heir].map((p) => `--- ${p.name}:\n${p.output}`).join('\n');
+    assert.deepEqual(codes, [0, 0], story);
+    // The heir's work is on the branch, never the unrecorded commit.
+    assert.deepEqual(git(remote, 'log', '--format=%s', `${base}..main`).split('\n'), ['ralph(T-01): Add f1'], story);
+    assert.equal(git(remote, 'show', 'main:src/f1.js'), 'module.exports = () => 1;');
+    assert.ok(!git(remote, 'rev-list', 'main').split('\n').includes(doomed.sha), 'the orphan commit is not on main');
+    // The orphan ref is gone from the remote; the heir's ref is there.
+    const refs = git(remote, 'for-each-ref', '--format=%(refname)', 'refs/ralph/patches/').split('\n').filter(Boolean);
+    assert.ok(!refs.includes(`refs/ralph/patches/${doomed.patchId}`), refs.join('\n'));
+    assert.equal(refs.length, 1, refs.join('\n'));
+    assert.match(promoter.output, new RegExp(`orphan patch ref ${doomed.patchId} \\(${doomed.sha.slice(0, 8)}\\) deleted`), story);
+    // The store: the dead lease expired, the task re-taken by the heir; no event names the orphan patch.
+    assert.equal(
+      await count(
+        url,
+        `SELECT COUNT(*) AS n FROM events WHERE event_type = 'lease.expired' AND payload::jsonb->>'lease_id' = '${doomed.leaseId}'`,
+      ),
+      1,
+    );
+    assert.equal(await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'lease.granted'"), 2);
+    assert.equal(
+      await count(url, `SELECT COUNT(*) AS n FROM events WHERE entity_id = '${doomed.patchId}' OR payload LIKE '%${doomed.patchId}%'`),
+      0,
+    );
+    assert.equal(await count(url, "SELECT COUNT(*) AS n FROM events WHERE event_type = 'patch.promoted'"), 1);
+  });
   it('given a re-based patch a promoter on another machine left queued, then it is discarded and the task worked again', async () => {
     const { remote, base, url, workerEnv, promoterEnv, clone } = await team('team_stranded', ['T-01'], [writeScript('T-01', 0)]);
     // The state a promoter killed mid re-verification leaves: the task proposed with a patch
