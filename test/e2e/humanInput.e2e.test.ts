@@ -1,12 +1,15 @@
 // The human input flows of the trees, in a real VS Code 1.100.3 with the packaged .vsix and
 // no loop running (a short-lived writer in the window applies each command): Modify… on a
-// deferred patch asks for an instruction, Drop Task asks for a modal confirmation,
+// deferred patch asks for an instruction, Reject Deferred Patch for a note that lands in the
+// store with the human rejection, Drop Task asks for a modal confirmation,
 // Reprioritize Task… asks for a wave and refuses what is not a number. Each flow is driven
 // through the context menu and the keyboard, checked in the trees first and then in the
 // store (read as an observer, as another process would). Escape / Cancel change nothing.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { CONTROL_PROJECTIONS } from '../../src/control';
+import { CONTROL_PROJECTIONS, decideAndAppend } from '../../src/control';
+import { controlContext } from '../../src/control/context';
+import { domainEvent } from '../../src/domain/events';
 import { openStore } from '../../src/store';
 import type { StoredEvent } from '../../src/store';
 import { EVENT_COLUMNS, rowToEvent } from '../../src/store/eventRows';
@@ -152,5 +155,50 @@ describe('e2e: human input flows (modify, drop, reprioritize)', function () {
       moved.map((e) => [e.event_type, e.payload.old_wave, e.payload.new_wave]),
       [['task.reprioritized', 1, 3]],
     );
+  });
+
+  it('given W2-001 deferred again, when Reject Deferred Patch is picked and a note typed, then the task goes back to pending and the store holds the human rejection with the note', async () => {
+    // Another attempt came back deferred (written as the loop would, by a short-lived writer).
+    const store = await openStore({ ralphDir: project.ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+    try {
+      const ctx = controlContext(store, { ralphDir: project.ralphDir, projectDir: project.dir });
+      const patch = 'patch_W2-001_2';
+      await decideAndAppend(ctx, () => ({
+        events: [
+          domainEvent('task.claimed', 'W2-001', 'primary', { old_status: 'pending', new_status: 'claimed', claimed_by: 'primary' }),
+          domainEvent('patch.queued', patch, 'primary', {
+            task_id: 'W2-001',
+            patch_path: '.ralph/commits/pending/W2-001.patch',
+            created_by: 'primary',
+          }),
+          domainEvent('task.proposed', 'W2-001', 'primary', { old_status: 'claimed', new_status: 'proposed', patch_id: patch }),
+          domainEvent('task.deferred', 'W2-001', 'primary', {
+            old_status: 'proposed',
+            new_status: 'deferred',
+            patch_id: patch,
+            risk_tier: 2,
+            reason: 'tier 2 (sensitive): defer to the judge',
+          }),
+        ],
+        result: undefined,
+      }));
+    } finally {
+      await store.close();
+    }
+    await wb().treeRows(deferred()).filter({ hasText: 'W2-001' }).first().waitFor();
+    const note = 'Tokens must expire after an hour';
+    await runContextMenuCommand(wb(), 'W2-001', 'Reject Deferred Patch', deferred());
+    await quickInputTitle(wb()).filter({ hasText: 'Reject W2-001?' }).waitFor();
+    await wb().quickInput.fill(note);
+    await wb().screenshot('human-input-06-reject-note');
+    await wb().quickInput.press('Enter');
+    await wb().quickInput.waitFor({ state: 'hidden' });
+    await wb().treeRows(deferred()).filter({ hasText: 'W2-001' }).first().waitFor({ state: 'detached' });
+    await taskRow('W2-001', 'Token check', 'pending').waitFor();
+    const resolved = byHuman(await taskEvents(project.ralphDir, 'W2-001')).filter((e) => e.event_type === 'task.deferral_resolved');
+    assert.equal(resolved.length, 2, 'the modify before and this rejection');
+    assert.equal(resolved[1]!.payload.decision, 'reject');
+    assert.equal(resolved[1]!.payload.rationale, `rejected in VS Code: ${note}`);
+    assert.equal(resolved[1]!.payload.new_status, 'pending');
   });
 });
