@@ -81,21 +81,27 @@ export function refuseLostDatabase(
 }
 
 /**
- * Checks ralph.db's bytes against the checksum its last checkpoint recorded. A mismatch is
- * accepted only for a checkpoint cut short after renaming ralph.db and before trimming the
- * journal: then ralph.db.prev is the ralph.db the header describes.
+ * Checks ralph.db's bytes against the checksum its last checkpoint recorded: 'matches', or
+ * 'interrupted' for a checkpoint cut short before it trimmed the journal (the writer then
+ * finishes that step, so the header describes ralph.db again). Accepted as interrupted:
+ * - ralph.db.prev is the ralph.db the header describes: ralph.db was renamed into place;
+ * - ralph.db.prev is ralph.db itself (one inode): a checkpoint kept ralph.db as ralph.db.prev
+ *   and died before writing its image, after an earlier checkpoint had been cut short (the
+ *   journal still holds every record since the ralph.db.prev before that one).
+ * The caller still refuses a ralph.db that lacks the header's last event (refuseOlderDatabase).
  */
 export function checkDatabaseSum(
   dbPath: string,
   data: Uint8Array,
   header: CheckpointHeader | undefined,
   prevSum: () => DbSum | undefined,
-): void {
+  isPrev: () => boolean,
+): 'matches' | 'interrupted' {
   const want = header?.db;
-  if (!want) return;
+  if (!want) return 'matches';
   const found: DbSum = { size: data.length, crc: crc32(data), upTo: '' };
-  if (sameSum(found, want)) return;
-  if (sameSum(prevSum(), want)) return; // an interrupted checkpoint: ralph.db is the newer image
+  if (sameSum(found, want)) return 'matches';
+  if (sameSum(prevSum(), want) || isPrev()) return 'interrupted';
   throw new StoreCorruptError(
     dbPath,
     `does not match the checksum its last checkpoint recorded (${want.size} bytes, crc32 ${hex(want.crc)}; found ${found.size} bytes, ` +

@@ -115,7 +115,9 @@ function inspectFiles(f: Files): StoreFilesInspection {
   } else {
     const dbBytes = f.dbBytes ?? Buffer.alloc(0);
     const prevSum = (): DbSum | undefined => (f.prevBytes ? { size: f.prevBytes.length, crc: crc32(f.prevBytes), upTo: '' } : undefined);
-    add(problemOf('db_checksum', () => checkDatabaseSum(dbPath, dbBytes, header, prevSum)));
+    // Repair reads bytes, not inodes: a copy of ralph.db.prev put in place of ralph.db (same
+    // bytes, another file) is damage here, as it is to the writer's open.
+    add(problemOf('db_checksum', () => checkDatabaseSum(dbPath, dbBytes, header, prevSum, () => false)));
     if (header && header.upTo !== '' && db.upTo < header.upTo && !dbHolds(f.SQL, dbBytes, header.upTo)) {
       problems.push({
         kind: 'db_older',

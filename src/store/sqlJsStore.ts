@@ -109,6 +109,11 @@ interface OpenFacts {
   /** The sum of ralph.db as read, when it is the image the header describes (or newer). */
   readonly dbSum: DbSum | undefined;
   readonly changed: boolean;
+  /**
+   * Set when ralph.db is newer than the journal's header says (a checkpoint cut short before
+   * its trim): the sum of ralph.db.prev as it is on disk, for the header the open writes.
+   */
+  readonly interrupted?: { readonly prev: DbSum | undefined };
 }
 
 class SqlJsEventStore implements EventStore {
@@ -326,6 +331,8 @@ class SqlJsEventStore implements EventStore {
       this.patchJournal((fd) => fs.writeSync(fd, '\n', scan.validEnd), 'write');
       size += 1;
     }
+    if (facts.interrupted && facts.dbSum)
+      size = await this.finishInterruptedCheckpoint(facts.dbSum, facts.interrupted.prev, scan.headerEnd, size);
     const created = !fs.existsSync(this.journalPath);
     this.appender = await JournalAppender.open(this.journalPath, size, () => {
       // Never write into a journal another writer now owns.
@@ -350,6 +357,30 @@ class SqlJsEventStore implements EventStore {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /**
+   * The step a checkpoint cut short never took: the journal's header made to describe the
+   * ralph.db now on disk (and the ralph.db.prev beside it), every record after the old
+   * header kept. Until then the next checkpoint's rotation would replace ralph.db.prev, the
+   * only file the old header's checksum names, and a kill before its trim would leave a
+   * store no open accepts. Returns the journal's new size.
+   */
+  private async finishInterruptedCheckpoint(db: DbSum, prev: DbSum | undefined, headerEnd: number, size: number): Promise<number> {
+    const head = encodeHeader({ upTo: db.upTo, db, ...(prev ? { prev } : {}) });
+    const kept =
+      size > headerEnd
+        ? (readFileFrom(this.journalPath, headerEnd)?.buf.subarray(0, size - headerEnd) ?? Buffer.alloc(0))
+        : Buffer.alloc(0);
+    if (kept.length !== Math.max(0, size - headerEnd)) {
+      throw new StoreFailedError(`${this.journalPath} is shorter than the ${size} bytes just read from it`);
+    }
+    const bytes = Buffer.concat([head, kept]);
+    await writeFileAtomic(this.journalPath, bytes);
+    this.prevSum = prev;
+    this.prevCoverEnd = head.length;
+    this.dbCoverEnd = this.replayed === 0 ? bytes.length : head.length;
+    return bytes.length;
   }
 
   /** Undoes a half-finished open: no checkpoint, no lock (the caller releases it). */
@@ -632,7 +663,14 @@ class SqlJsEventStore implements EventStore {
 
   /** Keep ralph.db as ralph.db.prev only when it is the file we last wrote or verified. */
   private mayRotate(): boolean {
-    return this.dbSum !== undefined && this.dbDiskStamp !== undefined && sameStamp(statOrUndefined(this.dbPath), this.dbDiskStamp);
+    if (this.dbSum === undefined || this.dbDiskStamp === undefined) return false;
+    if (sameStamp(statOrUndefined(this.dbPath), this.dbDiskStamp)) return true;
+    // Touched (a backup or sync tool set its time) but still our bytes: keep it. Replacing it
+    // unkept would leave, until the trim, a ralph.db and a ralph.db.prev the header names neither.
+    const read = readWithStamp(this.dbPath);
+    if (read === undefined || read.data.length !== this.dbSum.size || crc32(read.data) !== this.dbSum.crc) return false;
+    this.dbDiskStamp = read.stamp;
+    return true;
   }
 
   /** The journal after a checkpoint: its header, then every record ralph.db.prev may lack. */
@@ -952,13 +990,19 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
     if (scan.damage) throw journalDamageError(journalPath, scan.damage);
     const header = headerOf(scan.records);
     let dbSum: DbSum | undefined;
+    let interrupted: { prev: DbSum | undefined } | undefined;
     if (!file || file.data.length === 0) {
       refuseLostDatabase(dbPath, file ? 'empty' : 'missing', header, inspectDbBytes(SQL, readPrev(ralphDir)));
     } else if (lock) {
-      checkDatabaseSum(dbPath, file.data, header, () => {
+      const prevSum = (): DbSum | undefined => {
         const prev = readPrev(ralphDir);
         return prev ? { size: prev.length, crc: crc32(prev), upTo: '' } : undefined;
-      });
+      };
+      const isPrev = (): boolean => {
+        const p = statOrUndefined(path.join(ralphDir, PREV_DB_FILE));
+        return p !== undefined && p.ino === file.stamp.ino;
+      };
+      if (checkDatabaseSum(dbPath, file.data, header, prevSum, isPrev) === 'interrupted') interrupted = { prev: prevSum() };
       dbSum = { size: file.data.length, crc: crc32(file.data), upTo: '' };
     }
     const loaded = SqlJsEventStore.loadDatabase(SQL, dbPath, options.projections, file);
@@ -985,6 +1029,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
         dbStamp: file?.stamp,
         dbSum,
         changed: loaded.changed,
+        ...(interrupted ? { interrupted } : {}),
       });
       if (takeover) await store.recordTakeover(takeover);
     } else {
