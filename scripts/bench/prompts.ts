@@ -6,8 +6,8 @@
 import { buildDecomposePrompt, buildJudgePrompt, buildPrimaryPrompt, buildWorkerPrompt } from '../../src/agents/prompts';
 import type { BuiltPrompt, PrimaryPromptInput, PromptTask } from '../../src/agents/prompts';
 import { staticProfile } from '../../src/project/languages';
-import { PHASES } from '../../src/project/phaseOutputs';
-import type { Phase } from '../../src/project/phaseOutputs';
+import { PHASES } from '../../src/domain/phaseOutputs';
+import type { Phase } from '../../src/domain/phaseOutputs';
 import type { TemplateContext } from '../../src/project/templates/context';
 import { renderCore } from '../../src/project/templates/files';
 import { renderPhase } from '../../src/project/templates/phases';

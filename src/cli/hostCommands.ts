@@ -1,5 +1,5 @@
 // The commands that are not single control-plane operations: project bootstrap and upkeep
-// (src/project via projectCommands.ts), the loop's verbs (src/loop/cliCommands.ts) and the
+// (src/project via projectCommands.ts), the loop's verbs (loopCommands.ts) and the
 // MCP server (src/mcp/cli.ts, with the MCP SDK).
 // The dispatcher tries these before the ralphctl-compatible table. Each command loads its
 // implementation when it runs (lazy.ts), so the table costs nothing to list.

@@ -11,7 +11,7 @@ import type * as IdsModule from '../domain/ids';
 import type * as ConfigModule from '../project/config';
 import type * as ConfigVerdictModule from './configVerdict';
 import type * as SafetyStatusModule from '../integrity/status';
-import type * as LoopCommandsModule from '../loop/cliCommands';
+import type * as LoopCommandsModule from './loopCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
 import type * as DoctorCommandModule from '../preflight/doctorCommand';
@@ -75,8 +75,8 @@ export const loadProjectCommands = (): Promise<typeof ProjectCommandsModule> =>
 /** `start`, `stop`, `pause`, `resume` and `demo` (the loop, agents, git). */
 export const loadLoopCommands = (): Promise<typeof LoopCommandsModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
-    ? import('../loop/cliCommands.js')
-    : Promise.resolve().then(() => require('../loop/cliCommands') as typeof LoopCommandsModule);
+    ? import('./loopCommands.js')
+    : Promise.resolve().then(() => require('./loopCommands') as typeof LoopCommandsModule);
 
 /** `mcp` (the MCP server and its SDK, loaded by no other command). */
 export const loadMcpCommand = (): Promise<typeof McpCommandModule> =>

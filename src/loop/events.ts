@@ -4,7 +4,7 @@
 import { redactValue } from '../shared/redaction';
 import type { AgentStatus } from '../agents/types';
 import type { GateStatus } from './gates';
-import type { Phase } from './primaryMachine';
+import type { Phase } from '../domain/primaryMachine';
 
 export type LoopRunState = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped';
 

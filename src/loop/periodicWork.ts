@@ -10,11 +10,11 @@ import type { RalphWorktree } from '../git/worktrees';
 import { structuredOutput } from './invocation';
 import type { LoopRun } from './loopRun';
 import type { LoopTask } from './ports';
-import type { PeriodicPhase, PhaseFact, PrimaryState } from './primaryMachine';
+import type { PeriodicPhase, PhaseFact, PrimaryState } from '../domain/primaryMachine';
 import { periodicPrompt } from './prompts';
 import { writeProposals } from './proposalFiles';
 import { errorText } from './context';
-import type { PhaseOutput } from '../project/phaseOutputs';
+import type { PhaseOutput } from '../domain/phaseOutputs';
 
 export async function runPeriodic(
   run: LoopRun,

@@ -6,8 +6,8 @@ import { domainEvent } from '../domain/events';
 import type { LoopControl } from './ports';
 import { recordLesson } from './lessonFiles';
 import type { LoopRun } from './loopRun';
-import { initialPrimaryState, transition } from './primaryMachine';
-import type { Effect, PhaseFact, PrimaryState, ReflectionClass, Transition } from './primaryMachine';
+import { initialPrimaryState, transition } from '../domain/primaryMachine';
+import type { Effect, PhaseFact, PrimaryState, ReflectionClass, Transition } from '../domain/primaryMachine';
 import { PrimaryWork } from './primaryWork';
 import { errorText } from './context';
 

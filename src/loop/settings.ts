@@ -5,7 +5,7 @@ import { DEFAULT_RISK_PATTERNS } from '../domain/risk';
 import type { RalphConfig } from '../project/config';
 import type { GateSpec } from './gates';
 import type { BudgetLimits } from './guards';
-import type { PeriodicIntervals } from './primaryMachine';
+import type { PeriodicIntervals } from '../domain/primaryMachine';
 import type { IdlePolicy } from './sleep';
 import { DEFAULT_EVOLVE_RETRY, type EvolveRetryPolicy } from './evolveRetry';
 

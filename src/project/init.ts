@@ -12,7 +12,7 @@ import { CONFIG_FILE, loadConfig } from './config';
 import type { RalphConfig, RalphConfigInput } from './config';
 import { detectLanguage, detectProjectName, languageProfile, normaliseLanguage } from './languages';
 import type { Language, LanguageProfile } from './languages';
-import { PHASES } from './phaseOutputs';
+import { PHASES } from '../domain/phaseOutputs';
 import { discoverSpecs, hashContent, mergeDiscovery, registryRows, renderSpecRegistry, SPEC_REGISTRY_FILE, writeSpecsState } from './specs';
 import type { TemplateContext } from './templates/context';
 import {

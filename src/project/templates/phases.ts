@@ -1,8 +1,8 @@
 // The 11 phase files (.ralph/phases/<phase>.md): the fixed part of each phase's prompt,
 // written for the project's language. The harness appends the dynamic part (task, plan,
 // gate output, deferred item). Each ends by describing the JSON block that
-// src/project/phaseOutputs.ts validates; keep the two in step.
-import type { Phase } from '../phaseOutputs';
+// src/domain/phaseOutputs.ts validates; keep the two in step.
+import type { Phase } from '../../domain/phaseOutputs';
 import { cmd, commonRules, gateList } from './context';
 import type { TemplateContext } from './context';
 

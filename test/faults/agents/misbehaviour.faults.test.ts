@@ -13,7 +13,7 @@ import { createClaudeBackend } from '../../../src/agents/claudeBackend';
 import { importBacklog } from '../../../src/control/derived';
 import { detectConfinement } from '../../../src/agents/sandbox';
 import type { AgentStatus } from '../../../src/agents/types';
-import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/loop/demo';
+import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/cli/demo';
 import type { LoopEvent } from '../../../src/loop/events';
 import { openLoopHost } from '../../../src/loop/host';
 import { claudeSandbox, ensureAgentClis, processesIn } from '../../kit/agentEnv';

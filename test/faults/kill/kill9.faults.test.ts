@@ -18,7 +18,7 @@ import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
-import { testsPassOnTip } from '../../../src/loop/demo';
+import { testsPassOnTip } from '../../../src/cli/demo';
 import { checkProject } from '../../../src/project/repair';
 import { diffViewsAgainstRebuild } from '../../../src/project/repair/storeChecks';
 import { openStore } from '../../../src/store/sqlJsStore';

@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/loop/demo';
+import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/cli/demo';
 import { submitToInbox } from '../../../src/control/inbox';
 import { openStore } from '../../../src/store/sqlJsStore';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/loop/demo';
+import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/cli/demo';
 import { openLoopHost } from '../../../src/loop/host';
 import { detectConfinement } from '../../../src/agents/sandbox';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';

@@ -17,7 +17,7 @@ const DIST = path.join(ROOT, 'dist');
 const CLI = path.join(DIST, 'cli.js');
 
 /** Chunks named for what they hold (esbuild names a split point's chunk after its module; `cli-` is src/mcp/cli.ts). */
-const LOOP_OR_PROJECT = /^(cliCommands|projectCommands|host|lmBackend|composition|init|repair|cli)-/;
+const LOOP_OR_PROJECT = /^(loopCommands|projectCommands|host|lmBackend|composition|init|repair|cli)-/;
 /** Team mode's chunks: the PostgreSQL store (and with it the `pg` driver's chunk) and `ralph store`. */
 const TEAM = /^(pgStore|storeCommand)-/;
 
@@ -199,7 +199,7 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
     );
     const stop = ralph('stop', 'bench');
     assert.ok(
-      stop.loaded.some((f) => f.startsWith('cliCommands-')),
+      stop.loaded.some((f) => f.startsWith('loopCommands-')),
       `stop loaded: ${stop.loaded.join(' ')}`,
     );
   });

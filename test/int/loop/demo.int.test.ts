@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { demoCommand } from '../../../src/loop/cliCommands';
+import { demoCommand } from '../../../src/cli/loopCommands';
 
 describe('loop/demo', function () {
   this.timeout(180_000);

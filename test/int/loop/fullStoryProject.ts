@@ -7,7 +7,7 @@
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/loop/demo';
+import { CALCULATOR_BASE_FILES, createCalculatorProject } from '../../../src/cli/demo';
 
 export const STORY_TASKS = ['CALC-1', 'CALC-2', 'CALC-3', 'CALC-4', 'CALC-5', 'CALC-5a', 'CALC-5b', 'CALC-6'] as const;
 /** Tasks that end done (CALC-5 is dropped for its children). */

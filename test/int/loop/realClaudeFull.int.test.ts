@@ -14,7 +14,7 @@ import { detectConfinement } from '../../../src/agents/sandbox';
 import { judgeRoot } from '../../../src/git/repoCache';
 import { dirname, join } from 'node:path';
 import { rebuildViews } from '../../../src/control/derived';
-import { testsPassOnTip } from '../../../src/loop/demo';
+import { testsPassOnTip } from '../../../src/cli/demo';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopHost } from '../../../src/loop/host';
 import type { LoopEvent, LoopSummary } from '../../../src/loop/events';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { runDemo } from '../../../src/loop/demo';
+import { runDemo } from '../../../src/cli/demo';
 import { runRepairCommand } from '../../../src/cli/projectCommands';
 import { checkProject, runProjectChecks } from '../../../src/project/repair';
 import type { Finding } from '../../../src/project/repair';

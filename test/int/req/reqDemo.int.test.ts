@@ -10,8 +10,8 @@ import { runCli } from '../../../src/cli/run';
 import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 import type { ReqStatusReport } from '../../../src/domain/reqStatus';
 import { reqStatusProblems } from '../../../src/domain/reqStatus';
-import { demoCommand } from '../../../src/loop/cliCommands';
-import { runReqDemo } from '../../../src/req/demo';
+import { demoCommand } from '../../../src/cli/loopCommands';
+import { runReqDemo } from '../../../src/cli/reqDemo';
 import { ensureAgentClis } from '../../kit/agentEnv';
 
 const subjects = (dir: string): string[] =>

@@ -13,7 +13,7 @@ import { startModelServer, type ModelServer } from '../../../src/agents/scripted
 import { claudeSandbox, type Sandbox } from '../../../src/agents/scripted/sandbox';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { domainEvent, toNewEvent } from '../../../src/domain/events';
-import { runDemo } from '../../../src/loop/demo';
+import { runDemo } from '../../../src/cli/demo';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventRow } from '../../../src/store/eventRows';

@@ -1,7 +1,7 @@
 // The back-off of a failed evolve_goals, and the assess rule that honours it.
 import assert from 'node:assert/strict';
 import { EvolveRetry, evolveRetryDelayMs } from '../../../src/loop/evolveRetry';
-import { DEFAULT_INTERVALS, initialPrimaryState, periodicOverride, type AssessFacts } from '../../../src/loop/primaryMachine';
+import { DEFAULT_INTERVALS, initialPrimaryState, periodicOverride, type AssessFacts } from '../../../src/domain/primaryMachine';
 import { ManualClock } from '../../../src/loop/sleep';
 
 const facts: AssessFacts = {

@@ -1,7 +1,7 @@
 // What the CLI prints for loop events, and settings derived from a validated config.
 import assert from 'node:assert/strict';
 import { formatLoopEvent, formatSummary } from '../../../src/loop/host';
-import { LoopUsageError, parseStartArgs } from '../../../src/loop/cliCommands';
+import { LoopUsageError, parseStartArgs } from '../../../src/cli/loopCommands';
 import { settingsFromConfig } from '../../../src/loop/settings';
 import { validateConfig } from '../../../src/project/config';
 
@@ -57,7 +57,7 @@ describe('loop/settings from ralph.config.json', () => {
   });
 });
 
-describe('loop/cliCommands argument parsing', () => {
+describe('cli/loopCommands argument parsing', () => {
   it('given start flags, then once, workers and quiet; bad values are usage errors', () => {
     assert.deepEqual(parseStartArgs(['--once', '--workers', '2']), { once: true, quiet: false, workers: 2 });
     assert.deepEqual(parseStartArgs(['--workers=0', '-q']), { once: false, quiet: true, workers: 0 });

@@ -20,11 +20,11 @@ import { PINNED_CLAUDE_VERSION } from '../agents/scripted/pinnedClaude';
 import type { AgentBackend, PermissionMode } from '../agents/types';
 import type { ReqStatusReport } from '../domain/reqStatus';
 import { reqStatusProblems } from '../domain/reqStatus';
-import { CALCULATOR_BASE_FILES, chooseDemoBackend, createCalculatorProject, testsPassOnTip } from '../loop/demo';
-import type { DemoBackend, DemoOptions } from '../loop/demo';
+import { CALCULATOR_BASE_FILES, chooseDemoBackend, createCalculatorProject, testsPassOnTip } from './demo';
+import type { DemoBackend, DemoOptions } from './demo';
 import { requireConfig } from '../project/config';
-import { formatReqStatus } from './cli';
-import { openReqHost } from './host';
+import { formatReqStatus } from '../req/cli';
+import { openReqHost } from '../req/host';
 
 const SPEC = `# REQ mode's input (seed 001): each REQ is one iteration, its ACs the acceptance criteria.
 specification:

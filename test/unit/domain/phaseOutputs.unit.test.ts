@@ -1,17 +1,17 @@
 import * as assert from 'node:assert/strict';
 import { extractJsonAnswer } from '../../../src/agents/structured';
 import { staticProfile, LANGUAGES } from '../../../src/project/languages';
-import { PHASES, phaseOutputJsonSchema, proposalSchema, validatePhaseOutput } from '../../../src/project/phaseOutputs';
+import { PHASES, phaseOutputJsonSchema, proposalSchema, validatePhaseOutput } from '../../../src/domain/phaseOutputs';
 import type { TemplateContext } from '../../../src/project/templates/context';
 import { renderPhase } from '../../../src/project/templates/phases';
-import { checkJsonSchema } from './jsonSchemaCheck';
+import { checkJsonSchema } from '../project/jsonSchemaCheck';
 
 function ctxFor(lang: (typeof LANGUAGES)[number]): TemplateContext {
   const profile = staticProfile(lang);
   return { name: 'demo', profile, ...profile, domain_constraints: [] };
 }
 
-describe('project/phaseOutputs and phase templates', () => {
+describe('domain/phaseOutputs and phase templates', () => {
   for (const phase of PHASES) {
     describe(`given the ${phase} phase file`, () => {
       const text = renderPhase(phase, ctxFor('rust'));

@@ -1,5 +1,5 @@
 // The structured JSON block each phase must end with, as zod schemas. The phase files
-// (templates/phases.ts) describe the same shapes to the agent; the loop validates the
+// (project/templates/phases.ts) describe the same shapes to the agent; the loop validates the
 // block with these and treats a mismatch as a retryable failure whose message (from
 // formatOutputIssues) is injected into the retry prompt.
 import { z } from 'zod';

@@ -4,8 +4,8 @@
 // (reference defect 13). Pure: no I/O, no clock; the loop feeds facts and performs effects.
 
 // The phase list is the one the phase files and output schemas are keyed by.
-import { PHASES } from '../project/phaseOutputs';
-import type { Phase } from '../project/phaseOutputs';
+import { PHASES } from './phaseOutputs';
+import type { Phase } from './phaseOutputs';
 
 export { PHASES };
 export type { Phase };

@@ -24,8 +24,8 @@ import { CONTROL_PROJECTIONS } from '../control/views';
 import { requireConfig } from '../project/config';
 import { initProject } from '../project/init';
 import { openStore } from '../store/sqlJsStore';
-import { formatLoopEvent, openLoopHost } from './host';
-import type { LoopSummary } from './events';
+import { formatLoopEvent, openLoopHost } from '../loop/host';
+import type { LoopSummary } from '../loop/events';
 
 /** The demo calculator's gates and first module: what a sample project needs to be verified. */
 export const CALCULATOR_BASE_FILES: Readonly<Record<string, string>> = {

@@ -3,9 +3,9 @@
 // through the inbox) and `ralph demo [--req] [--scripted]`. Output goes through the given io; exit codes follow
 // the CLI's (0 ok, 1 failed, 2 usage).
 import { formatPreflight, PreflightFailedError } from '../preflight/preflight';
-import { formatLoopEvent, openLoopHost, requestLoopCommand } from './host';
+import { formatLoopEvent, openLoopHost, requestLoopCommand } from '../loop/host';
 import { runDemo } from './demo';
-import { runReqDemo } from '../req/demo';
+import { runReqDemo } from './reqDemo';
 
 export interface LoopCliIo {
   out(text: string): void;
@@ -133,7 +133,7 @@ export async function demoCommand(io: LoopCliIo, argv: readonly string[] = []): 
   }
   const t0 = Date.now();
   if (args.req) {
-    // REQ mode's demo: specification.yaml built requirement by requirement (src/req/demo.ts).
+    // REQ mode's demo: specification.yaml built requirement by requirement (reqDemo.ts).
     const r = await runReqDemo((line) => io.out(`${line}\n`), { scripted: args.scripted });
     io.out(
       `REQ demo finished in ${((Date.now() - t0) / 1000).toFixed(1)} s (${r.backend.kind === 'claude' ? `real claude ${r.backend.version}` : 'scripted executable'})\n`,

@@ -12,7 +12,7 @@ import {
   type AssessFacts,
   type PhaseFact,
   type PrimaryState,
-} from '../../../src/loop/primaryMachine';
+} from '../../../src/domain/primaryMachine';
 
 const noFacts: AssessFacts = {
   deferredCount: 0,
