@@ -3,7 +3,9 @@
 //   - only src/extension/ imports vscode;
 //   - nothing in src/ imports test/ (test code must never be bundled into dist/);
 //   - src/domain/ is pure: it imports only domain/, shared/ and libraries, no Node built-ins;
-//   - webview-ui/ is browser code: of src/ it imports only protocol/.
+//   - webview-ui/ is browser code: of src/ it imports only protocol/;
+//   - src/control/ sits on the store, domain/ and shared/, and of project/ only the config
+//     module (project/config.ts with its parsers), which itself imports only domain/ and shared/.
 // A later block replaces (does not merge) the rule's options for its files, so each block
 // repeats the restrictions that still apply there.
 import js from '@eslint/js';
@@ -19,6 +21,16 @@ const domainOnly = {
 const webviewOnlyProtocol = {
   regex: '(^|/)src/(?!protocol/)',
   message: 'webview-ui/ is browser code: of src/ it imports only protocol/.',
+};
+const controlBelow = {
+  regex: '^\\.\\./(?!(domain|shared|store)/|project/config$)',
+  message: 'src/control/ imports only control/, store/, domain/, shared/ and the config module (project/config).',
+};
+// The config module: project/config.ts and the parsers it uses.
+const CONFIG_MODULE = ['src/project/config.ts', 'src/project/jsonPositions.ts', 'src/project/result.ts', 'src/project/languages.ts'];
+const configBelow = {
+  regex: '^\\.\\./(?!(domain|shared)/)|^\\./(?!(config|jsonPositions|result|languages)$)',
+  message: 'The config module (project/config.ts and its parsers) imports only domain/, shared/ and itself: control/ builds on it.',
 };
 
 export default tseslint.config(
@@ -44,6 +56,14 @@ export default tseslint.config(
   {
     files: ['src/domain/**'],
     rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest, domainOnly] }] },
+  },
+  {
+    files: ['src/control/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest, controlBelow] }] },
+  },
+  {
+    files: CONFIG_MODULE,
+    rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest, configBelow] }] },
   },
   {
     files: ['test/exthost/**'],

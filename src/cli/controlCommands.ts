@@ -31,6 +31,8 @@ export interface CommandSpec {
    * id grammar before the store opens, for the command and its inbox file alike.
    */
   ids?(a: ParsedArgs): readonly (readonly [IdKind, string | undefined, string])[];
+  /** The command classifies risk: the CLI loads the config module for the project's risk patterns. */
+  readonly riskPatterns?: true;
   /** Beside a running loop, the command goes to the loop's inbox as this. */
   toInbox?(a: ParsedArgs): Promise<InboxCommand>;
   /** What the command prints once the loop applied its inbox copy: the same as `run` prints. */
@@ -262,6 +264,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'classify-risk',
+    riskPatterns: true,
     arity: [1, 1],
     usage: 'classify-risk <task> [--patch patch_id]',
     summary: "print the task's risk tier 0..3, from the files its patch touches",
@@ -286,6 +289,7 @@ export const CONTROL_COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'policy-check',
+    riskPatterns: true,
     arity: [1, 2],
     usage: 'policy-check <task> [patch_id] [--apply]',
     summary: 'print {"decision","reason","risk_tier"}; --apply defers / blocks the task as decided',

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StoreMode } from '../store/types';
 import type { ControlContext } from '../control/context';
-import { lazyGitPort, loadStatusPath, loadIds, loadStoreUrl, loadWriterAccess } from './lazy';
+import { lazyGitPort, loadStatusPath, loadIds, loadProjectConfig, loadStoreUrl, loadWriterAccess } from './lazy';
 import { parseArgs, UsageError } from './args';
 import { CONTROL_COMMANDS, type CliIo, type CommandSpec } from './controlCommands';
 import { EXIT, EXIT_CODES_HELP, exitCodeOf } from './exitCodes';
@@ -124,8 +124,17 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     return EXIT.notInitialized;
   }
   const { openControl } = await loadStatusPath();
+  // Only the commands that classify risk load the config module (its schema is not for `status`).
+  const config = spec.riskPatterns === true ? await loadProjectConfig() : undefined;
   const open = (mode: StoreMode, o: Parameters<OpenControl>[1] = {}): Promise<ControlContext> =>
-    openControl({ projectDir: dir, mode, git: lazyGitPort(dir), ...o, ...(options.now ? { now: options.now } : {}) });
+    openControl({
+      projectDir: dir,
+      mode,
+      git: lazyGitPort(dir),
+      ...o,
+      ...(options.now ? { now: options.now } : {}),
+      ...(config ? { riskPatterns: () => config.projectRiskPatterns(dir) } : {}),
+    });
   if (spec.store !== 'observer') return (await loadWriterAccess()).runWithWriter(spec, ralphDir, parsed, io, open, EXIT);
   const ctx = await open('observer');
   try {

@@ -63,8 +63,7 @@ export {
   type SyncResult,
 } from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
-export { loadRiskPatterns, riskPatternsSchema, ConfigError } from './riskConfig';
-export { openControl, type OpenControlOptions } from './open';
+export { openControl, RiskPatternsNotLoadedError, type OpenControlOptions } from './open';
 export { readTaskStory, renderTaskStory, type TaskStory } from './story';
 export { readForecast, perDayBudgetOf } from './forecast';
 export { parseMoment, statusFactsAt, type Moment, type PastStatus } from './timeTravel';

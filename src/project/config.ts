@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_RISK_PATTERNS } from '../domain/risk';
+import type { RiskPatterns } from '../domain/risk';
 import { JsonSyntaxError, parseJsonWithPositions } from './jsonPositions';
 import type { JsonPath, TextPosition } from './jsonPositions';
 import { LANGUAGES, staticProfile } from './languages';
@@ -694,6 +695,12 @@ export function requireConfig(projectDir: string): RalphConfig {
   const r = loadConfig(projectDir);
   if (!r.ok) throw r.error;
   return r.value;
+}
+
+/** The project's risk patterns: its config's risk_patterns, the defaults when it has no ralph.config.json. */
+export function projectRiskPatterns(projectDir: string): RiskPatterns {
+  if (!fs.existsSync(path.join(projectDir, CONFIG_FILE))) return DEFAULT_RISK_PATTERNS;
+  return requireConfig(projectDir).risk_patterns;
 }
 
 /** The JSON Schema of ralph.config.json (what users may write), for editors. */

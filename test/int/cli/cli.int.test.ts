@@ -120,6 +120,17 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.equal(await ok('pick-ready-task', 'worker'), 'W0-002\n');
     assert.equal(await ok('pick-ready-task', 'worker', '--exclude', 'W0-002'), 'NONE\n');
 
+    // The risk commands read the project's risk_patterns through the config module, on use:
+    // a broken one fails classify-risk naming the file, the line and the key; status still runs.
+    const configFile = path.join(repo, 'ralph.config.json');
+    const config = fs.readFileSync(configFile, 'utf8');
+    fs.writeFileSync(configFile, JSON.stringify({ ...JSON.parse(config), risk_patterns: { tier3: 'not-a-list' } }));
+    const broken = await ralph('classify-risk', 'W0-001');
+    assert.notEqual(broken.code, 0);
+    assert.match(broken.err, /ralph\.config\.json:1:\d+: risk_patterns\.tier3: /);
+    await ok('status');
+    fs.writeFileSync(configFile, config);
+
     // A normal patch: tier 1, promote.
     const a = commitPatch('greeting', ['src/greeting.ts']);
     const p1 = (await ok('queue-patch', 'W0-001', a.patch, 'worker-b')).trim();

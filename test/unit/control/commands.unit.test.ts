@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { currentWave } from '../../../src/domain/task';
+import { DEFAULT_RISK_PATTERNS } from '../../../src/domain/risk';
 import {
   allTasks,
   applyPolicy,
@@ -22,7 +23,6 @@ import {
   deferredProposals,
   resolveProposal,
   releaseClaims,
-  loadRiskPatterns,
   controlContext,
   statusFacts,
   promotePatch,
@@ -36,6 +36,7 @@ import {
   syncBacklog,
   transitionTask,
 } from '../../../src/control/index';
+import { projectRiskPatterns } from '../../../src/project/config';
 import { BACKLOG, harness, writePatch, type Harness } from './harness';
 
 describe('control commands', function () {
@@ -239,17 +240,21 @@ describe('control commands', function () {
     it('risk patterns come from ralph.config.json risk_patterns (globs, each tier optional)', async () => {
       await imported();
       fs.writeFileSync(path.join(h.dir, 'ralph.config.json'), JSON.stringify({ name: 'x', risk_patterns: { tier2: ['**/billing/**'] } }));
-      const patterns = loadRiskPatterns(h.dir);
+      const patterns = projectRiskPatterns(h.dir);
       assert.deepEqual(patterns.tier2, ['**/billing/**']);
+      assert.deepEqual(patterns.tier3, DEFAULT_RISK_PATTERNS.tier3);
       const ctx = controlContext(h.store, { ralphDir: h.ralphDir, projectDir: h.dir, riskPatterns: patterns });
       await queued('W0-001', ['src/billing/invoice.ts']);
       assert.equal((await classifyTaskRisk(ctx, 'W0-001', { record: false })).tier, 2);
       assert.equal((await classifyTaskRisk(h.ctx, 'W0-001', { record: false })).tier, 1);
       fs.writeFileSync(path.join(h.dir, 'ralph.config.json'), JSON.stringify({ risk_patterns: { tier3: 'not-a-list' } }));
+      // The config module's error: the file, the line and column, and the key.
       assert.throws(
-        () => loadRiskPatterns(h.dir),
-        (e: Error) => e.name === 'ConfigError' && /ralph\.config\.json: risk_patterns: tier3/.test(e.message),
+        () => projectRiskPatterns(h.dir),
+        (e: Error) => e.name === 'ConfigError' && /ralph\.config\.json:1:\d+: risk_patterns\.tier3: /.test(e.message),
       );
+      fs.rmSync(path.join(h.dir, 'ralph.config.json'));
+      assert.deepEqual(projectRiskPatterns(h.dir), DEFAULT_RISK_PATTERNS);
     });
 
     it('a hunk for config/.env hidden before the first diff header is refused with the line and the path, not read as tier 1', async () => {

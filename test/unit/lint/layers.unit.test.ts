@@ -81,4 +81,51 @@ describe('lint: the layers are enforced', function () {
       [],
     );
   });
+
+  it('given src/control/ importing the loop, the CLI or project/ beyond the config module, then lint fails; the config module passes', async () => {
+    const bad = await restrictedImports(
+      'src/control/scratch.ts',
+      [
+        "import { Loop } from '../loop/loop';",
+        "import { runDemo } from '../cli/demo';",
+        "import { initProject } from '../project/init';",
+        'export const x = [Loop, runDemo, initProject];',
+      ].join('\n'),
+    );
+    assert.equal(bad.length, 3, bad.join('\n'));
+    for (const m of bad) assert.match(m, /src\/control\/ imports only/);
+    const good = await restrictedImports(
+      'src/control/scratch.ts',
+      [
+        "import { requireConfig } from '../project/config';",
+        "import { openProjectStore } from '../store/open';",
+        "import { isId } from '../domain/ids';",
+        "import { controlContext } from './context';",
+        'export const x = [requireConfig, openProjectStore, isId, controlContext];',
+      ].join('\n'),
+    );
+    assert.deepEqual(good, []);
+  });
+
+  it('given the config module importing control/ or the rest of project/, then lint fails; its parsers pass', async () => {
+    const bad = await restrictedImports(
+      'src/project/config.ts',
+      [
+        "import { openControl } from '../control/open';",
+        "import { initProject } from './init';",
+        'export const x = [openControl, initProject];',
+      ].join('\n'),
+    );
+    assert.equal(bad.length, 2, bad.join('\n'));
+    for (const m of bad) assert.match(m, /The config module/);
+    const good = await restrictedImports(
+      'src/project/config.ts',
+      [
+        "import { parseJsonWithPositions } from './jsonPositions';",
+        "import { DEFAULT_RISK_PATTERNS } from '../domain/risk';",
+        'export const x = [parseJsonWithPositions, DEFAULT_RISK_PATTERNS];',
+      ].join('\n'),
+    );
+    assert.deepEqual(good, []);
+  });
 });
