@@ -4,6 +4,7 @@
 //   - nothing in src/ imports test/ (test code must never be bundled into dist/);
 //   - src/domain/ is pure: it imports only domain/, shared/ and libraries, no Node built-ins;
 //   - webview-ui/ is browser code: of src/ it imports only protocol/;
+//   - src/session/ (the host-neutral engine session) imports no host: not src/extension/;
 //   - src/control/ sits on the store, domain/ and shared/, and of project/ only the config
 //     module (project/config.ts with its parsers), which itself imports only domain/ and shared/.
 // A later block replaces (does not merge) the rule's options for its files, so each block
@@ -21,6 +22,10 @@ const domainOnly = {
 const webviewOnlyProtocol = {
   regex: '(^|/)src/(?!protocol/)',
   message: 'webview-ui/ is browser code: of src/ it imports only protocol/.',
+};
+const noHost = {
+  regex: '^\\.\\./extension/',
+  message: 'src/session/ is host-neutral: it imports nothing from src/extension/ (the extension adapts it).',
 };
 const controlBelow = {
   regex: '^\\.\\./(?!(domain|shared|store)/|project/config$)',
@@ -56,6 +61,10 @@ export default tseslint.config(
   {
     files: ['src/domain/**'],
     rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest, domainOnly] }] },
+  },
+  {
+    files: ['src/session/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [noTest, noHost] }] },
   },
   {
     files: ['src/control/**'],

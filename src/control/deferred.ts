@@ -17,10 +17,11 @@ import { CONTROL_ACTOR, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
 import { requireCommit } from './patches';
 import { getTask, lastEventId, patchesOf, promotedSince } from './views';
+import { deferredTasksIn } from './eventQueries';
 
 /** Deferred tasks, oldest deferral first. */
 export function deferredTasks(ctx: ControlContext): Task[] {
-  return ctx.store.all<Task>("SELECT * FROM task_view WHERE status = 'deferred' ORDER BY deferred_at, task_id");
+  return deferredTasksIn(ctx.store);
 }
 
 export type DeferredFormat = 'prompt' | 'json';

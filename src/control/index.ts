@@ -1,6 +1,15 @@
 // The control plane's public API: every reference command as a library function over an
 // EventStore, the projections they need, and the inbox.
 export { CONTROL_PROJECTIONS, taskViewProjection, patchViewProjection, getTask, getPatch, patchesOf, allTasks } from './views';
+export {
+  deferredTasksIn,
+  recentEvents,
+  lastTaskEvent,
+  lastDeferralVerdict,
+  eventsOfLatestRun,
+  type TaskEventSummary,
+  type DeferralVerdict,
+} from './eventQueries';
 export { controlContext, withClient, CONTROL_ACTOR, ralphPaths, type ControlContext, type CommandClient, type GitPort } from './context';
 export {
   emitEvent,

@@ -15,7 +15,7 @@ import type { PreflightReport } from '../preflight/preflight';
 import { CONFIG_FILE, loadConfig } from '../project/config';
 import { writeFileAtomicSync } from '../shared/fs';
 import { openStore } from '../store';
-import type { Engine, SubmitOutcome } from './engine';
+import type { Engine, SubmitOutcome } from '../session/engine';
 import { openEventLog } from './eventLog';
 import type { CommandId } from './ids';
 import { Commands, HUMAN_ACTOR, Settings } from './ids';

@@ -8,8 +8,8 @@
 import * as vscode from 'vscode';
 import { registerChat, type RalphChat } from './chat';
 import { registerCommands } from './commands';
-import { Engine } from './engine';
-import type { EngineLog } from './engine';
+import { workspaceEngine } from './engine';
+import type { Engine, EngineLog } from '../session/engine';
 import { EventLogProvider } from './eventLog';
 import { ContextKeys, Settings, Views } from './ids';
 import { registerMonitor, commandActions } from './monitor/monitorPanel';
@@ -57,27 +57,7 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
     const tag = (m: string): string => (list.multi ? `[${name}] ${m}` : m);
     return { info: (m) => output.info(tag(m)), warn: (m) => output.warn(tag(m)), error: (m) => output.error(tag(m)) };
   };
-  const list: Projects = new Projects(
-    (folder) =>
-      new Engine({
-        projectDir: folder.dir,
-        name: folder.name,
-        log: logFor(folder.name),
-        watch: (_ralphDir, onChange) => {
-          // ralph.db (checkpoints), the journal (every acknowledged event), the writer lock, STATE.json.
-          const w = vscode.workspace.createFileSystemWatcher(
-            new vscode.RelativePattern(
-              vscode.Uri.file(folder.dir),
-              '{.ralph/ralph.db,.ralph/ralph.events.journal,.ralph/locks/writer.lock,.ralph/STATE.json,ralph.config.json}',
-            ),
-          );
-          w.onDidChange(onChange);
-          w.onDidCreate(onChange);
-          w.onDidDelete(onChange);
-          return w;
-        },
-      }),
-  );
+  const list: Projects = new Projects((folder) => workspaceEngine(folder, logFor(folder.name)));
   list.setFolders(diskFolders());
   subs.push(
     { dispose: () => void list.shutdown() },

@@ -4,9 +4,9 @@
 // or one event.
 import * as vscode from 'vscode';
 import type { StoredEvent } from '../store';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import { Schemes } from './ids';
-import { Disposable } from './lifecycle';
+import { Disposable } from '../shared/lifecycle';
 import type { Projects } from './projects';
 
 const LIMIT = 500;

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { RalphChat } from './chat';
 import type * as CompositionModule from './composition';
 import type { RalphViews } from './composition';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import { Commands } from './ids';
 import type { Projects } from './projects';
 

@@ -1,7 +1,7 @@
 // Every id the extension shares with package.json in one place: commands, views, the view
 // container, context keys, settings and URI schemes. package.json must spell them the same
 // (the extension-host tests check that each command here is contributed and registered).
-// No `vscode` import, so the engine session can use it in plain Node; the monitor's ids
+// No `vscode` import, so plain-Node tests can read it; the monitor's ids
 // (MonitorIds in monitor/monitorPanel.ts) are spelled the same and a test checks that.
 
 export const Commands = {
@@ -69,7 +69,7 @@ export const ContextKeys = {
   reviewed: 'ralph.walkthrough.reviewed',
 } as const;
 
-export type LoopStateKey = 'running' | 'paused' | 'stopped';
+export type { LoopStateKey } from '../session/names';
 
 export const Settings = {
   section: 'ralph',
@@ -89,5 +89,5 @@ export const Schemes = {
   transcript: 'ralph-transcript',
 } as const;
 
-/** Actor recorded on every command a person issues from VS Code. */
-export const HUMAN_ACTOR = 'human';
+/** Actor recorded on every command a person issues from VS Code (the session's). */
+export { HUMAN_ACTOR } from '../session/names';

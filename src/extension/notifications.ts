@@ -8,11 +8,11 @@
 import * as vscode from 'vscode';
 import type { LoopEvent } from '../loop/events';
 import type { StoredEvent } from '../store';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import type { NotificationLevel } from './ids';
 import type { Projects } from './projects';
 import { Commands, Settings } from './ids';
-import { Disposable } from './lifecycle';
+import { Disposable } from '../shared/lifecycle';
 import type { Toast } from './notificationRules';
 import { noticeFor } from './notificationRules';
 

@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Patch } from '../domain/model';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import { Schemes } from './ids';
-import { Disposable } from './lifecycle';
+import { Disposable } from '../shared/lifecycle';
 import type { FileSides } from './patchFiles';
 import { materializePatch, sidesFromPatchText } from './patchFiles';
 

@@ -5,10 +5,10 @@
 // composition root passes folders in and the watchers through `watch`).
 import type { LoopEvent } from '../loop/events';
 import type { StoredEvent } from '../store';
-import { Emitter } from './emitter';
-import type { Engine } from './engine';
-import { Disposable } from './lifecycle';
-import type { DisposableLike } from './lifecycle';
+import { Emitter } from '../shared/emitter';
+import type { Engine } from '../session/engine';
+import { Disposable } from '../shared/lifecycle';
+import type { DisposableLike } from '../shared/lifecycle';
 
 export interface ProjectFolder {
   /** The folder's path on disk. */

@@ -13,7 +13,7 @@ import type { ReqDecision } from '../domain/reqEvents';
 import { CONFIG_FILE } from '../project/config';
 import { applyReqDecision } from '../req/host';
 import { reqTreeData } from '../req/view';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import { reqBlockToasts } from './notificationRules';
 import { Commands, HUMAN_ACTOR } from './ids';
 import type { Projects } from './projects';

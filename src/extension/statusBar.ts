@@ -5,9 +5,9 @@
 // initialized) and names it; the tooltip lists every folder. Agents running unconfined turn it
 // the warning colour. Recomputed from the monitor's snapshot, at most twice a second.
 import * as vscode from 'vscode';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import { Commands } from './ids';
-import { Disposable } from './lifecycle';
+import { Disposable } from '../shared/lifecycle';
 import type { Projects } from './projects';
 import { statusBarView } from './statusBarText';
 

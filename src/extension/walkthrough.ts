@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Engine } from './engine';
+import type { Engine } from '../session/engine';
 import { ContextKeys } from './ids';
-import { Disposable } from './lifecycle';
+import { Disposable } from '../shared/lifecycle';
 import type { Projects } from './projects';
 
 /** What one folder has done so far, from its files and (when open) its store. */

@@ -4,7 +4,7 @@
 // request or tool call.
 import * as vscode from 'vscode';
 import type { RalphPort } from '../../mcp/operations';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 import { enginePort } from './enginePort';
 import { createLmTools, type RalphLmTool } from './lmTools';
 import { createChatHandler, type ChatProject, type ChatProjects } from './participant';

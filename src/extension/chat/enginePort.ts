@@ -8,7 +8,7 @@ import type { InboxCommand } from '../../control/inbox';
 import type { RalphPort } from '../../mcp/operations';
 import { inboxOutcome, NotInitializedError, type WriteOutcome } from '../../mcp/storeAccess';
 import type { LockHolder } from '../../store';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -4,7 +4,7 @@
 // participant and the tools from package.json before anything runs; what answers them
 // (chatSession.ts and the MCP operations behind it) loads on the first request or call.
 import * as vscode from 'vscode';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 import { ChatIds } from './chatIds';
 import type * as ChatSessionModule from './chatSession';
 import type { ChatSession } from './chatSession';

@@ -6,7 +6,7 @@
 // did not say and more than one folder holds the task — never the first one silently.
 import * as vscode from 'vscode';
 import { readTaskStory, renderTaskStory } from '../../control/story';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 import { ChatIds } from './chatIds';
 import { commandLinks } from './links';
 

@@ -3,10 +3,10 @@
 // writer's agent.* events in the store. With several folders, each folder's agents sit
 // under its own node.
 import * as vscode from 'vscode';
-import type { AgentRow } from '../agentsTracker';
-import type { Engine } from '../engine';
+import type { AgentRow } from '../../session/agentsTracker';
+import type { Engine } from '../../session/engine';
 import { Commands } from '../ids';
-import { Disposable } from '../lifecycle';
+import { Disposable } from '../../shared/lifecycle';
 import type { Projects } from '../projects';
 import { formatElapsed } from '../../protocol/format';
 import { FolderItem, loopWord } from './folderItem';

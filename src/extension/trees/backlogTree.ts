@@ -5,9 +5,9 @@
 import * as vscode from 'vscode';
 import { ChatIds } from '../chat/chatIds';
 import type { Task } from '../../domain/model';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 import { Commands } from '../ids';
-import { Disposable } from '../lifecycle';
+import { Disposable } from '../../shared/lifecycle';
 import type { Projects } from '../projects';
 import { FolderItem, HintItem, loopWord } from './folderItem';
 import { RefreshBatcher, statusIcon, taskDescription, taskLabel } from './taskVisuals';

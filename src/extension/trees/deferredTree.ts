@@ -4,9 +4,9 @@
 // under its own node.
 import * as vscode from 'vscode';
 import type { Task } from '../../domain/model';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 import { Commands } from '../ids';
-import { Disposable } from '../lifecycle';
+import { Disposable } from '../../shared/lifecycle';
 import type { Projects } from '../projects';
 import { FolderItem } from './folderItem';
 import { RefreshBatcher, taskLabel } from './taskVisuals';

@@ -3,7 +3,7 @@
 // deferred patch and agent below it is clearly that folder's. With a single folder the trees
 // show its content directly.
 import * as vscode from 'vscode';
-import type { Engine } from '../engine';
+import type { Engine } from '../../session/engine';
 
 export class FolderItem extends vscode.TreeItem {
   constructor(

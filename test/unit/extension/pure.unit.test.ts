@@ -1,7 +1,7 @@
 // The extension's pure pieces: agent rows folded from loop events, notification rules per
 // level, and the patch header parser behind the diff editor.
 import * as assert from 'node:assert/strict';
-import { AgentsTracker } from '../../../src/extension/agentsTracker';
+import { AgentsTracker } from '../../../src/session/agentsTracker';
 import { noticeFor, notificationFor, verdictWord } from '../../../src/extension/notificationRules';
 import { applyHunks, ELIDED, parsePatchEntries, PatchApplyError, sidesFromPatchText } from '../../../src/extension/patchFiles';
 import type { StoredEvent } from '../../../src/store';

@@ -128,4 +128,26 @@ describe('lint: the layers are enforced', function () {
     );
     assert.deepEqual(good, []);
   });
+
+  it('given src/session/ importing src/extension/ or vscode, then lint fails; control/ and shared/ pass', async () => {
+    const bad = await restrictedImports(
+      'src/session/scratch.ts',
+      ["import { Views } from '../extension/ids';", "import * as vscode from 'vscode';", 'export const x = [Views, vscode];'].join('\n'),
+    );
+    assert.equal(bad.length, 2, bad.join('\n'));
+    assert.ok(
+      bad.some((m) => /src\/session\/ is host-neutral/.test(m)),
+      bad.join('; '),
+    );
+    const good = await restrictedImports(
+      'src/session/scratch.ts',
+      [
+        "import { allTasks } from '../control';",
+        "import { Emitter } from '../shared/emitter';",
+        "import { HUMAN_ACTOR } from './names';",
+        'export const x = [allTasks, Emitter, HUMAN_ACTOR];',
+      ].join('\n'),
+    );
+    assert.deepEqual(good, []);
+  });
 });

@@ -8,16 +8,16 @@ import * as path from 'node:path';
 import { CONTROL_PROJECTIONS } from '../../../src/control';
 import { openStore } from '../../../src/store';
 import type { EventStore } from '../../../src/store';
-import { Engine } from '../../../src/extension/engine';
+import { Engine } from '../../../src/session/engine';
 import { domainEvent, toNewEvent } from '../../../src/domain/events';
 import { materializePatch, parsePatchEntries, sidesFromPatchText } from '../../../src/extension/patchFiles';
 import { plantRepoTraps } from '../../kit/repoTraps';
-import { git, makeDeferredProject } from './fixture';
-import type { DeferredProject } from './fixture';
+import { git, makeDeferredProject } from '../extension/fixture';
+import type { DeferredProject } from '../extension/fixture';
 
 const quiet = { info: (): void => undefined, warn: (): void => undefined, error: (): void => undefined };
 
-describe('extension engine session (plain Node, real store)', () => {
+describe('engine session (host-neutral: plain Node, real store)', () => {
   let p: DeferredProject;
   let engine: Engine | undefined;
   let other: EventStore | undefined;
@@ -62,7 +62,12 @@ describe('extension engine session (plain Node, real store)', () => {
     const o = await engine.resolveDeferred('W2-001', 'approve', 'looks right');
     assert.equal(o.via, 'applied');
     assert.equal(engine.task('W2-001')?.status, 'proposed');
-    assert.equal(engine.lastVerdict('W2-001')?.actor, 'human');
+    const verdict = engine.lastVerdict('W2-001');
+    assert.deepEqual([verdict?.decision, verdict?.rationale, verdict?.actor], ['approve', 'looks right', 'human']);
+    assert.deepEqual(
+      [engine.lastTaskEvent('W2-001')?.event_type, engine.lastTaskEvent('W2-001')?.actor],
+      ['task.deferral_resolved', 'human'],
+    );
     assert.ok(seen.includes('task.deferral_resolved'));
     assert.equal(engine.role(), 'idle', 'the lock is released after the command');
   });
