@@ -4,8 +4,8 @@
 // through the inbox is attempted again from the reviewed patch, with the change asked in the
 // prompt, and its promoted commit holds both; a worker takes the efforts workers.effort names.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import type { Loop } from '../../../src/loop/loop';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { startFromPatch } from '../../../src/loop/startFromPatch';
@@ -182,7 +182,11 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
       ],
       debug,
     );
-    // The follow-up started from the reviewed patch, recorded before the agent ran.
+    // The follow-up started from the reviewed patch, recorded before the agent ran: the modify
+    // closed that patch, so its file is read where the store archived it (commits/discarded/).
+    const archived = reviewed.patch_path.replace(`${sep}commits${sep}pending${sep}`, `${sep}commits${sep}discarded${sep}`);
+    assert.notEqual(archived, reviewed.patch_path, 'the reviewed patch was queued under commits/pending/');
+    assert.ok(existsSync(archived), `the reviewed patch's file is kept at ${archived}`);
     const followUps = notes(store, 'T-9', 'task.follow_up');
     assert.equal(followUps.length, 1, JSON.stringify(followUps));
     assert.deepEqual(
@@ -193,7 +197,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
         path: followUps[0]?.['patch_path'],
         by: followUps[0]?.['requested_by'],
       },
-      { agent, from: 'patch', patch: reviewed.patch_id, path: reviewed.patch_path, by: 'human:test' },
+      { agent, from: 'patch', patch: reviewed.patch_id, path: archived, by: 'human:test' },
     );
     const startedLog = events.findIndex(
       (e) => e.type === 'log' && e.message.includes(`follow-up of human:test's modify starts from patch ${reviewed.patch_id}`),
