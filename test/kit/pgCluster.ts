@@ -48,6 +48,19 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A suite's cluster from its `before` hook: started, or the suite skipped with the reason
+ * (mocha then counts its tests as pending, which `npm test`'s table shows).
+ */
+export async function startPgClusterOrSkip(ctx: Mocha.Context): Promise<PgCluster> {
+  const got = await startPgCluster();
+  if ('skip' in got) {
+    console.log(`      skipped: ${got.skip}`);
+    ctx.skip();
+  }
+  return got;
+}
+
 /** Starts a cluster, or says why none can start here. */
 export async function startPgCluster(): Promise<PgCluster | { skip: string }> {
   const bin = binDir();

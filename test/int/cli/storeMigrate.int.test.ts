@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -33,12 +33,7 @@ describe('ralph store migrate (built CLI, real PostgreSQL)', function () {
 
   before(async function () {
     if (!fs.existsSync(CLI)) spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    const got = await startPgCluster();
-    if ('skip' in got) {
-      console.log(`      skipped: ${got.skip}`);
-      this.skip();
-    }
-    cluster = got;
+    cluster = await startPgClusterOrSkip(this);
     repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-migrate-'));
     git('init', '-q', '-b', 'main');
     git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');

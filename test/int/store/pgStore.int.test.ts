@@ -8,7 +8,7 @@ import { StoreConflictError, StoreUnavailableError } from '../../../src/store/er
 import { openPgStore } from '../../../src/store/postgres/pgStore';
 import { redactStoreUrl } from '../../../src/store/storeUrl';
 import type { EventStore, NewEvent, Projection, SqlWriter, StoredEvent } from '../../../src/store/types';
-import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 
 /** A projection keeping one counter: the command below reads it to decide the next value. */
 const counter: Projection = {
@@ -44,12 +44,7 @@ describe('store/postgres: concurrency, subscriptions, secrets, outages', functio
   };
 
   before(async function () {
-    const got = await startPgCluster();
-    if ('skip' in got) {
-      console.log(`      skipped: ${got.skip}`);
-      this.skip();
-    }
-    cluster = got;
+    cluster = await startPgClusterOrSkip(this);
   });
   afterEach(async () => {
     for (const s of opened.splice(0)) await s.close();

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
 import { openStore } from '../../../src/store/sqlJsStore';
-import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 import { storeContract } from './storeContract';
 
 describe('store contract: embedded (sql.js)', () => {
@@ -26,12 +26,7 @@ describe('store contract: PostgreSQL', function () {
   let cluster: PgCluster | undefined;
   let n = 0;
   before(async function () {
-    const got = await startPgCluster();
-    if ('skip' in got) {
-      console.log(`      skipped: ${got.skip}`);
-      this.skip();
-    }
-    cluster = got;
+    cluster = await startPgClusterOrSkip(this);
   });
   after(() => cluster?.destroy());
 

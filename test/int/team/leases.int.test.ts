@@ -25,7 +25,7 @@ import {
 } from '../../../src/team/leases';
 import { LoopClaims } from '../../../src/team/loopClaims';
 import { PromoterLock } from '../../../src/team/promoterLock';
-import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 
 const CHILD = path.join(__dirname, 'teamChild.ts');
 
@@ -88,12 +88,7 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
     ctx.store.events({ entityType: 'task', entityId: id }).map((e) => e.event_type);
 
   before(async function () {
-    const got = await startPgCluster();
-    if ('skip' in got) {
-      console.log(`      skipped: ${got.skip}`);
-      this.skip();
-    }
-    cluster = got;
+    cluster = await startPgClusterOrSkip(this);
   });
   afterEach(async () => {
     await Promise.all(children.splice(0).map(killed));

@@ -19,7 +19,7 @@ import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventRow } from '../../../src/store/eventRows';
 import { TEAM_PROJECTIONS } from '../../../src/team/teamHost';
 import { ensureAgentClis } from '../../kit/agentEnv';
-import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 import { git, plan, script } from '../loop/sampleProject';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -35,12 +35,7 @@ describe('one machine on PostgreSQL, no git remote: the demo migrated, then the 
 
   before(async function () {
     if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-    const got = await startPgCluster();
-    if ('skip' in got) {
-      console.log(`      skipped: ${got.skip}`);
-      this.skip();
-    }
-    cluster = got;
+    cluster = await startPgClusterOrSkip(this);
   });
   after(async () => {
     await server?.close();

@@ -21,7 +21,7 @@ import { openPgStore } from '../../../src/store/postgres/pgStore';
 import { DEFAULT_ROLES, teamRolesSql } from '../../../src/team/roles';
 import { TEAM_PROJECTIONS } from '../../../src/team/teamHost';
 import { ensureAgentClis } from '../../kit/agentEnv';
-import { startPgCluster, type PgCluster } from '../../kit/pgCluster';
+import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 import { createSampleProject, git, script } from '../loop/sampleProject';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -71,12 +71,7 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
 
   before(async function () {
     if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-    const got = await startPgCluster();
-    if ('skip' in got) {
-      console.log(`      skipped: ${got.skip}`);
-      this.skip();
-    }
-    cluster = got;
+    cluster = await startPgClusterOrSkip(this);
   });
   after(async () => {
     for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
