@@ -105,5 +105,11 @@ lines.push(
     (skipped.length > 0 ? `; not run after the failure: ${skipped.join(', ')}` : ''),
 );
 lines.push(`[test] ${exitCode === 0 ? 'PASS' : `FAIL (exit ${exitCode})`}`);
+// The totals once more in mocha's own summary shape, last, so that whatever reads a mocha
+// run's end (a CI log scraper, a person scrolling up) finds every suite's tests counted there.
+// Seconds, not mocha's "(6m)": a long run keeps one unit.
+lines.push('', `  ${sum('passing')} passing (${Math.round((Date.now() - started) / 1000)}s)`);
+if (sum('pending') > 0) lines.push(`  ${sum('pending')} pending`);
+if (sum('failing') > 0) lines.push(`  ${sum('failing')} failing`);
 console.log(lines.join('\n'));
 process.exit(exitCode);

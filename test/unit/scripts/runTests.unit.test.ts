@@ -33,6 +33,7 @@ describe('scripts/run-tests.mjs (npm test)', function () {
     assert.match(r.out, /\[test\] int +4 +0 +1 /);
     assert.match(r.out, /\[test\] all: 7 passing, 0 failing, 1 pending in /);
     assert.match(r.out, /\[test\] PASS$/m);
+    assert.match(r.out, /\n {2}7 passing \(\d+s\)\n {2}1 pending\n$/, "the totals in mocha's shape end the output");
   });
 
   it('given a suite that fails, then it stops there with its exit code and names what did not run', () => {
