@@ -261,7 +261,12 @@ function renderHeader(s: Sections, snap: MonitorSnapshot): void {
   );
   const run =
     st.run === 'paused'
-      ? h('span', { className: 'run paused', id: 'run' }, icon('debug-pause'), 'paused')
+      ? h(
+          'span',
+          { className: 'run paused', id: 'run', ...(st.pause ? { title: st.pause.reason } : {}) },
+          icon('debug-pause'),
+          st.pause ? `paused: ${st.pause.short}` : 'paused',
+        )
       : st.observing
         ? h('span', { className: 'run observing', id: 'run', title: 'Another process runs the loop; this window follows it' }, 'observing')
         : null;

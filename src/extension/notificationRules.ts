@@ -1,6 +1,7 @@
 // What each stored event tells the user, and where (pure, so it is unit-tested without VS
 // Code; notifications.ts shows it). Quiet by default: a toast only for what needs attention
-// (a judge's verdict, a blocked task, an incident, a stop for budget or failures); a
+// (a judge's verdict, a blocked task, an incident, a pause because every agent fails alike,
+// a stop for budget or failures); a
 // promotion is a status-bar message and an Output line, a toast only at level `all`.
 import type { StoredEvent } from '../store';
 import type { NotificationLevel } from './ids';
@@ -27,6 +28,12 @@ export interface Notice {
   readonly status?: string;
   readonly output?: string;
 }
+
+/**
+ * The buttons of a pause because every agent fails alike. Short: with four buttons a toast
+ * cuts longer labels to a few letters ("Res…"); the message says which file and command.
+ */
+export const PAUSE_ACTIONS = ['Resume', 'Open Config', 'Run Doctor', 'Show Output'] as const;
 
 const firstLine = (v: unknown): string => (typeof v === 'string' ? (v.split('\n')[0] ?? '') : '');
 
@@ -68,6 +75,15 @@ export function noticeFor(e: StoredEvent, level: NotificationLevel): Notice {
     const what = firstLine(p.message) || firstLine(p.reason) || e.event_type.slice('incident.'.length).replace(/_/g, ' ');
     const toast = attention({ kind: 'error', text: `Ralph incident (${e.entity_id}): ${what}`, actions: ['Show Output'] });
     return { ...(toast ? { toast } : {}), output: `INCIDENT ${e.event_type} ${e.entity_id}: ${what}` };
+  }
+  if (e.event_type === 'loop.paused') {
+    const reason = firstLine(p.reason) || 'paused';
+    // A person's pause needs no toast; every agent failing alike does, with what to do.
+    const toast =
+      p.cause === 'agents_failing'
+        ? attention({ kind: 'warn', text: `Ralph paused the loop: ${reason}`, actions: [...PAUSE_ACTIONS] })
+        : undefined;
+    return { ...(toast ? { toast } : {}), output: `PAUSED ${reason}` };
   }
   if (e.event_type === 'loop.stopped') {
     const reason = firstLine(p.stopReason) || 'stopped';

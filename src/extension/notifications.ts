@@ -1,7 +1,8 @@
 // Non-blocking notifications from the event stream (this window's loop or the writer it
 // follows) and from this window's live loop events. Quiet by default: toasts only for what
 // needs attention (judge verdicts with Show Diff and Override, blocked tasks, incidents, a
-// loop stopped by something other than a person, budget stops); promotions are a status-bar
+// loop paused because every agent fails alike, with Resume / Open Config (ralph.config.json) /
+// Run Doctor (`ralph doctor` in a terminal) / Show Output, a loop stopped by something other than a person, budget stops); promotions are a status-bar
 // message and an Output line (`ralph.notifications.level: all` adds their toasts). The loop
 // summary is printed once per stop, from its `loop.stopped` event. The loop never waits on any
 // of this. The level comes from the `ralph.notifications.level` setting.
@@ -28,6 +29,8 @@ export class Notifier extends Disposable {
   private readonly budgetShown = new Set<string>();
   /** loop.stopped events whose summary was printed (a refresh may deliver one twice). */
   private readonly summarized = new Set<string>();
+  /** Events already told (toast, status, Output): a refresh that delivers one again tells nothing new. */
+  private readonly told = new Set<string>();
 
   constructor(
     private readonly projects: Projects,
@@ -55,6 +58,8 @@ export class Notifier extends Disposable {
       if (now - Date.parse(e.ts) > FRESH_MS) continue;
       if (e.event_type === 'loop.stopped') this.printSummary(engine, e);
       const n = noticeFor(e, level);
+      if ((n.toast === undefined && n.status === undefined && n.output === undefined) || this.told.has(e.event_id)) continue;
+      this.told.add(e.event_id);
       // This window's own loop already printed its promotions as they happened.
       if (n.output && !(engine.loopHost && e.event_type === 'patch.promoted')) this.output.info(`${tag}${n.output}`);
       if (n.status) void vscode.window.setStatusBarMessage(`$(check) Ralph: ${tag}${n.status}`, 8000);
@@ -103,7 +108,18 @@ export class Notifier extends Disposable {
       if (choice === 'Override') return vscode.commands.executeCommand(Commands.overrideVerdict, taskId, String(p.decision), dir);
       if (choice === 'Reveal') return vscode.commands.executeCommand(Commands.revealTask, taskId, dir);
       if (choice === 'Show Output') this.output.show(true);
+      // The pause's buttons: Resume goes through the loop's inbox when another process runs it.
+      if (choice === 'Resume') return vscode.commands.executeCommand(Commands.resumeLoop, dir);
+      if (choice === 'Open Config') return vscode.commands.executeCommand(Commands.openConfig, dir);
+      if (choice === 'Run Doctor') runDoctor(dir);
       return undefined;
     });
   }
+}
+
+/** `ralph doctor` in a terminal of its own, in the project's folder: the user sees every check. */
+function runDoctor(projectDir: string): void {
+  const terminal = vscode.window.createTerminal({ name: 'Ralph: doctor', cwd: projectDir });
+  terminal.show();
+  terminal.sendText('ralph doctor', true);
 }

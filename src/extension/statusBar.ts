@@ -56,6 +56,8 @@ export class RalphStatusBar extends Disposable {
     let cost = 0;
     let forecast: string | null = null;
     let unconfined: readonly string[] = [];
+    let pause: { reason: string; short: string } | null = null;
+    let observedPaused = false;
     try {
       const snap = await engine.dataSource.snapshot();
       phase = snap.state.phase;
@@ -63,6 +65,9 @@ export class RalphStatusBar extends Disposable {
       cost = snap.cost.cost;
       forecast = snap.forecast;
       unconfined = snap.safety.unconfined;
+      pause = snap.state.pause ?? null;
+      // A window following another process's loop knows of its pause from the store only.
+      observedPaused = snap.state.run === 'paused';
     } catch {
       // the tooltip still shows the state below
     }
@@ -73,7 +78,7 @@ export class RalphStatusBar extends Disposable {
     }
     const view = statusBarView({
       name,
-      state: engine.loopState(),
+      state: observedPaused && engine.loopState() === 'running' && !engine.loopHost ? 'paused' : engine.loopState(),
       observing: engine.role() === 'observer',
       observedPid: engine.externalWriter()?.pid ?? null,
       phase,
@@ -82,6 +87,7 @@ export class RalphStatusBar extends Disposable {
       forecast,
       unconfined,
       others: this.others(engine),
+      pause,
     });
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;

@@ -18,6 +18,8 @@ export interface StatusBarFacts {
   readonly unconfined: readonly string[];
   /** The other folders' lines, already formatted ('' when there is one folder). */
   readonly others: string;
+  /** Why the loop is paused (its loop.paused event), when it is. */
+  readonly pause?: { readonly reason: string; readonly short: string } | null;
 }
 
 export interface StatusBarView {
@@ -32,7 +34,7 @@ export function statusBarView(f: StatusBarFacts): StatusBarView {
   const icon = observing ? '$(eye)' : state === 'running' ? '$(sync~spin)' : state === 'paused' ? '$(debug-pause)' : '$(debug-stop)';
   const parts = [
     observing ? 'observing' : undefined,
-    state === 'running' ? f.phase || 'running' : state,
+    state === 'running' ? f.phase || 'running' : state === 'paused' && f.pause ? `paused: ${f.pause.short}` : state,
     state === 'stopped' ? undefined : (f.task ?? undefined),
     `$${f.cost.toFixed(2)} today`,
   ].filter((p): p is string => !!p);
@@ -47,9 +49,10 @@ export function statusBarView(f: StatusBarFacts): StatusBarView {
     : state === 'stopped'
       ? 'not running'
       : 'run by this window';
+  const paused = state === 'paused' && f.pause ? `Paused: ${f.pause.reason}\n` : '';
   return {
     text: `${warning ? '$(warning) ' : ''}${icon} Ralph${f.name}: ${parts.join(' · ')}`,
-    tooltip: `${safety}Ralph loop${f.name} ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : f.phase || '-'}\nTask: ${f.task ?? '-'}\nCost today: $${f.cost.toFixed(4)}${f.forecast ? `\n${f.forecast}` : ''}\nClick to open the monitor.${f.others}`,
+    tooltip: `${safety}${paused}Ralph loop${f.name} ${state}: ${who}\nPhase: ${state === 'stopped' ? 'stopped' : f.phase || '-'}\nTask: ${f.task ?? '-'}\nCost today: $${f.cost.toFixed(4)}${f.forecast ? `\n${f.forecast}` : ''}\nClick to open the monitor.${f.others}`,
     warning,
   };
 }

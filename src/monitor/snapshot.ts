@@ -22,6 +22,7 @@ import { perDayBudgetOf, readForecast } from '../control/forecast';
 import { renderForecast } from '../domain/forecast';
 import { safetyFacts, unconfinedRoles } from '../integrity/status';
 import { isFailure, readMetrics } from './metrics';
+import { readPause } from './pause';
 import { createReqEventsCache, readReqSection } from './reqSection';
 import type { ReqEventsCache } from './reqSection';
 import type { MetricsFileCache, MetricsLine } from './metrics';
@@ -428,10 +429,19 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     : deriveState(hasTasks ? db : null, metrics.lines, snap.events.total > 0, byPatch.promoted);
   // STATE.json keeps the last phase after a stop; with no loop running the truth is "stopped",
   // and no task is current.
+  // A paused loop says why; a window following another process's loop learns of the pause
+  // from the store alone.
+  const pause = hasEvents && run !== 'stopped' ? readPause(db) : null;
+  const shownRun: LoopRun = pause !== null && (run === 'paused' || input.observing === true) ? 'paused' : run;
   snap.state =
     run === 'stopped'
       ? { ...state, phase: 'stopped', currentTask: null, run, observing: false }
-      : { ...state, run, observing: input.observing ?? false };
+      : {
+          ...state,
+          run: shownRun,
+          observing: input.observing ?? false,
+          ...(shownRun === 'paused' && pause !== null ? { pause: { reason: pause.reason, short: pause.short } } : {}),
+        };
   snap.project = { name: input.project?.name ?? '', initialized: hasEvents, specs: input.project?.specs ?? 0 };
 
   // No loop, no running agents: a stopped run leaves nothing spinning.

@@ -40,6 +40,8 @@ export const loopStateSchema = z.object({
   currentTask: z.nullable(z.string()),
   /** Where these numbers come from: STATE.json, or derived from events and metrics. */
   source: z.enum(['state', 'derived']),
+  /** While paused: the loop.paused event's reason, and a few words of it for the header. */
+  pause: z.optional(z.object({ reason: z.string(), short: z.string() })),
 });
 
 export const taskSummarySchema = z.object({

@@ -5,11 +5,16 @@
 // Reprioritize Task… asks for a wave and refuses what is not a number. Each flow is driven
 // through the context menu and the keyboard, checked in the trees first and then in the
 // store (read as an observer, as another process would). Escape / Cancel change nothing.
+// Last, the loop starts (scripted agents) and the rejected task's next attempt is sent the
+// Reject note: its transcript shows the answer of the script that matches only that note.
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { CONTROL_PROJECTIONS, decideAndAppend } from '../../src/control';
 import { controlContext } from '../../src/control/context';
 import { domainEvent } from '../../src/domain/events';
+import { initProject } from '../../src/project/init';
 import { openStore } from '../../src/store';
 import type { StoredEvent } from '../../src/store';
 import { EVENT_COLUMNS, rowToEvent } from '../../src/store/eventRows';
@@ -18,7 +23,7 @@ import { makeDeferredProject } from '../int/extension/fixture';
 import type { DeferredProject } from '../int/extension/fixture';
 import type { Locator } from 'playwright-core';
 import type { Session } from './harness';
-import { defaultVsix, pollUntil, quickInputMessage, quickInputTitle, runContextMenuCommand, startSession } from './harness';
+import { defaultVsix, pollUntil, quickInputMessage, quickInputTitle, repoRoot, runContextMenuCommand, startSession } from './harness';
 
 /** The events about one task, oldest first, read from .ralph as an observer. */
 async function taskEvents(ralphDir: string, taskId: string): Promise<StoredEvent[]> {
@@ -200,5 +205,75 @@ describe('e2e: human input flows (modify, drop, reprioritize)', function () {
     assert.equal(resolved[1]!.payload.decision, 'reject');
     assert.equal(resolved[1]!.payload.rationale, `rejected in VS Code: ${note}`);
     assert.equal(resolved[1]!.payload.new_status, 'pending');
+  });
+
+  it("when the loop then starts, then W2-001's next attempt is sent the note: its transcript shows the answer only a prompt carrying the note gets", async () => {
+    // The project becomes a loop's (ralph.config.json, prompts) with the scripted model: one
+    // script matches only a prompt that carries the note; anything else waits forever.
+    await initProject({
+      dir: project.dir,
+      createDatabase: async (ralphDir) => {
+        const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+        await s.close();
+      },
+    });
+    const configFile = path.join(project.dir, 'ralph.config.json');
+    const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    Object.assign(config, {
+      build: '',
+      test: '',
+      lint: '',
+      fmt: '',
+      model: 'claude-sonnet-4-5-20250929',
+      backends: {
+        primary: 'scripted',
+        worker: 'scripted',
+        judge: 'scripted',
+        scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
+      },
+      workers: { count: 0 },
+      intervals: { primary: 1, worker: 1 },
+    });
+    fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+    const seen = 'NOTE-SEEN: planning W2-001 so that tokens expire after an hour';
+    fs.writeFileSync(
+      path.join(project.ralphDir, 'e2e-scenario.json'),
+      JSON.stringify({
+        scripts: [
+          {
+            name: 'the note',
+            match: 'Tokens must expire after an hour',
+            turns: [{ text: seen, tools: [{ tool: 'read', path: 'README.md' }] }, { hang: true }],
+          },
+          { name: 'anything else', turns: [{ hang: true }] },
+        ],
+      }),
+    );
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'user.name=E2E', '-c', 'user.email=e2e@ralph.invalid', ...args], { cwd: project.dir, encoding: 'utf8' });
+    git('add', '-A');
+    git('commit', '-q', '-m', 'ralph init');
+
+    await wb().runCommand('Ralph: Start Loop');
+    // W1-001 is dropped and W1-002 moved to wave 3: the primary's first pick is W2-001.
+    const transcripts = path.join(project.ralphDir, 'logs', 'transcripts');
+    let found = '';
+    await pollUntil(
+      "W2-001's plan transcript with the note's answer",
+      async () => {
+        const files = fs.existsSync(transcripts) ? fs.readdirSync(transcripts).filter((f) => f.includes('_primary_W2-001')) : [];
+        found = files.map((f) => fs.readFileSync(path.join(transcripts, f), 'utf8')).join('\n');
+        return found.includes(seen);
+      },
+      () => `${fs.existsSync(transcripts) ? fs.readdirSync(transcripts).join(', ') : 'no transcripts'}\n${found}`,
+      180_000,
+    );
+    assert.match(found, /Read README\.md|README\.md/, 'the transcript shows the tool call after the answer');
+    await wb().screenshot('human-input-07-next-attempt-with-note');
+    await wb().runCommand('Ralph: Stop Loop');
+    await wb()
+      .statusBarItem(/Ralph: stopped/)
+      .first()
+      .waitFor({ timeout: 120_000 });
   });
 });

@@ -90,6 +90,27 @@ describe('extension: notification rules', () => {
     assert.match(noticeFor(stop('daily budget reached: $50.00 of $50.00 spent'), 'verdicts').toast?.text ?? '', /daily budget reached/);
     assert.equal(noticeFor(stop('primary crashed: TypeError: x'), 'none').toast, undefined);
   });
+  it("given a pause because every agent fails alike, then one warning with the reason and Resume, Open Config, Run Doctor, Show Output; a person's pause shows no toast", () => {
+    const reason = 'every agent (primary, worker-1) fails the same way: the agent CLI is not logged in; log the CLI in, then resume';
+    const failing = ev('loop.paused', 'loop', 'harness', {
+      reason,
+      cause: 'agents_failing',
+      failure_class: 'not_logged_in',
+      agents: ['primary', 'worker-1'],
+    });
+    assert.deepEqual(noticeFor(failing, 'errors'), {
+      toast: {
+        kind: 'warn',
+        text: `Ralph paused the loop: ${reason}`,
+        actions: ['Resume', 'Open Config', 'Run Doctor', 'Show Output'],
+      },
+      output: `PAUSED ${reason}`,
+    });
+    assert.equal(noticeFor(failing, 'none').toast, undefined);
+    const human = noticeFor(ev('loop.paused', 'loop', 'human', { reason: 'paused from VS Code' }), 'all');
+    assert.equal(human.toast, undefined);
+    assert.equal(human.output, 'PAUSED paused from VS Code');
+  });
 });
 
 describe('extension: patch entries', () => {

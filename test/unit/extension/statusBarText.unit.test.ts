@@ -45,4 +45,12 @@ describe('extension: the status bar text', () => {
     assert.equal(v.text, '$(eye) Ralph [calc]: observing · implement · W1-002 · $1.50 today');
     assert.match(v.tooltip, /run by another process \(pid 4242\)/);
   });
+
+  it('given a loop paused because every agent fails alike, then "paused: <a few words>" and the whole reason first in the tooltip', () => {
+    const reason = 'primary fails the same way: the API refuses with 429 (rate or usage limit); wait for the limit to reset, then resume';
+    const v = statusBarView({ ...base, state: 'paused', pause: { reason, short: 'API rate limit (429)' } });
+    assert.equal(v.text, '$(debug-pause) Ralph: paused: API rate limit (429) · W1-002 · $1.50 today');
+    assert.ok(v.tooltip.startsWith(`Paused: ${reason}\nRalph loop paused`), v.tooltip);
+    assert.equal(statusBarView({ ...base, state: 'paused' }).text, '$(debug-pause) Ralph: paused · W1-002 · $1.50 today');
+  });
 });

@@ -442,4 +442,32 @@ describe('buildMonitorSnapshot', () => {
     ]);
     assert.equal(buildMonitorSnapshot(readerOf(db), logs, now).events.lastHour, 2);
   });
+
+  it('given a loop paused because every agent fails alike, then the state says paused with the reason and a few words, for this window and for an observer; resumed, no pause', () => {
+    db.exec(REFERENCE_DDL);
+    const reason =
+      'every agent (primary, worker-1) fails the same way: the agent CLI cannot be started (not installed, or not on PATH); install it, then resume';
+    insertEvents(db, [
+      { ts: ago(3 * MIN), entity_type: 'loop', entity_id: 'loop', event_type: 'loop.started', payload: {} },
+      {
+        ts: ago(MIN),
+        entity_type: 'loop',
+        entity_id: 'loop',
+        event_type: 'loop.paused',
+        payload: { reason, cause: 'agents_failing', failure_class: 'cli_missing', agents: ['primary', 'worker-1'] },
+      },
+    ]);
+    const own = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'paused' });
+    assert.equal(own.state.run, 'paused');
+    assert.deepEqual(own.state.pause, { reason, short: 'agent CLI missing' });
+    monitorSnapshotSchema.parse(own);
+    const observed = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'running', observing: true });
+    assert.equal(observed.state.run, 'paused');
+    assert.equal(observed.state.pause?.short, 'agent CLI missing');
+    assert.equal(buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'stopped' }).state.pause, undefined);
+    insertEvents(db, [{ ts: ago(0), entity_type: 'loop', entity_id: 'loop', event_type: 'loop.resumed', payload: {} }]);
+    const resumed = buildMonitorSnapshot(readerOf(db), logs, NOW, { run: 'running', observing: true });
+    assert.equal(resumed.state.run, 'running');
+    assert.equal(resumed.state.pause, undefined);
+  });
 });
