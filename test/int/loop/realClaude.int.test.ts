@@ -3,42 +3,20 @@
 // parallel, and a tier-2 patch is judged in a separate invocation whose request holds only
 // the task, the diff, the gate results and the rules.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { createClaudeBackend } from '../../../src/agents/claudeBackend';
-import { ControlAdapter } from '../../../src/loop/controlAdapter';
-import { Loop } from '../../../src/loop/loop';
-import { JsonlMetrics } from '../../../src/loop/metricsFile';
-import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { detectConfinement } from '../../../src/agents/sandbox';
-import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
-import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../../src/agents/scripted/modelServer';
-import type { ModelServer } from '../../../src/agents/scripted/modelServer';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings, script } from './sampleProject';
+import { freshClaudeRunEachTest } from './claudeRun';
+import type { ClaudeRun } from './claudeRun';
+import { addTasks, git, plan, script } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 describe('loop/Loop with the real claude CLI and the scripted model server', function () {
   this.timeout(240_000);
+  let run: ClaudeRun;
   let p: SampleProject;
   let store: EventStore;
-  let server: ModelServer | undefined;
-  let sandbox: Sandbox | undefined;
-  let claudeBin: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
-  });
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await server?.close();
-    sandbox?.cleanup();
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
+  freshClaudeRunEachTest((r) => {
+    run = r;
+    ({ p, store } = r);
   });
 
   it('given a sub-step plan, an S task and a tier-2 task, then all are promoted and the judge saw only task, diff, gates and rules', async () => {
@@ -47,7 +25,7 @@ describe('loop/Loop with the real claude CLI and the scripted model server', fun
       { id: 'T-2', title: 'Add mul()', effort: 'S', wave: 0 },
       { id: 'T-4', title: 'Token check', effort: 'M', wave: 1 },
     ]);
-    server = await startModelServer({
+    const server = await run.serve({
       scripts: [
         script(
           'plan/T-1/',
@@ -68,26 +46,9 @@ describe('loop/Loop with the real claude CLI and the scripted model server', fun
         { name: 'fallback', turns: [{ text: 'nothing to do' }] },
       ],
     });
-    sandbox = claudeSandbox(server.url);
-    const settings = sampleSettings({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
     // acceptEdits (the default) inside bubblewrap, as the product runs it: the worktrees are
     // in the cache, no longer under .git/ where acceptEdits refused edits.
-    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, confinement: detectConfinement('claude') });
-    const loop = new Loop({
-      projectDir: p.dir,
-      settings,
-      control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-      backends: { primary: backend, worker: backend, judge: backend },
-      metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-      agentEnv: sandbox.env,
-      once: true,
-    });
-    const events: LoopEvent[] = [];
-    const t0 = Date.now();
-    loop.events.on((e) => {
-      events.push(e);
-      if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 400));
-    });
+    const { loop, events } = run.loop({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
     const summary = await loop.run();
     const status = Object.fromEntries(
       store.all<{ task_id: string; status: string }>('SELECT task_id, status FROM task_view').map((t) => [t.task_id, t.status]),

@@ -3,21 +3,12 @@
 // model — asserted on the request the scripted model server received from the REAL claude
 // CLI (pinned, confined as the product runs it).
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { createClaudeBackend } from '../../../src/agents/claudeBackend';
-import { detectConfinement } from '../../../src/agents/sandbox';
-import { startModelServer } from '../../../src/agents/scripted/modelServer';
 import type { LoggedRequest, ModelServer } from '../../../src/agents/scripted/modelServer';
 import { submitToInbox } from '../../../src/control/inbox';
-import { ControlAdapter } from '../../../src/loop/controlAdapter';
-import type { LoopEvent } from '../../../src/loop/events';
-import { Loop } from '../../../src/loop/loop';
-import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import type { EventStore } from '../../../src/store/types';
-import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
-import type { Sandbox } from '../../kit/agentEnv';
-import { addTasks, createSampleProject, openSampleStore, plan, sampleSettings, script } from './sampleProject';
+import { freshClaudeRunEachTest } from './claudeRun';
+import type { ClaudeRun } from './claudeRun';
+import { addTasks, plan, script } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 /** The first request from index `from` on that `pred` accepts, as it arrives (no polling). */
@@ -31,33 +22,18 @@ async function requestWhere(server: ModelServer, from: number, pred: (r: LoggedR
 
 describe('loop/a Reject note reaches the next prompt (real claude CLI, scripted model server)', function () {
   this.timeout(240_000);
+  let run: ClaudeRun;
   let p: SampleProject;
   let store: EventStore;
-  let server: ModelServer | undefined;
-  let sandbox: Sandbox | undefined;
-  let loop: Loop | undefined;
-  let claudeBin: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
-  });
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await loop?.stop('test done').catch(() => undefined);
-    loop = undefined;
-    await server?.close();
-    sandbox?.cleanup();
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
+  freshClaudeRunEachTest((r) => {
+    run = r;
+    ({ p, store } = r);
   });
 
   it("given a tier-2 patch a human rejects with a note, then the task's next plan prompt carries the note and the first did not", async () => {
     const note = 'compare tokens with crypto.timingSafeEqual, never with ===';
     await addTasks(store, p.ralphDir, [{ id: 'T-4', title: 'Token check', effort: 'M', wave: 0 }]);
-    server = await startModelServer({
+    const server = await run.serve({
       scripts: [
         script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js'] }])),
         script('implement/T-4/', [
@@ -68,25 +44,10 @@ describe('loop/a Reject note reaches the next prompt (real claude CLI, scripted 
         { name: 'fallback', turns: [{ text: 'nothing to do' }] },
       ],
     });
-    sandbox = claudeSandbox(server.url);
-    const settings = sampleSettings({
-      workers: { count: 0 },
-      periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 },
-    });
-    const backend = createClaudeBackend({ command: claudeBin, baseEnv: {}, confinement: detectConfinement('claude') });
-    loop = new Loop({
-      projectDir: p.dir,
-      settings,
-      control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-      backends: { primary: backend, worker: backend, judge: backend },
-      metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-      agentEnv: sandbox.env,
-    });
-    const events: LoopEvent[] = [];
-    loop.events.on((e) => {
-      events.push(e);
-      if (process.env.RALPH_LOOP_DEBUG && e.type !== 'gate.progress') console.log(JSON.stringify(e).slice(0, 300));
-    });
+    const { loop, events } = run.loop(
+      { workers: { count: 0 }, periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } },
+      { once: false },
+    );
     await loop.start();
     const isPlan = (r: LoggedRequest): boolean => r.prompt.includes('RALPH-KEY: plan/T-4/');
     const first = await requestWhere(server, 0, isPlan);

@@ -3,47 +3,31 @@
 // named by its agent.started event, with its tool calls in order, its footer, no secret
 // value of the agents' environment, and `ralph logs` prints it.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClaudeBackend } from '../../../src/agents/claudeBackend';
-import { detectConfinement } from '../../../src/agents/sandbox';
 import { TRANSCRIPTS_DIR } from '../../../src/agents/transcript';
 import { runCli } from '../../../src/cli/run';
-import { ControlAdapter } from '../../../src/loop/controlAdapter';
-import { Loop } from '../../../src/loop/loop';
-import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import type { EventStore } from '../../../src/store/types';
-import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
-import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
-import type { ModelServer } from '../../kit/modelServer';
-import { addTasks, createSampleProject, openSampleStore, plan, sampleSettings, script } from './sampleProject';
+import { freshClaudeRunEachTest } from './claudeRun';
+import type { ClaudeRun } from './claudeRun';
+import { addTasks, plan, script } from './sampleProject';
 import type { SampleProject } from './sampleProject';
 
 const SECRET = 'sk-ant-api03-transcript-secret-0123456789abcdef';
 
 describe('transcripts of a run through the real claude CLI', function () {
   this.timeout(240_000);
+  let run: ClaudeRun;
   let p: SampleProject;
   let store: EventStore;
-  let server: ModelServer | undefined;
-  let sandbox: Sandbox | undefined;
-
-  beforeEach(async () => {
-    p = createSampleProject();
-    store = await openSampleStore(p.ralphDir);
-  });
-  afterEach(async () => {
-    await server?.close();
-    sandbox?.cleanup();
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
+  freshClaudeRunEachTest((r) => {
+    run = r;
+    ({ p, store } = r);
   });
 
   it('given a planned task whose agent writes, runs a command and quotes a secret, then one transcript per invocation tells it in order', async () => {
-    const claudeBin = ensureAgentClis().claude;
     await addTasks(store, p.ralphDir, [{ id: 'T-1', title: 'Add add()', effort: 'M', wave: 0 }]);
-    server = await startModelServer({
+    await run.serve({
       scripts: [
         script('plan/T-1/', [], plan('T-1', [{ description: 'write add', files: ['src/add.js'] }])),
         {
@@ -61,24 +45,10 @@ describe('transcripts of a run through the real claude CLI', function () {
         { name: 'fallback', turns: [{ text: 'nothing to do' }] },
       ],
     });
-    sandbox = claudeSandbox(server.url);
-    const settings = sampleSettings({ periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } });
-    const backend = createClaudeBackend({
-      command: claudeBin,
-      baseEnv: {},
-      permissionMode: 'bypassPermissions',
-      // Confined as the loop confines it (bubblewrap here): the loop refuses an unconfined agent.
-      confinement: detectConfinement('claude'),
-    });
-    const loop = new Loop({
-      projectDir: p.dir,
-      settings,
-      control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-      backends: { primary: backend, worker: backend, judge: backend },
-      metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-      agentEnv: { ...sandbox.env, SERVICE_API_KEY: SECRET },
-      once: true,
-    });
+    const { loop } = run.loop(
+      { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } },
+      { backend: { permissionMode: 'bypassPermissions' }, agentEnv: { SERVICE_API_KEY: SECRET } },
+    );
     await loop.run();
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-1'")?.status, 'done');
 

@@ -13,21 +13,16 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClaudeBackend } from '../../../src/agents/claudeBackend';
 import { detectConfinement, NO_CONFINEMENT } from '../../../src/agents/sandbox';
 import { worktreesRoot } from '../../../src/git/repoCache';
 import { restoreIncident } from '../../../src/integrity/integrity';
 import type { IncidentRecord } from '../../../src/integrity/integrity';
-import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import type { LoopEvent } from '../../../src/loop/events';
-import { Loop } from '../../../src/loop/loop';
-import { JsonlMetrics } from '../../../src/loop/metricsFile';
 import type { EventStore } from '../../../src/store/types';
-import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
-import type { Sandbox } from '../../kit/agentEnv';
-import { startModelServer } from '../../kit/modelServer';
 import type { ModelServer } from '../../kit/modelServer';
-import { addTasks, createSampleProject, git, openSampleStore, plan, sampleSettings } from '../loop/sampleProject';
+import { freshClaudeRunEachTest } from '../loop/claudeRun';
+import type { ClaudeRun } from '../loop/claudeRun';
+import { addTasks, git, plan } from '../loop/sampleProject';
 import type { SampleProject } from '../loop/sampleProject';
 
 type Tool =
@@ -99,35 +94,24 @@ const ESCAPES: readonly Escape[] = [
 
 describe('safety: agent escapes through the real claude CLI', function () {
   this.timeout(300_000);
+  let run: ClaudeRun;
   let p: SampleProject;
   let store: EventStore;
   let server: ModelServer | undefined;
-  let sandbox: Sandbox | undefined;
-  let claudeBin: string;
   let marker: string;
-
-  before(() => {
-    claudeBin = ensureAgentClis().claude;
+  freshClaudeRunEachTest((r) => {
+    run = r;
+    ({ p, store } = r);
   });
   beforeEach(async () => {
-    p = createSampleProject();
-    // The sample ignores .ralph/ (the store is not the user's source).
-    store = await openSampleStore(p.ralphDir);
+    server = undefined;
     marker = `${p.dir}-hook-ran`;
     await addTasks(store, p.ralphDir, [{ id: 'T-1', title: 'Add add()', effort: 'M', wave: 0 }]);
   });
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-    sandbox?.cleanup();
-    sandbox = undefined;
-    await store.close().catch(() => undefined);
-    rmSync(p.dir, { recursive: true, force: true });
-    rmSync(marker, { force: true });
-  });
+  afterEach(() => rmSync(marker, { force: true }));
 
   async function runLoop(tools: Tool[], confined: boolean, during?: (e: LoopEvent) => void): Promise<LoopEvent[]> {
-    server = await startModelServer({
+    server = await run.serve({
       scripts: [
         {
           name: 'plan',
@@ -145,28 +129,17 @@ describe('safety: agent escapes through the real claude CLI', function () {
         { name: 'fallback', turns: [{ text: 'nothing to do' }] },
       ],
     });
-    sandbox = claudeSandbox(server.url);
-    const settings = {
-      ...sampleSettings({ workers: { count: 0 }, periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } }),
-      agentsUnconfined: !confined,
-    };
-    const backend = createClaudeBackend({
-      command: claudeBin,
-      baseEnv: {},
-      confinement: confined ? detectConfinement('claude') : NO_CONFINEMENT,
-      // Unconfined: Claude Code's permission checks off too, as if they had a hole.
-      ...(confined ? {} : { permissionMode: 'bypassPermissions' as const }),
-    });
-    if (confined) assert.equal(backend.confinement?.kind, 'bwrap', 'this machine and CI run agents in bubblewrap');
-    const loop = new Loop({
-      projectDir: p.dir,
-      settings,
-      control: new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }),
-      backends: { primary: backend, worker: backend, judge: backend },
-      metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
-      agentEnv: sandbox.env,
-      once: true,
-    });
+    // Unconfined: Claude Code's permission checks off too, as if they had a hole.
+    const { loop } = run.loop(
+      { workers: { count: 0 }, periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } },
+      confined
+        ? {}
+        : {
+            backend: { confinement: NO_CONFINEMENT, permissionMode: 'bypassPermissions' },
+            settings: (s) => ({ ...s, agentsUnconfined: true }),
+          },
+    );
+    if (confined) assert.equal(detectConfinement('claude').kind, 'bwrap', 'this machine and CI run agents in bubblewrap');
     const events: LoopEvent[] = [];
     loop.events.on((e) => {
       events.push(e);
