@@ -104,7 +104,9 @@ lines.push(
   `[test] all: ${sum('passing')} passing, ${sum('failing')} failing, ${sum('pending')} pending in ${minutes} min` +
     (skipped.length > 0 ? `; not run after the failure: ${skipped.join(', ')}` : ''),
 );
-lines.push(`[test] ${exitCode === 0 ? 'PASS' : `FAIL (exit ${exitCode})`}`);
+lines.push(
+  `[test] ${exitCode === 0 ? 'PASS' : `FAIL (exit ${exitCode})`}: ${sum('passing')} tests passed, ${sum('failing')} failed, ${sum('pending')} pending`,
+);
 // The totals once more in mocha's own summary shape, last, so that whatever reads a mocha
 // run's end (a CI log scraper, a person scrolling up) finds every suite's tests counted there.
 // Seconds, not mocha's "(6m)": a long run keeps one unit.

@@ -32,7 +32,7 @@ describe('scripts/run-tests.mjs (npm test)', function () {
     assert.match(r.out, /\[test\] unit +3 +0 +0 /);
     assert.match(r.out, /\[test\] int +4 +0 +1 /);
     assert.match(r.out, /\[test\] all: 7 passing, 0 failing, 1 pending in /);
-    assert.match(r.out, /\[test\] PASS$/m);
+    assert.match(r.out, /^\[test\] PASS: 7 tests passed, 0 failed, 1 pending$/m);
     assert.match(r.out, /\n {2}7 passing \(\d+s\)\n {2}1 pending\n$/, "the totals in mocha's shape end the output");
   });
 
@@ -41,7 +41,7 @@ describe('scripts/run-tests.mjs (npm test)', function () {
     assert.equal(r.status, 3, r.out);
     assert.doesNotMatch(r.out, /4 passing/, 'the suite after the failure ran');
     assert.match(r.out, /not run after the failure: int/);
-    assert.match(r.out, /\[test\] FAIL \(exit 3\)/);
+    assert.match(r.out, /\[test\] FAIL \(exit 3\): 0 tests passed/);
   });
 
   it('given a suite that exits 0 without a "N passing" line, then the run fails: no test ran', () => {
