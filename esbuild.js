@@ -147,7 +147,7 @@ async function main() {
       target: 'node20',
       format: 'esm',
       splitting: true,
-      entryPoints: { extension: 'src/extension/extension.ts', cli: 'src/cli/main.ts' },
+      entryPoints: { extension: 'src/extension/extension.ts', cli: 'src/cli/main.ts', checkpointWorker: 'src/store/checkpointWorker.ts' },
       outdir: staging,
       chunkNames: '[name]-[hash]',
       external: ['vscode'],

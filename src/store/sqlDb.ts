@@ -70,9 +70,20 @@ function toBind(params: SqlParams | undefined): SqlValue[] | BindObject | undefi
   return out;
 }
 
+/**
+ * Sees every statement that may change the database, after it ran, with whether it threw:
+ * the checkpoint replica (checkpointReplica.ts) runs the same statements on its copy.
+ */
+export type SqlTap = (kind: 'run' | 'exec' | 'rollback', sql: string, params: SqlParams | undefined, ok: boolean) => void;
+
+/** Statements that read only: not shown to the tap. */
+const READ_ONLY = /^\s*SELECT\b/i;
+
 /** SqlWriter over a sql.js Database; prepared statements are cached by SQL text. */
 export class SqlDb implements SqlWriter {
   private readonly cache = new Map<string, Statement>();
+  /** Set while a checkpoint replica follows this database. */
+  tap: SqlTap | undefined;
 
   constructor(readonly raw: Database) {}
 
@@ -88,6 +99,11 @@ export class SqlDb implements SqlWriter {
   }
 
   all<R extends object = SqlRow>(sql: string, params?: SqlParams): R[] {
+    if (this.tap && !READ_ONLY.test(sql)) return this.tapped('run', sql, params, () => this.allRows<R>(sql, params));
+    return this.allRows<R>(sql, params);
+  }
+
+  private allRows<R extends object>(sql: string, params: SqlParams | undefined): R[] {
     const s = this.stmt(sql);
     try {
       const b = toBind(params);
@@ -110,6 +126,11 @@ export class SqlDb implements SqlWriter {
   }
 
   get<R extends object = SqlRow>(sql: string, params?: SqlParams): R | undefined {
+    if (this.tap && !READ_ONLY.test(sql)) return this.tapped('run', sql, params, () => this.getRow<R>(sql, params));
+    return this.getRow<R>(sql, params);
+  }
+
+  private getRow<R extends object>(sql: string, params: SqlParams | undefined): R | undefined {
     const s = this.stmt(sql);
     try {
       const b = toBind(params);
@@ -121,6 +142,24 @@ export class SqlDb implements SqlWriter {
   }
 
   run(sql: string, params?: SqlParams): void {
+    if (this.tap) return this.tapped('run', sql, params, () => this.runOnce(sql, params));
+    this.runOnce(sql, params);
+  }
+
+  /** Runs `fn`, then shows the statement to the tap (a copy of its parameters: callers may reuse theirs). */
+  private tapped<T>(kind: 'run' | 'exec', sql: string, params: SqlParams | undefined, fn: () => T): T {
+    let ok = false;
+    try {
+      const out = fn();
+      ok = true;
+      return out;
+    } finally {
+      const copy = params === undefined ? undefined : Array.isArray(params) ? [...(params as unknown[])] : { ...params };
+      this.tap?.(kind, sql, copy as SqlParams | undefined, ok);
+    }
+  }
+
+  private runOnce(sql: string, params: SqlParams | undefined): void {
     const s = this.stmt(sql);
     try {
       const b = toBind(params);
@@ -133,16 +172,20 @@ export class SqlDb implements SqlWriter {
 
   /** Runs several statements without parameters (DDL, BEGIN/COMMIT). */
   exec(sql: string): void {
+    if (this.tap) return this.tapped('exec', sql, undefined, () => void this.raw.exec(sql));
     this.raw.exec(sql);
   }
 
   /** ROLLBACK that never masks the error that caused it (SQLite may have rolled back already). */
   rollbackQuietly(): void {
+    let ok = false;
     try {
       this.raw.exec('ROLLBACK');
+      ok = true;
     } catch {
       // no transaction was active
     }
+    this.tap?.('rollback', 'ROLLBACK', undefined, ok);
   }
 
   clearCache(): void {
@@ -154,4 +197,9 @@ export class SqlDb implements SqlWriter {
     this.clearCache();
     this.raw.close();
   }
+}
+
+/** The sql-wasm.wasm this process loaded sql.js from (for a worker that loads its own). */
+export function loadedWasmPath(): string | undefined {
+  return sqlJsWasm;
 }
