@@ -23,6 +23,8 @@ export const PREV_DB_FILE = 'ralph.db.prev';
 export interface DbImage {
   readonly data: Uint8Array;
   readonly upTo: string;
+  /** CRC-32 of `data` when it was computed where the image was taken (the checkpoint replica's worker). */
+  readonly crc?: number;
 }
 
 /** Produces the image a checkpoint writes (today: sql.js's export, on the calling thread). */
@@ -43,7 +45,7 @@ export interface CheckpointWriter {
 }
 
 export function sumOf(image: DbImage): DbSum {
-  return { size: image.data.length, crc: crc32(image.data), upTo: image.upTo };
+  return { size: image.data.length, crc: image.crc ?? crc32(image.data), upTo: image.upTo };
 }
 
 export function sameSum(a: DbSum | undefined, b: DbSum | undefined): boolean {

@@ -42,7 +42,8 @@ import {
   type JournalScan,
 } from './journal';
 import { migrate } from './schema';
-import { SqlDb, loadSqlJs } from './sqlDb';
+import { CheckpointReplica } from './checkpointReplica';
+import { SqlDb, loadSqlJs, loadedWasmPath } from './sqlDb';
 import type {
   CommandStamp,
   Decision,
@@ -99,7 +100,25 @@ export interface OpenStoreOptions {
   readonly drainsInbox?: boolean;
   /** Writes ralph.db at checkpoints (default: the file writer of checkpoint.ts). */
   readonly checkpointWriter?: CheckpointWriter;
+  /**
+   * Writer: where checkpoints export the database (checkpointReplica.ts). 'auto' (the
+   * default): in a worker thread once ralph.db reaches REPLICA_MIN_BYTES, on this thread
+   * below; 'always': in the worker from the second checkpoint on (tests); 'never'.
+   */
+  readonly checkpointWorker?: 'auto' | 'always' | 'never';
 }
+
+/**
+ * RALPH_CHECKPOINT_WORKER=always|never|auto overrides the default 'auto' (the faults suite
+ * runs its kills with the worker forced on this way); anything else is 'auto'.
+ */
+function checkpointWorkerFromEnv(): 'auto' | 'always' | 'never' {
+  const v = process.env['RALPH_CHECKPOINT_WORKER'];
+  return v === 'always' || v === 'never' ? v : 'auto';
+}
+
+/** From this size of ralph.db on, checkpoints export in a worker thread ('auto'): ~15 ms of export on an idle machine. */
+export const REPLICA_MIN_BYTES = 4 * 1024 * 1024;
 
 /** What the writer's open learnt from the files, for the store's bookkeeping. */
 interface OpenFacts {
@@ -158,6 +177,10 @@ class SqlJsEventStore implements EventStore {
   private lastError: string | undefined;
   private lastExportMs = 0;
   private lastCheckpointMs = 0;
+  // checkpoint exports in a worker thread (checkpointReplica.ts)
+  private replica: CheckpointReplica | undefined;
+  private replicaFailed = false;
+  private offThreadExports = 0;
 
   constructor(
     private readonly SQL: SqlJsStatic,
@@ -169,6 +192,7 @@ class SqlJsEventStore implements EventStore {
     private readonly clock: Clock,
     private readonly debounceMs: number,
     writer: CheckpointWriter | undefined,
+    private readonly replicaPolicy: 'auto' | 'always' | 'never' = 'auto',
   ) {
     this.dbPath = path.join(ralphDir, DB_FILE);
     this.journalPath = path.join(ralphDir, JOURNAL_FILE);
@@ -344,6 +368,18 @@ class SqlJsEventStore implements EventStore {
     if (!facts.dbExisted || facts.changed || this.replayed > 0) {
       this.dirty = true;
       await this.checkpoint();
+    } else if (facts.dbSum && this.wantsReplica(facts.dbSum.size)) {
+      // Nothing the open did changed the database but the projections' idempotent DDL:
+      // ralph.db as read (the worker checks its sum), with that DDL, is what memory holds,
+      // and no export is needed to seed the replica.
+      const replica = new CheckpointReplica(this.db);
+      replica.seedFromFile(
+        this.dbPath,
+        facts.dbSum,
+        loadedWasmPath(),
+        this.projections.flatMap((p) => p.ddl),
+      );
+      this.replica = replica;
     }
   }
 
@@ -389,6 +425,7 @@ class SqlJsEventStore implements EventStore {
     if (this.exitHandler) process.off('exit', this.exitHandler);
     this.closed = true;
     void this.appender?.close().catch(() => undefined);
+    void this.replica?.dispose();
     this.db.close();
   }
 
@@ -488,6 +525,7 @@ class SqlJsEventStore implements EventStore {
       dbReloads: this.reloads,
       lastExportMs: this.lastExportMs,
       lastCheckpointMs: this.lastCheckpointMs,
+      checkpointsOffThread: this.offThreadExports,
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
     };
   }
@@ -710,26 +748,61 @@ class SqlJsEventStore implements EventStore {
     // below `synced` are exactly the events in it (an export taken while an append was in
     // flight would hold events whose record the trim then kept, or whose write then failed
     // and which were never acknowledged). Records appended later stay in the journal.
+    if (this.replica && !this.replica.healthy) await this.dropReplica();
+    const replica = this.replica;
     const taken = await appender.drained(() => {
       if (this.failure) throw this.failure;
       const synced = appender.size;
       if (!this.dirty && synced <= this.dbCoverEnd) return undefined;
       this.dirty = false;
       const t0 = performance.now();
+      // The replica's export holds exactly what this thread's would now: the worker runs
+      // the writer's statements in order and answers this request after all of them.
+      if (replica?.healthy) return { synced, t0, upTo: this.maxEventId(), exported: replica.exportImage() };
       const image = this.snapshot();
       this.lastExportMs = performance.now() - t0;
-      return { synced, image, t0 };
+      // A replica starts following from this very image (seeded with it once it is written).
+      return {
+        synced,
+        t0,
+        upTo: image.upTo,
+        image,
+        follower: this.wantsReplica(image.data.length) ? new CheckpointReplica(this.db) : undefined,
+      };
     });
     if (taken === undefined) return;
-    const { synced, image, t0 } = taken;
-    if (this.lock && !this.lock.verify()) throw this.failure ?? new StoreFailedError('writer lock lost');
+    const { synced, t0, follower } = taken;
+    let image: DbImage;
+    if (taken.exported) {
+      try {
+        const got = await taken.exported;
+        image = { data: got.data, upTo: taken.upTo, crc: got.crc };
+      } catch (e) {
+        // No image from the worker: this checkpoint exports on this thread instead, and so do the next ones.
+        this.lastError = (e as Error).message;
+        await this.dropReplica();
+        this.dirty = true;
+        return this.runCheckpoint();
+      }
+      this.lastExportMs = performance.now() - t0;
+      this.offThreadExports += 1;
+    } else image = taken.image;
+    if (this.lock && !this.lock.verify()) {
+      await follower?.dispose();
+      throw this.failure ?? new StoreFailedError('writer lock lost');
+    }
     const rotate = this.mayRotate();
     let sum: DbSum;
     try {
       sum = await this.writer.write(image, rotate);
     } catch (e) {
       this.dirty = true;
+      await follower?.dispose();
       throw e;
+    }
+    if (follower) {
+      follower.seed(image.data, loadedWasmPath()); // transferred: image.data is not read again
+      this.replica = follower;
     }
     // A crash from here until the journal is replaced leaves the old header, which
     // describes the ralph.db now in ralph.db.prev: the next open recognises that.
@@ -743,6 +816,21 @@ class SqlJsEventStore implements EventStore {
     });
     this.checkpoints += 1; // counted once the journal is trimmed too
     this.lastCheckpointMs = performance.now() - t0;
+  }
+
+  /** A replica only for a writer whose exports would block long enough to matter, and never again after one failed. */
+  private wantsReplica(bytes: number): boolean {
+    if (this.replica || this.replicaFailed || this.replicaPolicy === 'never') return false;
+    return this.replicaPolicy === 'always' || bytes >= REPLICA_MIN_BYTES;
+  }
+
+  private async dropReplica(): Promise<void> {
+    const r = this.replica;
+    this.replica = undefined;
+    if (!r) return;
+    this.replicaFailed = true;
+    if (r.broken !== undefined && r.broken !== 'disposed') this.lastError = `checkpoint replica: ${r.broken}`;
+    await r.dispose();
   }
 
   /** process 'exit': synchronous, best effort, so an exiting CLI leaves ralph.db complete. */
@@ -832,6 +920,9 @@ class SqlJsEventStore implements EventStore {
         await this.appender?.close();
       }
     } finally {
+      const r = this.replica;
+      this.replica = undefined;
+      await r?.dispose();
       this.closed = true;
       if (this.exitHandler) process.off('exit', this.exitHandler);
       this.lock?.release();
@@ -1016,6 +1107,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
       clock,
       options.checkpointDebounceMs ?? 1000,
       options.checkpointWriter,
+      options.checkpointWorker ?? checkpointWorkerFromEnv(),
     );
     store.setDbBytes(loaded.bytes);
     if (lock) {

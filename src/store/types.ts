@@ -136,6 +136,8 @@ export interface StoreStats {
   readonly lastExportMs: number;
   /** Duration of the last whole checkpoint (export, atomic write, journal trim). */
   readonly lastCheckpointMs: number;
+  /** Checkpoints whose export ran in the checkpoint replica's worker thread, not on the writer's. */
+  readonly checkpointsOffThread?: number;
   /** The last background checkpoint failure, if any. */
   readonly lastError?: string;
 }
