@@ -6,7 +6,11 @@
 // view between them (the trees), and the store's own debounced checkpoints (ralph.db
 // exported and written atomically, the journal trimmed). perf_hooks.monitorEventLoopDelay
 // records the delays; printed: their percentiles, the checkpoints and how long each blocked.
-// Environment: RALPH_BENCH_EVENTS (default 100000), RALPH_BENCH_RUN_MS (default 30000).
+// Run once per checkpoint mode: 'never' (sql.js's export and the checksum on the writer's
+// thread) and 'auto' (the extension host's: at this size, in the checkpoint replica's worker
+// thread, src/store/checkpointReplica.ts).
+// Environment: RALPH_BENCH_EVENTS (default 100000), RALPH_BENCH_RUN_MS (default 30000),
+// RALPH_BENCH_CHECKPOINT_MODES (default never,auto).
 // Prints numbers; never asserts timings.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,6 +24,7 @@ import type { EventStore, NewEvent } from '../../src/store/types';
 const EVENTS = Number(process.env['RALPH_BENCH_EVENTS'] ?? 100_000);
 const RUN_MS = Number(process.env['RALPH_BENCH_RUN_MS'] ?? 30_000);
 const STATUSES = ['pending', 'claimed', 'proposed', 'done'];
+const MODES = (process.env['RALPH_BENCH_CHECKPOINT_MODES'] ?? 'never,auto').split(',') as ('never' | 'auto' | 'always')[];
 
 /** Events shaped like a loop's: task transitions with their payloads, and run ticks. */
 function event(i: number): NewEvent {
@@ -44,9 +49,9 @@ async function fill(ralphDir: string): Promise<void> {
 const pct = (h: ReturnType<typeof monitorEventLoopDelay>, p: number): string => (h.percentile(p) / 1e6).toFixed(1);
 
 /** The measured process: one writer session doing a loop's work for RUN_MS. */
-async function child(ralphDir: string): Promise<void> {
+async function child(ralphDir: string, checkpointWorker: 'never' | 'auto' | 'always'): Promise<void> {
   const tOpen = performance.now();
-  const store: EventStore = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  const store: EventStore = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, checkpointWorker });
   const openMs = performance.now() - tOpen;
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
@@ -85,7 +90,7 @@ async function child(ralphDir: string): Promise<void> {
 
 async function main(): Promise<void> {
   const k = process.argv.indexOf('--child');
-  if (k >= 0) return child(process.argv[k + 1] ?? '');
+  if (k >= 0) return child(process.argv[k + 1] ?? '', (process.argv[k + 2] ?? 'auto') as 'never' | 'auto' | 'always');
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-eventloop-'));
   const ralphDir = path.join(root, '.ralph');
   try {
@@ -99,27 +104,29 @@ async function main(): Promise<void> {
           .map((x) => x.toFixed(1))
           .join(' ')}`,
     );
-    const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--child', ralphDir], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`bench child failed: ${r.stderr}`);
-    const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
-      openMs: number;
-      closeMs: number;
-      appended: number;
-      reads: number;
-      p50: string;
-      p90: string;
-      p99: string;
-      max: string;
-      stats: Record<string, unknown>;
-    };
-    console.log(
-      `${(RUN_MS / 1000).toFixed(0)} s of loop work: ${out.appended} events appended in bursts, ${out.reads} task-view reads; ` +
-        `writer open ${out.openMs.toFixed(0)} ms, close ${out.closeMs.toFixed(0)} ms`,
-    );
-    console.log(
-      `event-loop delay (monitorEventLoopDelay): p50 ${out.p50} ms, p90 ${out.p90} ms, p99 ${out.p99} ms (goal <= 50), max ${out.max} ms`,
-    );
-    console.log(`store: ${JSON.stringify(out.stats)}`);
+    for (const mode of MODES) {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--child', ralphDir, mode], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`bench child failed: ${r.stderr}`);
+      const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
+        openMs: number;
+        closeMs: number;
+        appended: number;
+        reads: number;
+        p50: string;
+        p90: string;
+        p99: string;
+        max: string;
+        stats: Record<string, unknown>;
+      };
+      console.log(
+        `checkpoints '${mode}': ${(RUN_MS / 1000).toFixed(0)} s of loop work: ${out.appended} events appended in bursts, ${out.reads} task-view reads; ` +
+          `writer open ${out.openMs.toFixed(0)} ms, close ${out.closeMs.toFixed(0)} ms; load average ${os.loadavg()[0]?.toFixed(1)}`,
+      );
+      console.log(
+        `  event-loop delay (monitorEventLoopDelay): p50 ${out.p50} ms, p90 ${out.p90} ms, p99 ${out.p99} ms (goal <= 50), max ${out.max} ms`,
+      );
+      console.log(`  store: ${JSON.stringify(out.stats)}`);
+    }
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
