@@ -1,14 +1,15 @@
 // `npm run bench -- timeTravel`: how long `status --at` takes to show the project as it was
 // halfway through its log, at 10k and 100k events (a full replay into a scratch database
 // through the control projections), and how long the monitor's time slider takes per move
-// (a replay cursor that folds forward and undoes backward, then the monitor snapshot over it): the first move, a
-// drag back by small steps, a jump back across the log, a step forward. RALPH_BENCH_TT_SIZES
+// (a replay cursor that folds forward, undoes backward and starts long moves back from its
+// snapshots, then the monitor snapshot over it): the first move, a drag back by small steps,
+// a jump back across the log, a step forward; and the same moves of the cursor alone. RALPH_BENCH_TT_SIZES
 // overrides the sizes (comma list). Prints numbers; never asserts timings.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { controlContext, CONTROL_PROJECTIONS } from '../../src/control';
-import { statusFactsAt } from '../../src/control/timeTravel';
+import { ReplayCursor, statusFactsAt } from '../../src/control/timeTravel';
 import { MonitorTimeline } from '../../src/monitor/timeline';
 import { openStore } from '../../src/store/sqlJsStore';
 import type { NewEvent } from '../../src/store/types';
@@ -61,6 +62,25 @@ async function main(): Promise<void> {
       console.log(
         `${size} events, moment at the half: median ${times[2]?.toFixed(0)} ms, best ${times[0]?.toFixed(0)} ms (5 runs; goal 100 ms)`,
       );
+      // The replay cursor alone (the fold, the undo log and the snapshots), without the monitor snapshot over it.
+      const cursor = await ReplayCursor.open(store);
+      const fold = (index: number): number => {
+        const t0 = performance.now();
+        cursor.moveTo(index);
+        return performance.now() - t0;
+      };
+      const cFirst = fold(size);
+      const cDrag: number[] = [];
+      for (let k = 1; k <= 10; k++) cDrag.push(fold(size - k * Math.floor(size / 200)));
+      const cJump = fold(Math.floor(size / 3));
+      const cForward = fold(Math.floor(size / 3) + 50);
+      const cBack = fold(Math.floor(size / 10));
+      console.log(
+        `${size} events, replay cursor alone: first move ${cFirst.toFixed(0)} ms; drag back median ${([...cDrag].sort((a, b) => a - b)[5] ?? NaN).toFixed(0)} ms, ` +
+          `worst ${Math.max(...cDrag).toFixed(0)} ms; jump to a third ${cJump.toFixed(0)} ms; 50 forward ${cForward.toFixed(0)} ms; ` +
+          `jump to a tenth ${cBack.toFixed(0)} ms (${cursor.restores} moves from a snapshot)`,
+      );
+      cursor.close();
       const timeline = new MonitorTimeline({ source: store, logsDir: path.join(ralphDir, 'logs') });
       const ms = async (index: number): Promise<number> => {
         const t0 = performance.now();

@@ -95,26 +95,48 @@ export async function statusFactsAt(ctx: ControlContext, m: Moment): Promise<Pas
   }
 }
 
+export interface ReplayCursorOptions {
+  /**
+   * Keep a snapshot of the projection tables every this many events as the log is folded
+   * (default 1000); once there are more than MAX_SNAPSHOTS, every other one is dropped and
+   * the spacing doubles.
+   */
+  readonly snapshotEvery?: number;
+}
+
+/** Snapshots a cursor keeps at most (memory: each holds every projection row at its position). */
+const MAX_SNAPSHOTS = 48;
+
 /**
  * A scratch database holding the log's first `position` events (in event id order) folded
  * through the control projections, movable to any position. Forward it replays only the
  * events it has not seen. Backward it undoes: triggers on the projection tables record each
  * row's before-image as an event changes it (an undo log keyed by position), so going back k
  * events restores exactly the rows those k events changed and drops those k events, at a cost
- * proportional to k, not to the log. The monitor's time slider moves one of these.
+ * proportional to k, not to the log. A long move instead starts from the nearest snapshot at
+ * or before the target (the projection tables, rowids included, copied as the fold passed
+ * that position) and folds at most the snapshot spacing from there. The monitor's time slider
+ * moves one of these.
  */
 export class ReplayCursor {
   private position = 0;
   private lastId: string | null = null;
-  private readonly undo = new Map<string, { readonly update: string; readonly insert: string }>();
+  private readonly undo = new Map<string, { readonly update: string; readonly insert: string; readonly cols: readonly string[] }>();
+  /** Snapshot positions, and the id of the last event folded in at each. */
+  private readonly snapshots = new Map<number, string>();
+  private every: number;
+  private restoredCount = 0;
 
   private constructor(
     private readonly db: SqlDb,
     private readonly source: SqlReader,
-  ) {}
+    options: ReplayCursorOptions,
+  ) {
+    this.every = Math.max(1, Math.floor(options.snapshotEvery ?? 1000));
+  }
 
   /** A cursor at position 0 over the log that `source` reads (the live store). */
-  static async open(source: SqlReader): Promise<ReplayCursor> {
+  static async open(source: SqlReader, options: ReplayCursorOptions = {}): Promise<ReplayCursor> {
     const SQL = await loadSqlJs();
     const db = new SqlDb(new SQL.Database());
     migrate(db, ':memory:');
@@ -126,7 +148,7 @@ export class ReplayCursor {
     );
     db.exec('CREATE TEMP TABLE replay_state (pos INTEGER NOT NULL, recording INTEGER NOT NULL)');
     db.exec('INSERT INTO replay_state VALUES (0, 1)');
-    const c = new ReplayCursor(db, source);
+    const c = new ReplayCursor(db, source, options);
     for (const p of CONTROL_PROJECTIONS) for (const t of p.tables) c.recordChangesOf(t);
     return c;
   }
@@ -145,12 +167,23 @@ export class ReplayCursor {
     return this.lastId;
   }
 
+  /** Moves taken from a snapshot so far (for tests and the bench). */
+  get restores(): number {
+    return this.restoredCount;
+  }
+
   /** Moves to the first `target` events of the log (fewer when the log is shorter). */
   moveTo(target: number): void {
     const want = Math.max(0, Math.floor(target));
+    // Back from the nearest snapshot when the events to fold from it, plus the copy (counted
+    // as half a spacing of events), are fewer than the events to undo. Only back: the undo
+    // log then still covers every position up to the snapshot's.
+    const from = this.snapshotAtOrBefore(want);
+    if (from !== undefined && from < this.position && want < this.position && want - from + this.every / 2 < this.position - want)
+      this.restore(from);
     if (want < this.position) this.back(want);
     while (this.position < want) {
-      const n = Math.min(want - this.position, 1000);
+      const n = Math.min(want - this.position, 1000, this.every - (this.position % this.every));
       const rows = this.source.all<EventRow>(
         this.lastId === null
           ? `SELECT ${EVENT_COLUMNS} FROM events ORDER BY event_id LIMIT ?`
@@ -159,8 +192,66 @@ export class ReplayCursor {
       );
       if (rows.length === 0) return; // the log is shorter than asked
       this.apply(rows.map(rowToEvent));
+      if (this.position % this.every === 0) this.keepSnapshot();
       if (rows.length < n) return;
     }
+  }
+
+  private snapshotAtOrBefore(target: number): number | undefined {
+    let best: number | undefined;
+    for (const pos of this.snapshots.keys()) if (pos <= target && (best === undefined || pos > best)) best = pos;
+    return best;
+  }
+
+  private snapshotTable(pos: number, table: string): string {
+    return `replay_snap_${pos}_${table}`;
+  }
+
+  /** Copies every projection table as it is at the current position (once per position). */
+  private keepSnapshot(): void {
+    const pos = this.position;
+    if (pos === 0 || this.snapshots.has(pos) || this.lastId === null) return;
+    for (const [t, u] of this.undo) {
+      this.db.exec(
+        `CREATE TEMP TABLE ${this.snapshotTable(pos, t)} AS SELECT rowid AS replay_rid, ${u.cols.map((c) => `"${c}"`).join(', ')} FROM main.${t}`,
+      );
+    }
+    this.snapshots.set(pos, this.lastId);
+    if (this.snapshots.size > MAX_SNAPSHOTS) {
+      this.every *= 2;
+      for (const p of [...this.snapshots.keys()]) if (p % this.every !== 0) this.dropSnapshot(p);
+    }
+  }
+
+  private dropSnapshot(pos: number): void {
+    for (const t of this.undo.keys()) this.db.exec(`DROP TABLE IF EXISTS temp.${this.snapshotTable(pos, t)}`);
+    this.snapshots.delete(pos);
+  }
+
+  /** Puts the projection tables back as snapshot `pos` holds them, and the events and undo log as they were there. */
+  private restore(pos: number): void {
+    const lastId = this.snapshots.get(pos);
+    if (lastId === undefined) return;
+    const db = this.db;
+    db.exec('BEGIN');
+    try {
+      db.run('UPDATE replay_state SET recording = 0');
+      for (const [t, u] of this.undo) {
+        const cols = u.cols.map((c) => `"${c}"`).join(', ');
+        db.exec(`DELETE FROM main.${t}`);
+        db.exec(`INSERT INTO main.${t} (rowid, ${cols}) SELECT replay_rid, ${cols} FROM temp.${this.snapshotTable(pos, t)}`);
+      }
+      db.run('DELETE FROM replay_undo WHERE pos > ?', [pos]);
+      db.run('DELETE FROM events WHERE event_id > ?', [lastId]);
+      db.run('UPDATE replay_state SET recording = 1, pos = ?', [pos]);
+      db.exec('COMMIT');
+    } catch (e) {
+      db.rollbackQuietly();
+      throw e;
+    }
+    this.position = pos;
+    this.lastId = lastId;
+    this.restoredCount += 1;
   }
 
   close(): void {
@@ -179,6 +270,7 @@ export class ReplayCursor {
     this.db.exec(`CREATE TEMP TRIGGER replay_d_${table} AFTER DELETE ON main.${table} BEGIN ${record('d', 'OLD.rowid', old)} END`);
     const values = cols.map((_, i) => `json_extract(?1, '$[${i}]')`);
     this.undo.set(table, {
+      cols,
       update: `UPDATE ${table} SET ${cols.map((c, i) => `"${c}" = ${values[i]}`).join(', ')} WHERE rowid = ?2`,
       insert: `INSERT INTO ${table} (rowid, ${cols.map((c) => `"${c}"`).join(', ')}) VALUES (?2, ${values.join(', ')})`,
     });
