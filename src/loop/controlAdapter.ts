@@ -43,6 +43,16 @@ export interface ClaimLeases {
   claimNamed(taskId: string, agent: string): Promise<void>;
   /** True for a claimed task nobody will finish (recovery releases it). */
   isStale(taskId: string): boolean;
+  /** queue-patch fenced by the claim's lease (refused once it is lost); undefined: no lease of this loop's. */
+  queuePatch(taskId: string, patchPath: string, createdBy: string): Promise<string> | undefined;
+  /** Release or block fenced by the claim's lease (false: refused, left to the holder); undefined: no lease of this loop's. */
+  endClaim(
+    taskId: string,
+    to: 'pending' | 'blocked',
+    actor: string,
+    reason: string,
+    extra?: Record<string, unknown>,
+  ): Promise<boolean> | undefined;
   dispose(): Promise<void>;
 }
 
@@ -109,10 +119,14 @@ export class ControlAdapter implements LoopControl {
   }
 
   async releaseTask(taskId: string, actor: string, reason: string, cause?: ReleaseCause): Promise<void> {
+    const fenced = this.leases?.endClaim(taskId, 'pending', actor, reason, cause ? { cause } : {});
+    if (fenced !== undefined) return void (await fenced);
     await transitionTask(this.ctx, { taskId, status: 'pending', actor, payload: { reason, ...(cause ? { cause } : {}) } });
   }
 
   async blockTask(taskId: string, actor: string, reason: string): Promise<void> {
+    const fenced = this.leases?.endClaim(taskId, 'blocked', actor, reason);
+    if (fenced !== undefined) return void (await fenced);
     await transitionTask(this.ctx, { taskId, status: 'blocked', actor, payload: { reason } });
   }
 
@@ -136,7 +150,7 @@ export class ControlAdapter implements LoopControl {
   }
 
   queuePatch(taskId: string, patchPath: string, createdBy: string): Promise<string> {
-    return queuePatch(this.ctx, { taskId, patchPath, createdBy });
+    return this.leases?.queuePatch(taskId, patchPath, createdBy) ?? queuePatch(this.ctx, { taskId, patchPath, createdBy });
   }
 
   async recordRisk(taskId: string, _tier: RiskTier, _files: readonly string[], patchId: string): Promise<void> {

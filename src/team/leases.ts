@@ -13,7 +13,7 @@ import type { Task } from '../domain/model';
 import { decideQueuePatch, newPatchId } from '../domain/patch';
 import { decideClaim, decideTransition, DEFAULT_WORKER_EFFORTS, pickReady } from '../domain/task';
 import type { ControlContext } from '../control/context';
-import { allTasks, getPatch, getTask } from '../control/views';
+import { allTasks, getPatch, getTask, patchesOf } from '../control/views';
 import type { NewEvent, Projection, SqlReader, SqlWriter, StoredEvent } from '../store/types';
 
 export interface Lease {
@@ -259,6 +259,8 @@ export async function endLease(
   to: 'pending' | 'blocked',
   reason: string,
   actor: string,
+  /** More of the transition's payload (the loop's release cause). */
+  extra: Record<string, unknown> = {},
 ): Promise<boolean> {
   const { result } = await ctx.store.execute((db) => {
     const problem = fenceProblem(db, lease.taskId, lease.leaseId, ctx.now().toISOString());
@@ -273,7 +275,10 @@ export async function endLease(
       });
       return { events: [refused], result: false };
     }
-    const events = decideTransition({ task, patches: [] }, { taskId: lease.taskId, to, actor, payload: { reason } });
+    const events = decideTransition(
+      { task, patches: patchesOf(db, lease.taskId) },
+      { taskId: lease.taskId, to, actor, payload: { ...extra, reason } },
+    );
     return { events: events.map(toNewEvent), result: true };
   });
   return result;

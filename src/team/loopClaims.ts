@@ -5,12 +5,17 @@
 // stay claimed, and expires other processes' dead leases on the same beat. At start-up,
 // recovery releases only stale claims — without a lease, expired, or held by a process of
 // this machine that is gone — never a live lease of another machine's worker.
+// The loop's results are fenced like a worker's: its queue-patch, release and block of a
+// task go through the lease it claimed the task with, so a loop whose lease ran out or was
+// taken over (a stall, a suspended laptop) has its late patch refused by the store
+// (`lease.refused`), and the task stays with the lease's holder — or, when nobody took it,
+// returns to pending with `lease.expired`.
 import * as os from 'node:os';
 import type { ControlContext } from '../control/context';
 import { getTask } from '../control/views';
 import type { ClaimLeases } from '../loop/controlAdapter';
 import type { LoopTask } from '../loop/ports';
-import { claimWithLease, expireLeases, LeaseLostError, renewLease, type Lease } from './leases';
+import { claimWithLease, endLease, expireLeases, LeaseLostError, queuePatchFenced, renewLease, type Lease } from './leases';
 
 export interface LoopClaimsOptions {
   readonly ttlMs: number;
@@ -37,7 +42,13 @@ export function parseLeaseOwner(owner: string): { host: string; pid: number } | 
 }
 
 export class LoopClaims implements ClaimLeases {
+  /** The leases the heartbeat renews. */
   private readonly held = new Map<string, Lease>();
+  /**
+   * The lease each task was claimed with, until this loop queues, releases or blocks the
+   * task through it: kept when renewal stops, because a lost lease is exactly what fences.
+   */
+  private readonly claimedWith = new Map<string, Lease>();
   private readonly host: string;
   private readonly pid: number;
   private timer: NodeJS.Timeout | undefined;
@@ -89,8 +100,70 @@ export class LoopClaims implements ClaimLeases {
 
   private hold(lease: Lease): LoopTask | null {
     this.held.set(lease.taskId, lease);
+    this.claimedWith.set(lease.taskId, lease);
     this.schedule();
     return getTask(this.ctx.store, lease.taskId) ?? null;
+  }
+
+  /**
+   * queue-patch under the lease this loop claimed the task with, fenced: LeaseLostError (and
+   * `lease.refused`) when it is no longer the task's live lease. Undefined when this loop
+   * holds no lease of the task (a re-queue of a deferred task's patch): the plain command.
+   */
+  queuePatch(taskId: string, patchPath: string, createdBy: string): Promise<string> | undefined {
+    const lease = this.claimedWith.get(taskId);
+    if (lease === undefined) return undefined;
+    return this.fenced(taskId, async () => {
+      try {
+        return await queuePatchFenced(this.ctx, lease, { patchPath, createdBy });
+      } catch (e) {
+        if (e instanceof LeaseLostError) {
+          this.o.log?.(e.message);
+          // Ran out and nobody took it: back to pending now rather than at the next beat.
+          await expireLeases(this.ctx, `harness@${this.host}:${this.pid}`).catch(() => undefined);
+        }
+        throw e;
+      }
+    });
+  }
+
+  /**
+   * Releases or blocks the task under this loop's lease, fenced: false (and `lease.refused`)
+   * when the lease is no longer the task's — it is left to its holder. Undefined when this
+   * loop holds no lease of the task.
+   */
+  endClaim(
+    taskId: string,
+    to: 'pending' | 'blocked',
+    actor: string,
+    reason: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<boolean> | undefined {
+    const lease = this.claimedWith.get(taskId);
+    if (lease === undefined) return undefined;
+    return this.fenced(taskId, async () => {
+      const ended = await endLease(this.ctx, lease, to, reason, actor, extra);
+      if (!ended)
+        this.o.log?.(`lease ${lease.leaseId} on ${taskId} is no longer held: the ${to === 'pending' ? 'release' : 'block'} is refused`);
+      return ended;
+    });
+  }
+
+  /**
+   * Runs a fenced command. Done under the lease: the claim is spent. Refused: renewal stops,
+   * but the lease stays the one this loop acts with, so a release that follows the refusal
+   * (the harness's clean-up) is refused too rather than freeing another holder's task.
+   */
+  private async fenced<T>(taskId: string, run: () => Promise<T>): Promise<T> {
+    try {
+      const result = await run();
+      this.held.delete(taskId);
+      if (result !== false) this.claimedWith.delete(taskId);
+      return result;
+    } catch (e) {
+      if (e instanceof LeaseLostError) this.held.delete(taskId);
+      throw e;
+    }
   }
 
   /**

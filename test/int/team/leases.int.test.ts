@@ -24,6 +24,8 @@ import {
   type Lease,
 } from '../../../src/team/leases';
 import { LoopClaims } from '../../../src/team/loopClaims';
+import { ControlAdapter } from '../../../src/loop/controlAdapter';
+import { DEFAULT_RISK_PATTERNS } from '../../../src/domain/risk';
 import { PromoterLock } from '../../../src/team/promoterLock';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 
@@ -125,6 +127,69 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
       assert.equal(loop.isStale(dead.taskId), true);
     } finally {
       await loop.dispose();
+    }
+  });
+  it("given the loop's lease lost (taken over, or run out), then its queue-patch and release are refused and the task stays the holder's", async () => {
+    const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
+    let skew = 0;
+    const clock = (): Date => new Date(Date.now() + skew);
+    const a = await machine(url);
+    const b = await machine(url, () => new Date(Date.now() + 120_000)); // its clock: every lease ran out
+    await seed(a, ['W0-001', 'W0-002', 'W0-003']);
+    const lines: string[] = [];
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-loop-fence-'));
+    const control = new ControlAdapter({
+      store: a.store,
+      projectDir: project,
+      ralphDir: path.join(project, '.ralph'),
+      riskPatterns: DEFAULT_RISK_PATTERNS,
+      leases: (ctx) => new LoopClaims({ ...ctx, now: clock }, { ttlMs: 60_000, host: 'here', log: (l) => lines.push(l) }),
+    });
+    const last = (id: string): { event_type: string; payload: Record<string, unknown> } =>
+      a.store.events({ entityType: 'task', entityId: id }).at(-1) as { event_type: string; payload: Record<string, unknown> };
+    const leaseOf = (id: string): string | undefined =>
+      a.store.get<{ owner: string }>('SELECT owner FROM task_lease WHERE task_id = ?', [id])?.owner;
+    try {
+      // Taken over: another machine expired the loop's lease and claimed the task itself.
+      assert.equal((await control.claimReadyTask('worker-1', 'worker', { exclude: [] }))?.task_id, 'W0-001');
+      await b.store.refresh();
+      assert.equal((await expireLeases(b, 'worker-b@elsewhere:1')).length, 1);
+      assert.ok(await claimWithLease(b, { owner: 'worker-b@elsewhere:1', ttlMs: 600_000, taskId: 'W0-001' }));
+      await a.store.refresh();
+      await assert.rejects(control.queuePatch('W0-001', path.join(project, 'late.patch'), 'worker-1'), LeaseLostError);
+      assert.equal(last('W0-001').event_type, 'lease.refused');
+      assert.equal(last('W0-001').payload['what'], 'queue-patch');
+      assert.match(String(last('W0-001').payload['reason']), /leased to worker-b@elsewhere:1/);
+      assert.equal(control.patches('W0-001').length, 0, 'no patch queued');
+      // The harness's clean-up after the refusal must not free the other machine's claim.
+      await control.releaseTask('W0-001', 'worker-1', 'harness error');
+      assert.equal(last('W0-001').event_type, 'lease.refused');
+      assert.equal(last('W0-001').payload['what'], 'pending');
+      assert.equal(control.task('W0-001')?.status, 'claimed');
+      assert.equal(leaseOf('W0-001'), 'worker-b@elsewhere:1');
+
+      // Run out, nobody took it: refused, and the task is back to pending at once, with the event.
+      assert.equal((await control.claimReadyTask('worker-1', 'worker', { exclude: [] }))?.task_id, 'W0-002');
+      skew = 120_000;
+      await assert.rejects(control.queuePatch('W0-002', path.join(project, 'late.patch'), 'worker-1'), LeaseLostError);
+      assert.deepEqual(types(a, 'W0-002').slice(-4), ['lease.granted', 'lease.refused', 'lease.expired', 'task.pending']);
+      assert.equal(control.patches('W0-002').length, 0);
+      assert.ok(
+        lines.some((l) => /W0-002.*refused/.test(l)),
+        lines.join('\n'),
+      );
+
+      // Held: queued under the live lease, the lease ends with the claim.
+      skew = 0;
+      const t = await control.claimReadyTask('worker-1', 'worker', { exclude: ['W0-002'] });
+      assert.equal(t?.task_id, 'W0-003');
+      const patchId = await control.queuePatch('W0-003', path.join(project, 'ok.patch'), 'worker-1');
+      assert.equal(control.task('W0-003')?.status, 'proposed');
+      assert.equal(control.patches('W0-003')[0]?.patch_id, patchId);
+      assert.equal(leaseOf('W0-003'), undefined);
+    } finally {
+      await control.dispose();
+      fs.rmSync(project, { recursive: true, force: true });
     }
   });
   it('given a worker killed -9 mid-task, then its lease expires, the task returns to pending, another finishes it, the late patch is refused', async () => {
