@@ -76,11 +76,17 @@ function checked(url: string, source: string): StoreLocation {
 export const STORE_CREDENTIAL_VARIABLES: readonly string[] = [STORE_URL_ENV, 'PGPASSWORD'];
 
 /**
+ * libpq's own variables (PGPASSWORD, PGPASSFILE, PGSERVICE, PGHOST, PGUSER, PGSSLKEY…): any of
+ * them points a program at the store or its password, so the gates get none.
+ */
+const LIBPQ_VARIABLE = /^PG[A-Z_]+$/;
+
+/**
  * `env` without the store's credentials: for the gates, which run code an agent wrote,
  * outside the agent's sandbox. Agents never get them (their environment is an allow-list).
  */
 export function withoutStoreCredentials(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
-  for (const name of STORE_CREDENTIAL_VARIABLES) delete out[name];
+  for (const name of Object.keys(out)) if (STORE_CREDENTIAL_VARIABLES.includes(name) || LIBPQ_VARIABLE.test(name)) delete out[name];
   return out;
 }

@@ -26,6 +26,8 @@ export interface BwrapProfile {
   /** Paths to keep readable where they would be hidden (/tmp, /run): git dirs, the CLI, inputs. */
   readonly readable: readonly string[];
   readonly cwd: string;
+  /** Files and folders shown empty wherever they are (the team store's credentials). */
+  readonly hidden?: readonly { readonly path: string; readonly kind: 'file' | 'dir' }[];
 }
 
 const real = (p: string): string => {
@@ -97,6 +99,12 @@ export function bwrapArgs(profile: BwrapProfile): string[] {
   }
   for (const w of writable) args.push('--bind', w, w);
   for (const p of profile.protect.map(real)) if (existsSync(p)) args.push('--ro-bind', p, p);
+  // Last, so they win over any bind above; one in a hidden root is gone already, unless bound.
+  for (const h of profile.hidden ?? []) {
+    if (hiddenAt(h.path) && !covered(h.path)) continue;
+    if (h.kind === 'dir') args.push('--tmpfs', h.path);
+    else args.push('--ro-bind', '/dev/null', h.path);
+  }
   // The way to each path as the agent names it: links in hidden roots recreated (their
   // targets are bound above, or are not hidden). One inside a bound folder is there already.
   const links = new Set<string>();

@@ -16,6 +16,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { BwrapProbe } from './bwrap';
 import { bwrapArgs, findOnPath, installRoot, ralphInstallRoot } from './bwrap';
 import type { AgentCli } from './environment';
+import { storeCredentialPaths } from './credentialFiles';
 
 export type ConfinementKind = 'bwrap' | 'cli-sandbox' | 'none';
 
@@ -125,6 +126,7 @@ export function confineSpawn(confinement: Confinement, file: string, args: reado
       ...(place.readable ?? []),
     ],
     cwd: place.cwd,
+    hidden: storeCredentialPaths(),
   });
   return { file: confinement.bwrap, args: [...profile, '--', file, ...args] };
 }

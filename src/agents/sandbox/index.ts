@@ -17,6 +17,8 @@ export {
   symlinkHops,
 } from './bwrap';
 export type { BwrapProbe, BwrapProfile, SymlinkHop } from './bwrap';
+export { storeCredentialPaths } from './credentialFiles';
+export type { HiddenPath } from './credentialFiles';
 export { SANDBOX_START_FAILED, sandboxStartFailure } from './startFailure';
 export type { StartFacts } from './startFailure';
 export { CLAUDE_SANDBOX_SETTINGS, chooseConfinement, confineSpawn, NO_CONFINEMENT } from './confinement';
