@@ -91,6 +91,63 @@ export async function archiveClosedPatches(
   return moves;
 }
 
+/**
+ * Moves every patch file in pending/ that no patch in the log names to `commits/discarded/`,
+ * each with a `patch_file.orphaned` event saying where it went. A run killed between writing
+ * a patch file and queueing it leaves such a file (the late re-verification's capture, the
+ * REQ engine's, a worker's); nothing will ever promote it, and its task's work is redone,
+ * but the bytes are kept. Run at start-up, under the writer lock, before anything captures.
+ * A file the store names (a live patch's, or a closed one's the closed sweep moves) stays.
+ */
+export async function archiveOrphanedPatches(ctx: ArchiveContext, actor = 'harness'): Promise<{ file: string; to: string }[]> {
+  const pending = path.join(ctx.ralphDir, 'commits', 'pending');
+  let names: string[];
+  try {
+    names = (await fsp.readdir(pending)).filter((n) => n.endsWith('.patch')).sort();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw fileError('list', pending, e);
+  }
+  if (names.length === 0) return [];
+  const known = new Set(
+    ctx.store
+      .all<{ patch_path: string | null }>('SELECT patch_path FROM patch_view WHERE patch_path IS NOT NULL')
+      .map((p) => absolute(ctx, p.patch_path as string)),
+  );
+  const orphans = names.map((n) => path.join(pending, n)).filter((f) => !known.has(f));
+  if (orphans.length === 0) return [];
+  const dir = path.join(ctx.ralphDir, 'commits', ARCHIVE_DIRS.discarded);
+  await fsp.mkdir(dir, { recursive: true }).catch((e: unknown) => {
+    throw fileError('mkdir', dir, e);
+  });
+  const moves: { file: string; to: string }[] = [];
+  for (const from of orphans) {
+    const to = await freeName(from, path.join(dir, path.basename(from)));
+    if (fs.existsSync(to))
+      await fsp.rm(from, { force: true }); // the same bytes are kept there already
+    else
+      await fsp.rename(from, to).catch((e: unknown) => {
+        throw fileError('rename', from, e);
+      });
+    moves.push({ file: from, to });
+  }
+  await fsyncDir(dir);
+  await fsyncDir(pending);
+  const rel = (f: string): string => path.relative(ctx.projectDir, f);
+  await ctx.store.append(
+    moves.map((m) =>
+      toNewEvent(
+        domainEvent('patch_file.orphaned', path.basename(m.file), actor, {
+          from: rel(m.file),
+          patch_path: rel(m.to),
+          reason: 'no patch in the log names it (written by a run that died before queueing it)',
+        }),
+      ),
+    ),
+  );
+  return moves;
+}
+
 function absolute(ctx: ArchiveContext, p: string): string {
   return path.isAbsolute(p) ? p : path.resolve(ctx.projectDir, p);
 }

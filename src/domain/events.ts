@@ -96,6 +96,11 @@ function buildSchemas() {
     'patch.discarded': z.looseObject({ task_id: z.string(), reason: z.string() }),
     /** A closed patch's file left commits/pending/ (src/control/patchArchive.ts): where it is now. */
     'patch.archived': z.looseObject({ task_id: z.string(), patch_path: z.string(), from: z.string() }),
+    /**
+     * A patch file in commits/pending/ that no patch names (a run died between writing and
+     * queueing it) was moved out of pending/ to `patch_path`; its entity is the file's name.
+     */
+    'patch_file.orphaned': z.looseObject({ from: z.string(), patch_path: z.string(), reason: z.string() }),
     'proposal.accepted': z.looseObject({ file: z.string(), proposal_type: z.string(), tasks: z.array(z.string()) }),
     'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
     'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
@@ -180,6 +185,7 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'patch.promoted',
   'patch.discarded',
   'patch.archived',
+  'patch_file.orphaned',
   'proposal.accepted',
   'proposal.deferred',
   'proposal.rejected',

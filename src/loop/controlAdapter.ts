@@ -5,7 +5,7 @@ import { controlContext } from '../control/context';
 import type { ControlContext } from '../control/context';
 import { claimReadyTask, decideAndAppend, transitionTask } from '../control/tasks';
 import { classifyTaskRisk, discardPatch, promotePatch, queuePatch } from '../control/patches';
-import { archiveClosedPatches } from '../control/patchArchive';
+import { archiveClosedPatches, archiveOrphanedPatches } from '../control/patchArchive';
 import { expireStaleDeferrals, resolveDeferred } from '../control/deferred';
 import { processProposals } from '../control/proposals';
 import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
@@ -172,6 +172,10 @@ export class ControlAdapter implements LoopControl {
 
   archiveClosedPatches(): Promise<readonly { patchId: string; to: string }[]> {
     return archiveClosedPatches(this.ctx);
+  }
+
+  archiveOrphanedPatches(): Promise<readonly { file: string; to: string }[]> {
+    return archiveOrphanedPatches(this.ctx);
   }
 
   async resolveDeferred(

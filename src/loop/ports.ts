@@ -128,6 +128,8 @@ export interface LoopControl {
   discardPatch(patchId: string, reason: string, actor: string): Promise<void>;
   /** Finishes moving closed patches' files out of commits/pending/ (a killed run's half-done moves). */
   archiveClosedPatches(): Promise<readonly { patchId: string; to: string }[]>;
+  /** Moves patch files no patch names out of commits/pending/ (a killed run's unqueued captures), each with an event. */
+  archiveOrphanedPatches(): Promise<readonly { file: string; to: string }[]>;
   resolveDeferred(
     taskId: string,
     decision: 'approve' | 'reject' | 'modify',

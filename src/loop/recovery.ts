@@ -3,8 +3,8 @@
 // any claim is from a dead run; on a shared store, any whose lease nobody holds), orphaned worktrees removed, and patches left queued
 // re-evaluated. Promotion is idempotent by the patch's trailer, so a run killed between the
 // branch update and promote-patch neither loses nor duplicates the commit.
-import { readdir, readFile, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { parsePatch } from '../domain/patchText';
 import { quoteId } from '../domain/ids';
 import { CONTROL_FILES_REASON } from '../domain/risk';
@@ -13,7 +13,6 @@ import { recoverInterruptedPromotion } from '../git/promote';
 import { judgeRoot, worktreesRoot } from '../git/repoCache';
 import { findOrphanedWorktrees, migrateLegacyWorktrees, removeWorktree } from '../git/worktrees';
 import { LATE_VERIFY_WORKTREE } from './lateVerify';
-import { CAPTURE_NAME } from './verification';
 import type { LoopRun } from './loopRun';
 
 export async function recover(run: LoopRun): Promise<void> {
@@ -37,11 +36,11 @@ export async function recover(run: LoopRun): Promise<void> {
       `moved ${moved.length} worktree(s) (${moved.join(', ')}) out of the repository into ${await worktreesRoot(projectDir)}`,
     );
   }
-  // A run killed between capturing a patch and queueing it left the file with no patch in
-  // the log: nothing will ever promote it, and the task's work is redone from its worktree.
-  for (const f of await unqueuedCaptures(run)) {
-    await rm(f, { force: true });
-    ctx.log('harness', 'info', `removed ${basename(f)}: captured by a killed run and never queued`);
+  // A run killed between writing a patch file and queueing it left the file with no patch
+  // in the log: nothing will ever promote it, and the task's work is redone from its
+  // worktree. The file moves to commits/discarded/ with an event (the bytes are kept).
+  for (const m of await control.archiveOrphanedPatches()) {
+    ctx.log('harness', 'info', `moved ${basename(m.file)} to ${basename(dirname(m.to))}/: written by a killed run and never queued`);
   }
   for (const r of await recoverInterruptedPromotion(projectDir)) {
     ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
@@ -121,23 +120,6 @@ async function patchChanges(patchPath: string): Promise<ChangedPath[]> {
   } catch {
     return [];
   }
-}
-
-/** Patch files the harness captured (its own names) that no patch in the log points to. */
-async function unqueuedCaptures(run: LoopRun): Promise<string[]> {
-  const { control, ralphDir } = run.ctx;
-  const dir = join(ralphDir, 'commits', 'pending');
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return [];
-  }
-  const known = new Set(control.tasks().flatMap((t) => control.patches(t.task_id).map((p) => p.patch_path)));
-  return names
-    .filter((n) => CAPTURE_NAME.test(n))
-    .map((n) => join(dir, n))
-    .filter((f) => !known.has(f));
 }
 
 function isLive(status: string): boolean {

@@ -19,9 +19,6 @@ import { forbiddenPatternsGate, runGates } from './gates';
 import type { GateResult, GateSpec } from './gates';
 import type { LoopTask } from './ports';
 
-/** The names pendingPatchPath gives: `<task>_<agent>_<yyyymmddhhmmssSSS>_<n>.patch` (recovery knows its own files by them). */
-export const CAPTURE_NAME = /^.+_(primary|worker-\d+)_\d{17}_\d+\.patch$/;
-
 export interface Verified {
   readonly gates: GateResult[];
   readonly patch: CapturedPatch | null;

@@ -5,7 +5,7 @@
 // restart finishes the move: pending/ ends empty, every closed patch's file is where
 // patch_view says, under commits/applied/ or commits/discarded/, and `ralph repair` is clean.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { buildMonitorSnapshot } from '../../../src/monitor/snapshot';
@@ -107,4 +107,44 @@ describe('faults: kill -9 while a closed patch file leaves commits/pending/', fu
       assert.deepEqual(findings, [], 'ralph repair on the finished project');
     });
   }
+
+  it('killed at patch.captured.late (the re-verified patch written, not yet queued): the restart moves it to commits/discarded/ with an event', async () => {
+    const dir = await createKillProject();
+    dirs.push(dir);
+    const killed = await child.run(dir, 'patch.captured.late', 1);
+    assert.deepEqual(
+      killed.killedAt,
+      { point: 'patch.captured.late', n: 1 },
+      `the judged patch was re-verified on a moved branch\n${killed.stderr}`,
+    );
+    count('faultsInjected');
+    const left = readdirSync(pendingDir(dir)).filter((f) => /_harness_\d{17}_\d+\.patch$/.test(f));
+    const named = await withObserver(dir, (store) =>
+      store.all<{ patch_path: string }>('SELECT patch_path FROM patch_view').map((r) => basename(r.patch_path)),
+    );
+    const orphans = left.filter((f) => !named.includes(f));
+    assert.equal(orphans.length, 1, `one captured file no patch names: ${left.join(', ')}`);
+    const bytes = readFileSync(join(pendingDir(dir), orphans[0] as string), 'utf8');
+    const end = await child.run(dir, 'none', 1);
+    assert.equal(end.exitCode, 0, end.stderr);
+    assert.equal(end.stopReason, 'backlog empty or blocked', end.stderr);
+    assert.deepEqual(
+      readdirSync(pendingDir(dir)).filter((f) => f.endsWith('.patch')),
+      [],
+      'pending/ holds no patch file once nothing waits',
+    );
+    const kept = join(dir, '.ralph', 'commits', 'discarded', orphans[0] as string);
+    const ok = existsSync(kept) && readFileSync(kept, 'utf8') === bytes;
+    if (!ok) count('eventsLost');
+    assert.ok(ok, `the orphan's bytes are kept in ${kept}`);
+    await withObserver(dir, (store) => {
+      const said = store
+        .all<{ entity_id: string }>("SELECT entity_id FROM events WHERE event_type = 'patch_file.orphaned'")
+        .map((r) => r.entity_id);
+      assert.deepEqual(said, orphans, 'one patch_file.orphaned event names it');
+    });
+    const repair = await checkProject({ projectDir: dir });
+    const findings = repair.findings.filter((f) => f.status !== 'ok').map((f) => `${f.status} ${f.check}: ${f.message}`);
+    assert.deepEqual(findings, [], 'ralph repair on the finished project');
+  });
 });

@@ -10,6 +10,7 @@
 //   journal.trim                    the journal is about to be replaced by its trimmed tail
 //   derived.rename                  STATE.json or BACKLOG.md is about to be replaced
 //   patch.capture / patch.captured  a patch file in commits/pending/ is about to be / was written
+//   patch.captured.late             the late re-verification's patch file was written, not yet queued
 //   patch.archive / patch.archived  a closed patch's file is about to be / was moved out of pending/
 //   git.<sub>.start / git.<sub>.done   a git process (commit-tree, update-ref, read-tree, apply,
 //                                   checkout-index, worktree) is spawned / has exited
@@ -78,8 +79,12 @@ async function hookFiles(): Promise<void> {
     else if (archive) point('patch.archive');
     await rename(from, to);
     if (isDb(t)) point('checkpoint.renamed');
-    else if (isPatch(t)) point('patch.captured');
-    else if (archive) point('patch.archived');
+    else if (isPatch(t)) {
+      point('patch.captured');
+      // The late re-verification's capture (its name carries the harness as the agent): the
+      // window between writing it and queueing its patch.
+      if (/_harness_\d{17}_\d+\.patch$/.test(t)) point('patch.captured.late');
+    } else if (archive) point('patch.archived');
   };
   const renameSync = fs.renameSync.bind(fs);
   fs.renameSync = (from: Fs.PathLike, to: Fs.PathLike): void => {

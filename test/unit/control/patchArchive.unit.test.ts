@@ -1,10 +1,11 @@
 // Closed patches' files leave commits/pending/ (src/control/patchArchive.ts): moved on the
 // command that closes them, through the inbox as well, and a killed writer's half-done move
-// (the event without the move, the move without its event) finished by the sweep.
+// (the event without the move, the move without its event) finished by the sweep; a file no
+// patch names (written by a run killed before it queued it) moved out with an event.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { archiveClosedPatches } from '../../../src/control/patchArchive';
+import { archiveClosedPatches, archiveOrphanedPatches } from '../../../src/control/patchArchive';
 import { discardPatch, drainInbox, getPatch, importBacklog, promotePatch, queuePatch, submitToInbox } from '../../../src/control/index';
 import { diffViewsAgainstRebuild } from '../../../src/project/repair/storeChecks';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
@@ -106,5 +107,53 @@ describe('closed patches leave commits/pending/', function () {
     assert.equal(fs.readFileSync(path.join(h.ralphDir, 'commits', 'applied', 'W0-001_same.patch'), 'utf8'), 'someone else');
     assert.equal(getPatch(h.store, a.id)?.patch_path, path.join('.ralph', 'commits', 'applied', 'W0-001_same-2.patch'));
     assert.equal(fs.readFileSync(at(getPatch(h.store, a.id)?.patch_path ?? ''), 'utf8'), a.bytes);
+  });
+
+  it('a file no patch names (the late re-verification captured it, the run died before queueing it) moves to commits/discarded/ with an event', async () => {
+    const live = await queued('W0-001', 'W0-001_live');
+    // Exactly the state a kill left in the fault suite: the harness's capture, no patch.queued.
+    const orphan = 'T-3_harness_20261202010516296_2.patch';
+    const bytes = 'diff --git a/x b/x\n';
+    fs.writeFileSync(path.join(h.ralphDir, 'commits', 'pending', orphan), bytes);
+    await h.reopen();
+    const before = h.store.events({}).length;
+    const moves = await archiveOrphanedPatches(h.ctx);
+    const discarded = path.join(h.ralphDir, 'commits', 'discarded', orphan);
+    assert.deepEqual(moves, [{ file: path.join(h.ralphDir, 'commits', 'pending', orphan), to: discarded }]);
+    assert.deepEqual(pendingFiles(), ['W0-001_live.patch'], "a live patch's file stays");
+    assert.equal(fs.readFileSync(discarded, 'utf8'), bytes, 'the bytes are kept, not deleted');
+    const events = h.store.events({}).slice(before);
+    assert.deepEqual(
+      events.map((e) => [e.event_type, e.entity_id, e.payload['from'], e.payload['patch_path']]),
+      [
+        [
+          'patch_file.orphaned',
+          orphan,
+          path.join('.ralph', 'commits', 'pending', orphan),
+          path.join('.ralph', 'commits', 'discarded', orphan),
+        ],
+      ],
+    );
+    assert.equal(getPatch(h.store, live.id)?.status, 'queued');
+    assert.deepEqual(await archiveOrphanedPatches(h.ctx), [], 'a second sweep has nothing to do');
+    assert.deepEqual(await diffViewsAgainstRebuild(h.store, CONTROL_PROJECTIONS), []);
+  });
+
+  it('an orphan whose name is taken in discarded/ by other bytes gets the next free name; the same bytes are not kept twice', async () => {
+    const dir = path.join(h.ralphDir, 'commits', 'discarded');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(path.join(h.ralphDir, 'commits', 'pending'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'a.patch'), 'other');
+    fs.writeFileSync(path.join(dir, 'b.patch'), 'same');
+    fs.writeFileSync(path.join(h.ralphDir, 'commits', 'pending', 'a.patch'), 'mine');
+    fs.writeFileSync(path.join(h.ralphDir, 'commits', 'pending', 'b.patch'), 'same');
+    const moves = await archiveOrphanedPatches(h.ctx);
+    assert.deepEqual(
+      moves.map((m) => path.basename(m.to)),
+      ['a-2.patch', 'b.patch'],
+    );
+    assert.deepEqual(pendingFiles(), []);
+    assert.equal(fs.readFileSync(path.join(dir, 'a.patch'), 'utf8'), 'other');
+    assert.equal(fs.readFileSync(path.join(dir, 'a-2.patch'), 'utf8'), 'mine');
   });
 });
