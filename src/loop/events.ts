@@ -121,6 +121,24 @@ export interface LoopSummary {
   readonly stopReason: string;
 }
 
+/** A `loop.stopped` event's payload read back as the summary it recorded (missing numbers are 0). */
+export function loopSummaryOf(payload: Readonly<Record<string, unknown>>): LoopSummary {
+  const n = (k: string): number => (typeof payload[k] === 'number' ? (payload[k] as number) : 0);
+  return {
+    iterations: n('iterations'),
+    invocations: n('invocations'),
+    promoted: n('promoted'),
+    deferred: n('deferred'),
+    blocked: n('blocked'),
+    released: n('released'),
+    costUsd: n('costUsd'),
+    wallMs: n('wallMs'),
+    modelMs: n('modelMs'),
+    gateMs: n('gateMs'),
+    stopReason: typeof payload['stopReason'] === 'string' ? payload['stopReason'] : 'stopped',
+  };
+}
+
 export type LoopEventType = LoopEvent['type'];
 export type LoopEventOf<T extends LoopEventType> = Extract<LoopEvent, { type: T }>;
 

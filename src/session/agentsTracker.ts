@@ -4,6 +4,8 @@
 // same notifications, storeFeed.ts). Pure (no vscode), so the Agents tree, the status bar
 // and the monitor share one reading.
 import type { LoopEvent } from '../loop/events';
+import { notificationsOf } from '../loop/storeFeed';
+import type { StoredEvent } from '../store/types';
 import type { RunningAgent } from '../protocol/monitor';
 
 export interface AgentRow {
@@ -76,6 +78,18 @@ export class AgentsTracker {
 
   clear(): void {
     this.rows.clear();
+  }
+
+  /**
+   * Folds events another writer appended, read back from the store: its loop.started starts
+   * afresh, its loop.stopped idles every agent, its agent.* events move the rows.
+   */
+  foldStored(events: readonly StoredEvent[]): void {
+    for (const e of events) {
+      if (e.event_type === 'loop.started') this.clear();
+      else if (e.event_type === 'loop.stopped') this.apply({ type: 'loop.state', state: 'stopped' });
+      else for (const n of notificationsOf([e])) this.apply(n, new Date(e.ts));
+    }
   }
 
   private get(name: string): AgentRow {

@@ -4,26 +4,10 @@
 // short-lived writer when no loop holds the lock). Host-neutral: plain Node, no `vscode`;
 // it reads the views through control/ functions (no SQL of its own). The VS Code extension
 // adapts it (src/extension/engine.ts: the file watcher); plain mocha tests it directly.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { InboxCommand, InboxResult, ControlContext } from '../control';
-import type { DeferralVerdict, TaskEventSummary } from '../control';
-import {
-  allTasks,
-  CONTROL_PROJECTIONS,
-  controlContext,
-  deferredTasksIn,
-  drainInbox,
-  eventsOfLatestRun,
-  getPatch,
-  getTask,
-  lastDeferralVerdict,
-  lastTaskEvent,
-  patchesOf,
-  recentEvents,
-  submitToInbox,
-} from '../control';
-import type { Patch, Task } from '../domain/model';
+import { CONTROL_PROJECTIONS, controlContext, drainInbox, eventsOfLatestRun, submitToInbox } from '../control';
+import { loopSummaryOf } from '../loop/events';
 import type { LoopEvent, LoopSummary } from '../loop/events';
 import { notificationsOf } from '../loop/storeFeed';
 import type { LoopHost, LoopHostOptions } from '../loop/host';
@@ -31,15 +15,22 @@ import type * as HostModule from '../loop/host';
 import { createStoreDataSource } from '../monitor/dataSource';
 import type { StoreDataSource } from '../monitor/dataSource';
 import type { LogLine } from '../protocol/monitor';
-import { CONFIG_FILE } from '../project/config';
-import { DB_FILE, JOURNAL_FILE, LOCK_FILE, LOCKS_DIR, openStore } from '../store';
+import { DB_FILE, openStore } from '../store';
 import type { EventStore, LockHolder, StoredEvent } from '../store';
-import { deadReason } from '../store/writerLock';
 import { AgentsTracker } from './agentsTracker';
+import { busyErrorOf, CommandFailedError, LoopBusyError } from './errors';
+import type { SubmitOutcome } from './errors';
 import { Emitter } from '../shared/emitter';
-import { HUMAN_ACTOR, type LoopStateKey } from './names';
-import { Disposable } from '../shared/lifecycle';
+import { HUMAN_ACTOR, loopStateOf, type LoopStateKey } from './names';
+import { LogTail } from './logTail';
 import type { DisposableLike } from '../shared/lifecycle';
+import { CoalescedRefresh } from './refresh';
+import { SpecCounter } from './specCounter';
+import { SessionViews } from './views';
+import { liveWriter, openShortLivedWriter } from './writer';
+
+export { CommandFailedError, LoopBusyError } from './errors';
+export type { SubmitOutcome } from './errors';
 
 export interface EngineLog {
   info(message: string): void;
@@ -60,48 +51,15 @@ export interface EngineOptions {
   readonly observerPollMs?: number;
 }
 
-/** How a command reached the control plane. */
-export type SubmitOutcome =
-  /** Applied by a short-lived writer in this window: already in the database. */
-  | { readonly via: 'applied'; readonly file: string }
-  /** Left in the inbox for the loop that holds the writer lock (this window's or another process's). */
-  | { readonly via: 'inbox'; readonly file: string; readonly writer: 'this-window' | LockHolder };
-
-export class CommandFailedError extends Error {
-  override readonly name = 'CommandFailedError';
-  constructor(
-    readonly command: string,
-    readonly reason: string,
-  ) {
-    super(`${command}: ${reason}`);
-  }
-}
-
-export class LoopBusyError extends Error {
-  override readonly name = 'LoopBusyError';
-  constructor(readonly holder: LockHolder | 'this-window') {
-    super(
-      holder === 'this-window'
-        ? 'the loop is already running in this window'
-        : `another process runs the loop (pid ${holder.pid} on ${holder.host}, since ${holder.started}); this window follows it as an observer`,
-    );
-  }
-}
-
-const MAX_LOG_LINES = 200;
-
-export class Engine extends Disposable {
-  readonly ralphDir: string;
+export class Engine extends SessionViews {
   private observer: EventStore | undefined;
   private opening: Promise<EventStore | undefined> | undefined;
   private host: LoopHost | undefined;
   private starting = false;
   private readonly tracker = new AgentsTracker();
-  private readonly logLines: LogLine[] = [];
+  private readonly logTail = new LogTail();
   private storeSub: DisposableLike | undefined;
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
-  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly refresh = this._register(new CoalescedRefresh(() => this.refreshNow()));
   private lastRole = '';
   private hostModule: typeof HostModule | undefined;
 
@@ -119,19 +77,15 @@ export class Engine extends Disposable {
   readonly dataSource: StoreDataSource;
 
   constructor(private readonly o: EngineOptions) {
-    super();
-    this.ralphDir = path.join(o.projectDir, '.ralph');
-    // The monitor reads whichever store is current (observer, or this window's writer).
-    const current = (): EventStore | undefined => this.view;
+    super(o.projectDir, o.name);
+    this.specs = new SpecCounter(o.projectDir, () => {
+      if (!this.isDisposed) this._onDidChangeState.fire();
+    });
     this.dataSource = createStoreDataSource({
-      store: {
-        all: (sql, params) => current()?.all(sql, params) ?? [],
-        get: (sql, params) => current()?.get(sql, params),
-        onDidAppend: (l) => this.onDidChangeData(l),
-      } as Pick<EventStore, 'all' | 'get' | 'onDidAppend'>,
+      store: this.currentStore((l) => this.onDidChangeData(l)),
       logsDir: path.join(this.ralphDir, 'logs'),
       agents: () => (this.host || this.role() === 'observer' ? this.tracker.running() : []),
-      logLines: () => this.logLines,
+      logLines: () => this.logTail.recent(),
       run: () => ({ run: this.loopState(), observing: this.role() === 'observer' }),
       project: () => ({ name: this.name, specs: this.specCount() }),
     });
@@ -139,56 +93,16 @@ export class Engine extends Disposable {
     this._register(this.onDidChangeState(() => this.dataSource.notify()));
     this._register(this.onDidLoopEvent(() => this.dataSource.notify()));
     if (o.watch) this._register(o.watch(this.ralphDir, () => this.scheduleRefresh()));
-    this._register({ dispose: () => this.stopPolling() });
   }
 
-  get projectDir(): string {
-    return this.o.projectDir;
-  }
+  private readonly specs: SpecCounter;
 
-  /** The workspace folder's name, for views and the status bar when several folders are open. */
-  get name(): string {
-    return this.o.name ?? path.basename(this.o.projectDir);
-  }
-
-  private specs: { count: number; checkedAt: number; checking: boolean } = { count: 0, checkedAt: 0, checking: false };
-
-  /**
-   * How many spec files the project has (specs/, docs/, adrs/, specification.yaml), rescanned
-   * at most every few seconds in the background; a change fires onDidChangeState.
-   */
+  /** How many spec files the project has (specs/, docs/, adrs/, specification.yaml); a change fires onDidChangeState. */
   specCount(): number {
-    const s = this.specs;
-    if (!s.checking && Date.now() - s.checkedAt > 5000) {
-      s.checking = true;
-      void import('../project/specs.js')
-        .then((m) => m.discoverSpecs(this.o.projectDir))
-        .then(
-          (found) => {
-            const changed = found.length !== s.count;
-            s.count = found.length;
-            if (changed && !this.isDisposed) this._onDidChangeState.fire();
-          },
-          () => undefined,
-        )
-        .finally(() => {
-          s.checking = false;
-          s.checkedAt = Date.now();
-        });
-    }
-    return s.count;
+    return this.specs.current();
   }
 
   // ---- what this window sees -------------------------------------------------------------
-
-  /** `.ralph/ralph.db` exists (or a config without a database yet: init half done). */
-  isInitialized(): boolean {
-    return fs.existsSync(path.join(this.ralphDir, DB_FILE)) || fs.existsSync(path.join(this.ralphDir, JOURNAL_FILE));
-  }
-
-  hasConfig(): boolean {
-    return fs.existsSync(path.join(this.o.projectDir, CONFIG_FILE));
-  }
 
   /** The store views read from: this window's loop writer, else the observer (once opened). */
   get view(): EventStore | undefined {
@@ -225,17 +139,7 @@ export class Engine extends Disposable {
 
   /** The lock holder when another live process is the writer. */
   externalWriter(): LockHolder | undefined {
-    const file = path.join(this.ralphDir, LOCKS_DIR, LOCK_FILE);
-    let holder: LockHolder;
-    try {
-      holder = JSON.parse(fs.readFileSync(file, 'utf8')) as LockHolder;
-    } catch {
-      return undefined;
-    }
-    if (typeof holder.pid !== 'number') return undefined;
-    if (holder.pid === process.pid && this.host) return undefined;
-    if (deadReason(holder, Date.now(), 30_000) !== undefined) return undefined;
-    return holder;
+    return liveWriter(this.ralphDir, this.host !== undefined);
   }
 
   /** writer: this window runs the loop; observer: another process does; idle: nobody. */
@@ -246,11 +150,7 @@ export class Engine extends Disposable {
 
   loopState(): LoopStateKey {
     if (this.starting) return 'running';
-    if (this.host) {
-      const s = this.host.loop.state;
-      if (s === 'paused') return 'paused';
-      return s === 'stopped' || s === 'idle' ? 'stopped' : 'running';
-    }
+    if (this.host) return loopStateOf(this.host.loop.state);
     return this.externalWriter() ? 'running' : 'stopped';
   }
 
@@ -264,73 +164,16 @@ export class Engine extends Disposable {
     return this.tracker.list();
   }
 
-  tasks(): Task[] {
-    const v = this.view;
-    return v ? allTasks(v) : [];
-  }
-
-  task(taskId: string): Task | undefined {
-    const v = this.view;
-    return v ? getTask(v, taskId) : undefined;
-  }
-
-  deferred(): Task[] {
-    const v = this.view;
-    return v ? deferredTasksIn(v) : [];
-  }
-
-  patch(patchId: string): Patch | undefined {
-    const v = this.view;
-    return v ? getPatch(v, patchId) : undefined;
-  }
-
-  /** The task's current patch: its patch_id, else its newest. */
-  patchOfTask(taskId: string): Patch | undefined {
-    const v = this.view;
-    if (!v) return undefined;
-    const t = this.task(taskId);
-    if (t?.patch_id) return getPatch(v, t.patch_id) ?? undefined;
-    return patchesOf(v, taskId).at(-1);
-  }
-
-  /** The newest events first, optionally filtered by a substring of type, entity or actor. */
-  recentEvents(limit = 200, filter?: string): StoredEvent[] {
-    const v = this.view;
-    return v ? recentEvents(v, limit, filter) : [];
-  }
-
-  /** The latest event about a task (for tooltips). */
-  lastTaskEvent(taskId: string): TaskEventSummary | undefined {
-    const v = this.view;
-    return v ? lastTaskEvent(v, taskId) : undefined;
-  }
-
-  /** The latest judge (or human) verdict on a task's deferral. */
-  lastVerdict(taskId: string): DeferralVerdict | undefined {
-    const v = this.view;
-    return v ? lastDeferralVerdict(v, taskId) : undefined;
-  }
-
   // ---- following another writer ----------------------------------------------------------
 
   /** Re-reads the database after a file change; coalesces bursts. */
   scheduleRefresh(): void {
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return;
-    }
-    this.refreshing = this.refreshNow().finally(() => {
-      this.refreshing = undefined;
-      if (this.refreshAgain) {
-        this.refreshAgain = false;
-        this.scheduleRefresh();
-      }
-    });
+    this.refresh.schedule();
   }
 
   /** Resolves once a pending refresh is done (tests wait on it). */
-  async settled(): Promise<void> {
-    while (this.refreshing) await this.refreshing;
+  settled(): Promise<void> {
+    return this.refresh.settled();
   }
 
   private async refreshNow(): Promise<void> {
@@ -350,17 +193,8 @@ export class Engine extends Disposable {
   }
 
   private updatePolling(): void {
-    const ms = this.o.observerPollMs ?? 2000;
-    const want = ms > 0 && !this.host && this.observer !== undefined && this.externalWriter() !== undefined;
-    if (want && !this.pollTimer) {
-      this.pollTimer = setInterval(() => this.scheduleRefresh(), ms);
-      this.pollTimer.unref();
-    } else if (!want) this.stopPolling();
-  }
-
-  private stopPolling(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = undefined;
+    const want = !this.host && this.observer !== undefined && this.externalWriter() !== undefined;
+    this.refresh.poll(want, this.o.observerPollMs ?? 2000);
   }
 
   private subscribe(store: EventStore): void {
@@ -375,18 +209,12 @@ export class Engine extends Disposable {
   /** The agents of the run another process writes, from its events since its loop.started. */
   private catchUpWithWriter(store: EventStore): void {
     this.tracker.clear();
-    for (const e of eventsOfLatestRun(store, ['agent.started', 'agent.finished', 'loop.stopped']) ?? []) this.foldWriterEvent(e);
+    this.tracker.foldStored(eventsOfLatestRun(store, ['agent.started', 'agent.finished', 'loop.stopped']) ?? []);
   }
 
   private followWriter(events: readonly StoredEvent[]): void {
-    for (const e of events) this.foldWriterEvent(e);
+    this.tracker.foldStored(events);
     for (const n of notificationsOf(events)) this._onDidLoopEvent.fire(n);
-  }
-
-  private foldWriterEvent(e: StoredEvent): void {
-    if (e.event_type === 'loop.started') this.tracker.clear();
-    else if (e.event_type === 'loop.stopped') this.tracker.apply({ type: 'loop.state', state: 'stopped' });
-    else for (const n of notificationsOf([e])) this.tracker.apply(n, new Date(e.ts));
   }
 
   // ---- commands ------------------------------------------------------------------------
@@ -424,22 +252,7 @@ export class Engine extends Disposable {
    */
   async withWriter<T>(fn: (ctx: ControlContext) => Promise<T>): Promise<T> {
     if (this.host) return fn(controlContext(this.host.store, { ralphDir: this.ralphDir, projectDir: this.o.projectDir }));
-    let store: EventStore;
-    try {
-      store = await openStore({
-        ralphDir: this.ralphDir,
-        mode: 'writer',
-        projections: CONTROL_PROJECTIONS,
-        runId: `vscode_${process.pid}`,
-        lockWaitMs: 10_000,
-      });
-    } catch (e) {
-      if (e instanceof Error && e.name === 'StoreLockedError') {
-        const holder = (e as Error & { holder?: LockHolder }).holder;
-        throw new LoopBusyError(holder ?? { pid: 0, host: '?', started: '?', heartbeat: '?', runId: '?' });
-      }
-      throw e;
-    }
+    const store = await openShortLivedWriter(this.ralphDir);
     try {
       return await fn(controlContext(store, { ralphDir: this.ralphDir, projectDir: this.o.projectDir }));
     } finally {
@@ -470,17 +283,12 @@ export class Engine extends Disposable {
     } catch (e) {
       this.starting = false;
       this._onDidChangeState.fire();
-      if (e instanceof Error && e.name === 'StoreLockedError') {
-        throw new LoopBusyError(
-          (e as Error & { holder?: LockHolder }).holder ?? { pid: 0, host: '?', started: '?', heartbeat: '?', runId: '?' },
-        );
-      }
-      throw e;
+      throw busyErrorOf(e);
     }
     this.host = host;
     this.starting = false;
     this.tracker.clear();
-    this.stopPolling();
+    this.refresh.stopPolling();
     const sub = host.loop.events.on((e) => this.onLoopEvent(e));
     this.subscribe(host.store);
     // The observer is not needed while this window writes: views read the writer's store.
@@ -535,34 +343,17 @@ export class Engine extends Disposable {
   /** The loop summary of a `loop.stopped` event, as the CLI prints it. */
   async formatSummary(payload: Record<string, unknown>): Promise<string> {
     this.hostModule ??= await import('../loop/host.js');
-    const n = (k: string): number => (typeof payload[k] === 'number' ? (payload[k] as number) : 0);
-    const summary: LoopSummary = {
-      iterations: n('iterations'),
-      invocations: n('invocations'),
-      promoted: n('promoted'),
-      deferred: n('deferred'),
-      blocked: n('blocked'),
-      released: n('released'),
-      costUsd: n('costUsd'),
-      wallMs: n('wallMs'),
-      modelMs: n('modelMs'),
-      gateMs: n('gateMs'),
-      stopReason: typeof payload['stopReason'] === 'string' ? payload['stopReason'] : 'stopped',
-    };
-    return this.hostModule.formatSummary(summary);
+    return this.hostModule.formatSummary(loopSummaryOf(payload));
   }
 
   /** Recent log lines of this window's loop (the monitor shows them). */
   recentLog(): readonly LogLine[] {
-    return this.logLines;
+    return this.logTail.recent();
   }
 
   private onLoopEvent(e: LoopEvent): void {
     this.tracker.apply(e);
-    if (e.type === 'log') {
-      this.logLines.push({ ts: new Date().toISOString(), level: e.level, text: `${e.agent}: ${e.message}` });
-      if (this.logLines.length > MAX_LOG_LINES) this.logLines.splice(0, this.logLines.length - MAX_LOG_LINES);
-    }
+    if (e.type === 'log') this.logTail.add(e);
     this._onDidLoopEvent.fire(e);
     if (e.type === 'loop.state') this._onDidChangeState.fire();
   }
