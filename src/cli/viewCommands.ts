@@ -1,0 +1,117 @@
+// The view commands of `ralph`: render the state and the backlog, sync BACKLOG.md, status,
+// show one entity, and rebuild the projections from the event log.
+import { opt } from './args';
+import type { CommandSpec } from './commandSpec';
+import { J, json, noMore } from './commandSpec';
+import { loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus, loadStatusPath } from './lazy';
+
+export const VIEW_COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'render-state',
+    arity: [0, 0],
+    usage: 'render-state',
+    summary: 'regenerate STATE.json from the event log',
+    store: 'observer',
+    async run(ctx, a) {
+      const { renderState } = await loadControl();
+      noMore(a, 0, this.usage);
+      renderState(ctx);
+      return 0;
+    },
+  },
+  {
+    name: 'render-backlog',
+    arity: [0, 0],
+    usage: 'render-backlog',
+    summary: 'regenerate BACKLOG.md from the event log',
+    store: 'observer',
+    async run(ctx, a) {
+      const { renderBacklogFile } = await loadControl();
+      noMore(a, 0, this.usage);
+      renderBacklogFile(ctx);
+      return 0;
+    },
+  },
+  {
+    name: 'sync-backlog',
+    arity: [0, 0],
+    usage: 'sync-backlog',
+    summary: 'import new BACKLOG.md rows; report done marks without a promoted patch',
+    store: 'writer',
+    switches: J,
+    async run(ctx, a, io) {
+      const { formatSync, syncBacklog } = await loadControl();
+      noMore(a, 0, this.usage);
+      const r = await syncBacklog(ctx);
+      const f = formatSync(r);
+      io.err(f.err);
+      io.out(json(a) ? `${JSON.stringify(r)}\n` : f.out);
+      return 0;
+    },
+  },
+  {
+    name: 'status',
+    arity: [0, 0],
+    usage: 'status [--at <time|evt_id>] [--json]',
+    summary: 'summary of phase, tasks, patches, events and deferrals (--at: as it was then)',
+    store: 'observer',
+    switches: J,
+    values: ['at'],
+    async run(ctx, a, io) {
+      const { statusFacts, statusFactsAt, parseMoment, renderStatus } = await loadStatusPath();
+      noMore(a, 0, this.usage);
+      // A broken ralph.config.json is what `ralph start` would stop on: say so here too, in the
+      // same file:line:col words (stderr, so the reference's status text stays as it was).
+      // The verdict is cached per config text and build (configVerdict.ts): the schema is
+      // most of what status would cost.
+      const { configProblem } = await loadConfigVerdict();
+      const { safetyFacts, safetyLines } = await loadSafetyStatus();
+      const configError = (await configProblem(ctx.projectDir, loadProjectConfig)) ?? null;
+      if (configError !== null) io.err(`ralph: warning: ${configError}\n`);
+      const at = opt(a, 'at');
+      const past = at === undefined ? undefined : await statusFactsAt(ctx, parseMoment(at));
+      if (past !== undefined) io.err(`as of ${past.at} (${past.lastEventId === null ? 'no event yet' : `up to ${past.lastEventId}`})\n`);
+      const f = past ?? statusFacts(ctx);
+      if (json(a)) {
+        io.out(
+          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts), configError, safety: safetyFacts(ctx.store) })}\n`,
+        );
+      } else io.out(renderStatus(f) + (past === undefined ? safetyLines(safetyFacts(ctx.store)) : ''));
+      return 0;
+    },
+  },
+  {
+    name: 'show',
+    arity: [1, 1],
+    usage: 'show <task> [--json]',
+    summary: "a task's story: every event, attempt, gate, patch, verdict, the commit, time and cost",
+    store: 'observer',
+    switches: J,
+    ids: (a) => [['task', a.positionals[0], '<task>']],
+    async run(ctx, a, io) {
+      const { readTaskStory, renderTaskStory } = await loadControl();
+      const taskId = a.positionals[0] as string;
+      const story = readTaskStory(ctx.store, taskId);
+      if (story === undefined) {
+        io.err(`ralph: no task '${taskId}' in the event log\n`);
+        return 1;
+      }
+      io.out(json(a) ? `${JSON.stringify(story)}\n` : renderTaskStory(story));
+      return 0;
+    },
+  },
+  {
+    name: 'rebuild',
+    arity: [0, 0],
+    usage: 'rebuild',
+    summary: 'replay every event into fresh task_view and patch_view',
+    store: 'writer',
+    async run(ctx, a, io) {
+      const { rebuildViews } = await loadControl();
+      noMore(a, 0, this.usage);
+      const n = await rebuildViews(ctx);
+      io.out(`Rebuilt task_view and patch_view from ${n} events\n`);
+      return 0;
+    },
+  },
+];
