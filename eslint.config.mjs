@@ -9,6 +9,9 @@
 //     module (project/config.ts with its parsers), which itself imports only domain/ and shared/.
 // A later block replaces (does not merge) the rule's options for its files, so each block
 // repeats the restrictions that still apply there.
+// Files in src/ and webview-ui/ stay under 400 lines (ralph/max-lines): a longer one says why
+// in its first line, `// Over 400 lines because <reason>`, the only way out (the lint test
+// lints every long file with inline disables ignored).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
@@ -36,6 +39,33 @@ const CONFIG_MODULE = ['src/project/config.ts', 'src/project/jsonPositions.ts', 
 const configBelow = {
   regex: '^\\.\\./(?!(domain|shared)/)|^\\./(?!(config|jsonPositions|result|languages)$)',
   message: 'The config module (project/config.ts and its parsers) imports only domain/, shared/ and itself: control/ builds on it.',
+};
+
+const MAX_LINES = 400;
+const REASON_LINE = /^\/\/ Over 400 lines because \S/;
+const maxLinesOrReason = {
+  meta: {
+    type: 'suggestion',
+    schema: [],
+    messages: {
+      tooLong:
+        'This file has {{lines}} lines (over ' +
+        MAX_LINES +
+        '): split it into modules named for what they own, or give the reason in its first line: `// Over 400 lines because …`.',
+    },
+  },
+  create(context) {
+    return {
+      Program() {
+        const lines = context.sourceCode.lines;
+        const count = lines.at(-1) === '' ? lines.length - 1 : lines.length;
+        if (count <= MAX_LINES) return;
+        const first = lines[0]?.startsWith('#!') ? lines[1] : lines[0];
+        if (REASON_LINE.test(first ?? '')) return;
+        context.report({ loc: { line: 1, column: 0 }, messageId: 'tooLong', data: { lines: String(count) } });
+      },
+    };
+  },
 };
 
 export default tseslint.config(
@@ -82,6 +112,11 @@ export default tseslint.config(
     files: ['webview-ui/**'],
     languageOptions: { globals: { ...globals.browser } },
     rules: { 'no-restricted-imports': ['error', { paths: [noVscode], patterns: [webviewOnlyProtocol] }] },
+  },
+  {
+    files: ['src/**/*.ts', 'webview-ui/**/*.ts'],
+    plugins: { ralph: { rules: { 'max-lines': maxLinesOrReason } } },
+    rules: { 'ralph/max-lines': 'error' },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],

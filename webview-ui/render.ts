@@ -1,3 +1,4 @@
+// Over 400 lines because every monitor panel renders from one snapshot, with one change check per section.
 // The monitor's layout and panels: header facts, four summary cards, and tabs for activity,
 // charts, deferred items, cost and the log. Each section re-renders only when its slice of
 // the snapshot changed, so a burst of updates does not rebuild the whole page.

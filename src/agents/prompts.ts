@@ -1,3 +1,4 @@
+// Over 400 lines because every agent prompt (primary phases, worker, judge, decompose) is assembled here from shared sections that must stay consistent.
 // Prompt builders for every agent invocation (primary per phase, worker, judge, decompose),
 // pure functions of plain inputs: core.md text, the phase file text, a slim state, the
 // backlog, guardrails and, for retries, the failing gate's output. Token-efficient by

@@ -1,3 +1,4 @@
+// Over 400 lines because a task's story is one fold of its events and the markdown rendering of that fold's one record type.
 // A task's story: everything the event log knows about one task — where it came from, each
 // attempt (who claimed it, reflections, patches with their gates and risk tier), the judge's
 // and humans' decisions, the commit it landed as, time (and cost, once agent events carry

@@ -1,3 +1,4 @@
+// Over 400 lines because it is the one reader of git's patch grammar (headers, hunks, modes, renames, symlinks); a second reader would drift.
 // The one reader of patch text, for the loop, the CLI and the extension alike: which files
 // a patch touches (risk is classified from them), the lines it adds (the forbidden-pattern
 // gate), its hunks and blob ids (the diff view), and symlink targets. Pure.

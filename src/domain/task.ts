@@ -1,3 +1,4 @@
+// Over 400 lines because the task aggregate's evolve, deciders and attempt rules are one state machine over one row.
 // The task lifecycle as pure functions: evolveTask folds an event into a task row;
 // the decide* functions turn a command and the current state into events or a typed error;
 // and the rules around attempts: which task is ready for whom, how a failed attempt is

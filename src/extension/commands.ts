@@ -1,3 +1,4 @@
+// Over 400 lines because it is the table of every palette and tree command, each entry a small factory over one context.
 // Every palette and tree command as a small factory over the extension's context. Human
 // decisions go through the engine (the inbox), so they are events with actor `human`
 // whether this window runs the loop, another process does, or nobody does. With several

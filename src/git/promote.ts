@@ -1,3 +1,4 @@
+// Over 400 lines because promotion's crash-ordered steps (index, apply, commit, update-ref, checkout follow, recovery) must be read together.
 // Promotion: a captured patch becomes one commit on the target branch through plumbing
 // (temp index, apply, write-tree, commit-tree, compare-and-swap update-ref), and, when the
 // user has that branch checked out, their checkout follows like a fast-forward merge.

@@ -1,3 +1,4 @@
+// Over 400 lines because the monitor's snapshot is one query per panel over the same store and files, sharing their row types.
 // Builds the monitor's snapshot from the database (events, task_view, patch_view, queried
 // by the reference schema), the `.ralph/` files (STATE.json, logs/par-metrics-*.jsonl,
 // commits/pending/) and what only the host knows (running agents, recent log lines).

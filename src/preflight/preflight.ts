@@ -1,3 +1,4 @@
+// Over 400 lines because each backend's checks (binary, version, auth, confinement) sit together so `ralph doctor` shows one ordered list.
 // The preflight run before any agent starts (`ralph start`, "Ralph: Start Loop") and shown
 // in full by `ralph doctor`: per role and backend, the binary exists and runs, its version
 // is one we support, it is authenticated where that can be told from outside, and which

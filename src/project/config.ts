@@ -1,3 +1,4 @@
+// Over 400 lines because it is the one zod schema of ralph.config.json (validation, defaults, the JSON Schema) with its loader.
 // ralph.config.json: the one zod schema (single source of truth for validation, defaults
 // and the generated JSON Schema), and loading it with errors that name the file, the JSON
 // path with its line:column, and what was expected.

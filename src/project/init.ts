@@ -1,3 +1,4 @@
+// Over 400 lines because it is the one writer of the .ralph/ tree, the phase files and the config a new project starts with.
 // `ralph init`: creates the .ralph/ tree, the phase files for the detected language and
 // ralph.config.json. A folder that is not a git repository is the user's: init refuses it
 // unless asked to create one (`gitInit`), and then commits only the files it created.

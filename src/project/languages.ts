@@ -1,3 +1,4 @@
+// Over 400 lines because it is one table of language profiles (commands, patterns, conventions) with the detection that picks one.
 // Language detection (the reference's order) and, per language, the gate commands,
 // forbidden patterns and conventions that `ralph init` writes into ralph.config.json and
 // the phase files. TypeScript projects are read, not guessed: their own package.json

@@ -1,3 +1,4 @@
+// Over 400 lines because it is the one typed host-webview protocol: one zod schema per message, compiled by both sides.
 // The one typed protocol between the extension host and the monitor webview; both sides
 // compile this file. Every message is `{ method, params, id? }`, one zod schema per method,
 // validated on receipt on both sides: an invalid message is reported with a reason and

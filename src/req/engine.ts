@@ -1,3 +1,4 @@
+// Over 400 lines because a REQ's rounds (prompt, layers L1 to L3, commit) and the run around them share one context and its state.
 // The REQ loop (seed 001, Phase 1): up to max_iterations steps, each taking the next READY
 // requirement (dependencies done, lowest priority number, Kahn order) through up to 3 rounds
 // of one fresh agent invocation in the REQ's own confined worktree, verified by the harness

@@ -1,3 +1,4 @@
+// Over 400 lines because the journal's format, appender, reader and repair share one record grammar and its crash rules.
 // The append-only event journal (.ralph/ralph.events.journal): one line per committed
 // command, `<crc32 hex> <json>\n`. A crash mid-write leaves an unterminated last line (a
 // torn tail, dropped quietly: nobody was told it was recorded); a complete line that fails

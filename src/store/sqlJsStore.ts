@@ -1,3 +1,4 @@
+// Over 400 lines because it is one adapter of the EventStore port whose commands, checkpoint and replay share one in-memory database.
 // The sql.js adapter of the EventStore port: the database lives in memory, every command's
 // events are made durable by the journal (one fsync, group commit), and a throttled
 // checkpoint writes .ralph/ralph.db atomically (keeping the one it replaces as

@@ -1,3 +1,4 @@
+// Over 400 lines because it imitates two wire protocols (Anthropic Messages, OpenAI Responses) over one scenario engine they share.
 // The scripted model server: a node:http server on 127.0.0.1 that imitates the Anthropic
 // Messages API (SSE and plain JSON) and the OpenAI Responses API (SSE) closely enough for
 // the real `claude` and `codex` CLIs, answering every request from a scenario

@@ -1,3 +1,4 @@
+// Over 400 lines because the store repair checks are small functions that share one finding type and one ordered list.
 // Repair checks that need the event store: the files on disk before anyone opens them
 // (SQLite integrity and tables, journal vs database, the writer lock) and the state of an
 // opened store (counts in STATE.json, stuck claims, patches, BACKLOG.md marks, deferrals

@@ -1,3 +1,4 @@
+// Over 400 lines because it is one adapter of the EventStore port whose append, replica and notifications share one connection's state.
 // The PostgreSQL adapter of the EventStore port (team mode). PostgreSQL holds the truth: the
 // `events` table, appended with optimistic concurrency (a compare-and-swap on ralph_head in
 // the same transaction as the insert). Each process keeps a replica of the events and the
