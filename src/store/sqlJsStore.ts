@@ -102,20 +102,24 @@ export interface OpenStoreOptions {
   /** Writes ralph.db at checkpoints (default: the file writer of checkpoint.ts). */
   readonly checkpointWriter?: CheckpointWriter;
   /**
-   * Writer: where checkpoints export the database (checkpointReplica.ts). 'auto' (the
-   * default): in a worker thread once ralph.db reaches REPLICA_MIN_BYTES, on this thread
-   * below; 'always': in the worker from the second checkpoint on (tests); 'never'.
+   * Writer: where checkpoints export the database (checkpointReplica.ts). 'auto': in a
+   * worker thread once ralph.db reaches REPLICA_MIN_BYTES, on this thread below; 'always':
+   * in the worker from the first checkpoint after the open (tests); 'never'. Default: 'auto'
+   * for a writer that drains the inbox (a running loop, which lives long enough for a
+   * worker to pay), 'never' for the rest (a short command checkpoints once, as it exits).
    */
   readonly checkpointWorker?: 'auto' | 'always' | 'never';
 }
 
 /**
- * RALPH_CHECKPOINT_WORKER=always|never|auto overrides the default 'auto' (the faults suite
- * runs its kills with the worker forced on this way); anything else is 'auto'.
+ * RALPH_CHECKPOINT_WORKER=always|never|auto overrides the default (a test suite can run its
+ * kills with the worker forced on this way); anything else leaves it.
  */
-function checkpointWorkerFromEnv(): 'auto' | 'always' | 'never' {
+function checkpointWorkerOf(options: OpenStoreOptions): 'auto' | 'always' | 'never' {
+  if (options.checkpointWorker) return options.checkpointWorker;
   const v = process.env['RALPH_CHECKPOINT_WORKER'];
-  return v === 'always' || v === 'never' ? v : 'auto';
+  if (v === 'always' || v === 'never' || v === 'auto') return v;
+  return options.drainsInbox ? 'auto' : 'never';
 }
 
 /** From this size of ralph.db on, checkpoints export in a worker thread ('auto'): ~15 ms of export on an idle machine. */
@@ -1108,7 +1112,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
       clock,
       options.checkpointDebounceMs ?? 1000,
       options.checkpointWriter,
-      options.checkpointWorker ?? checkpointWorkerFromEnv(),
+      checkpointWorkerOf(options),
     );
     store.setDbBytes(loaded.bytes);
     if (lock) {

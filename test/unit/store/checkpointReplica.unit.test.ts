@@ -84,7 +84,7 @@ describe('store/checkpointReplica', () => {
   });
 
   it("given 'auto' and a small database, then no worker starts and checkpoints export on the writer's thread", async () => {
-    store = await openStore({ ralphDir: dir, mode: 'writer', projections: [counterProjection()] });
+    store = await openStore({ ralphDir: dir, mode: 'writer', projections: [counterProjection()], checkpointWorker: 'auto' });
     await store.append([ev('T1')]);
     await store.checkpoint();
     await store.append([ev('T2')]);
