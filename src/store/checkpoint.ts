@@ -18,6 +18,15 @@ import { crc32, type DbSum } from './journal';
 
 export const DB_FILE = 'ralph.db';
 export const PREV_DB_FILE = 'ralph.db.prev';
+/**
+ * The sum of the image a checkpoint is about to write over a ralph.db changed outside Ralph
+ * (written before that ralph.db is replaced, removed once the journal describes the new
+ * one): a writer killed in between left a ralph.db neither the journal's header nor
+ * ralph.db.prev names, and the next open knows it by this sum as the checkpoint's own.
+ */
+export const NEXT_DB_FILE = 'ralph.db.next';
+/** Where a ralph.db changed outside Ralph is kept when a checkpoint replaces it (under .ralph/). */
+export const CHANGED_DB_DIR = 'backup';
 
 /** A database image and the last event id it holds. */
 export interface DbImage {
@@ -122,6 +131,65 @@ export function fileCheckpointWriter(ralphDir: string): CheckpointWriter {
       return sumOf(image);
     },
   };
+}
+
+/** The sum in ralph.db.next, when there is one that reads as a sum (anything else is ignored). */
+export function readNextSum(ralphDir: string): DbSum | undefined {
+  const file = path.join(ralphDir, NEXT_DB_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw fileError('read', file, e);
+  }
+  try {
+    const v = JSON.parse(text) as { size?: unknown; crc?: unknown };
+    if (typeof v.size === 'number' && Number.isInteger(v.size) && typeof v.crc === 'number' && Number.isInteger(v.crc))
+      return { size: v.size, crc: v.crc, upTo: '' };
+  } catch {
+    // not ours: no sum
+  }
+  return undefined;
+}
+
+/** Whether ralph.db is ralph.db.prev (one inode): the rotation's link, the new image not yet written. */
+export function dbIsPrev(ralphDir: string): boolean {
+  return alreadyKept(path.join(ralphDir, DB_FILE), path.join(ralphDir, PREV_DB_FILE));
+}
+
+/**
+ * Before a checkpoint replaces a ralph.db whose bytes are not the ones this writer last wrote
+ * (changed outside Ralph): that file is kept as `.ralph/backup/ralph.db.changed-<time>` (a
+ * hard link, else a copy), and the new image's sum goes to ralph.db.next, so a kill before
+ * the journal's trim leaves a ralph.db the next open accepts. Returns the kept file.
+ */
+export function keepChangedDb(ralphDir: string, next: DbSum, now: Date): string | undefined {
+  const dbPath = path.join(ralphDir, DB_FILE);
+  const dir = path.join(ralphDir, CHANGED_DB_DIR);
+  onFile('mkdir', dir, () => fs.mkdirSync(dir, { recursive: true }));
+  const kept = path.join(dir, `${DB_FILE}.changed-${now.toISOString().replace(/[:.]/g, '-')}`);
+  try {
+    fs.linkSync(dbPath, kept);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EEXIST') return kept; // kept already within this millisecond
+    if (!noHardLinks(e)) throw fileError('link', kept, e);
+    writeFileAtomicSync(
+      kept,
+      onFile('read', dbPath, () => fs.readFileSync(dbPath)),
+    );
+  }
+  fsyncDirSync(dir);
+  writeFileAtomicSync(path.join(ralphDir, NEXT_DB_FILE), JSON.stringify({ size: next.size, crc: next.crc }));
+  return kept;
+}
+
+/** Drops ralph.db.next once the journal's header names the ralph.db on disk. */
+export function clearNextSum(ralphDir: string): void {
+  const file = path.join(ralphDir, NEXT_DB_FILE);
+  onFile('remove', file, () => fs.rmSync(file, { force: true }));
 }
 
 /** True for the temp files a checkpoint killed mid-write leaves in .ralph (cleaned by the next writer). */

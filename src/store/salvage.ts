@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { fileError, onFile, writeFileAtomic } from '../shared/fs';
-import { DB_FILE, PREV_DB_FILE, sameSum } from './checkpoint';
+import { DB_FILE, PREV_DB_FILE, dbIsPrev, readNextSum, sameSum } from './checkpoint';
 import { StoreCorruptError } from './errors';
 import { checkDatabaseSum, inspectDbBytes, journalDamageError, refuseLostDatabase, type DbFileFacts } from './history';
 import {
@@ -115,9 +115,11 @@ function inspectFiles(f: Files): StoreFilesInspection {
   } else {
     const dbBytes = f.dbBytes ?? Buffer.alloc(0);
     const prevSum = (): DbSum | undefined => (f.prevBytes ? { size: f.prevBytes.length, crc: crc32(f.prevBytes), upTo: '' } : undefined);
-    // Repair reads bytes, not inodes: a copy of ralph.db.prev put in place of ralph.db (same
-    // bytes, another file) is damage here, as it is to the writer's open.
-    add(problemOf('db_checksum', () => checkDatabaseSum(dbPath, dbBytes, header, prevSum, () => false)));
+    // The writer's own test: a ralph.db that is ralph.db.prev (one inode; a copy with the same
+    // bytes is another file) or the image ralph.db.next names is a checkpoint cut short.
+    const found: DbSum = { size: dbBytes.length, crc: crc32(dbBytes), upTo: '' };
+    const isPrev = (): boolean => dbIsPrev(f.ralphDir) || sameSum(readNextSum(f.ralphDir), found);
+    add(problemOf('db_checksum', () => checkDatabaseSum(dbPath, dbBytes, header, prevSum, isPrev)));
     if (header && header.upTo !== '' && db.upTo < header.upTo && !dbHolds(f.SQL, dbBytes, header.upTo)) {
       problems.push({
         kind: 'db_older',

@@ -12,7 +12,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlJsStatic } from 'sql.js';
 import { fileError, fsyncDirSync, isAtomicTempOf, onFile, writeFileAtomic, writeFileAtomicSync } from '../shared/fs';
-import { DB_FILE, PREV_DB_FILE, fileCheckpointWriter, isCheckpointTemp, type CheckpointWriter, type DbImage } from './checkpoint';
+import {
+  DB_FILE,
+  PREV_DB_FILE,
+  clearNextSum,
+  fileCheckpointWriter,
+  isCheckpointTemp,
+  keepChangedDb,
+  readNextSum,
+  sameSum,
+  sumOf,
+  type CheckpointWriter,
+  type DbImage,
+} from './checkpoint';
 import {
   CommandAlreadyAppliedError,
   ReadOnlyStoreError,
@@ -159,6 +171,8 @@ class SqlJsEventStore implements EventStore {
   // must keep for each of them
   private dbSum: DbSum | undefined;
   private prevSum: DbSum | undefined;
+  /** A ralph.db changed outside Ralph that this checkpoint kept aside (ralph.db.next is noted until its trim). */
+  private changedKept: string | undefined;
   /** ralph.db as we last wrote or verified it: only that file is kept as ralph.db.prev. */
   private dbDiskStamp: FileStamp | undefined;
   /** Journal offset of the first record ralph.db.prev may lack. */
@@ -704,16 +718,28 @@ class SqlJsEventStore implements EventStore {
     return { data: this.db.raw.export(), upTo: this.maxEventId() };
   }
 
-  /** Keep ralph.db as ralph.db.prev only when it is the file we last wrote or verified. */
-  private mayRotate(): boolean {
-    if (this.dbSum === undefined || this.dbDiskStamp === undefined) return false;
-    if (sameStamp(statOrUndefined(this.dbPath), this.dbDiskStamp)) return true;
+  /**
+   * What ralph.db on disk is: the file we last wrote or verified (`ours`: kept as
+   * ralph.db.prev at a checkpoint), other bytes (`changed` outside Ralph: kept under
+   * .ralph/backup/ before it is replaced), or nothing to keep (`none`).
+   */
+  private diskDb(): 'ours' | 'changed' | 'none' {
+    if (this.dbSum === undefined || this.dbDiskStamp === undefined) return 'none';
+    if (sameStamp(statOrUndefined(this.dbPath), this.dbDiskStamp)) return 'ours';
     // Touched (a backup or sync tool set its time) but still our bytes: keep it. Replacing it
     // unkept would leave, until the trim, a ralph.db and a ralph.db.prev the header names neither.
     const read = readWithStamp(this.dbPath);
-    if (read === undefined || read.data.length !== this.dbSum.size || crc32(read.data) !== this.dbSum.crc) return false;
+    if (read === undefined) return 'none';
+    if (read.data.length !== this.dbSum.size || crc32(read.data) !== this.dbSum.crc) return 'changed';
     this.dbDiskStamp = read.stamp;
-    return true;
+    return 'ours';
+  }
+
+  /** Whether this checkpoint keeps ralph.db as ralph.db.prev; a changed one is kept aside, its replacement's sum noted. */
+  private prepareRotation(image: DbImage): boolean {
+    const disk = this.diskDb();
+    if (disk === 'changed') this.changedKept = keepChangedDb(this.ralphDir, sumOf(image), new Date(this.clock()));
+    return disk === 'ours';
   }
 
   /** The journal after a checkpoint: its header, then every record ralph.db.prev may lack. */
@@ -796,7 +822,7 @@ class SqlJsEventStore implements EventStore {
       await follower?.dispose();
       throw this.failure ?? new StoreFailedError('writer lock lost');
     }
-    const rotate = this.mayRotate();
+    const rotate = this.prepareRotation(image);
     let sum: DbSum;
     try {
       sum = await this.writer.write(image, rotate);
@@ -819,6 +845,10 @@ class SqlJsEventStore implements EventStore {
       await appender.reopen(t.bytes.length);
       this.afterCheckpoint(sum, rotate, synced, t.keepFrom, t.headerLength);
     });
+    if (this.changedKept !== undefined) {
+      clearNextSum(this.ralphDir);
+      this.changedKept = undefined;
+    }
     this.checkpoints += 1; // counted once the journal is trimmed too
     this.lastCheckpointMs = performance.now() - t0;
   }
@@ -849,11 +879,12 @@ class SqlJsEventStore implements EventStore {
       const size = this.appender?.size ?? 0;
       if (!this.failure && this.lock?.verify() !== false && (this.dirty || size > this.dbCoverEnd)) {
         const image = this.snapshot();
-        const rotate = this.mayRotate();
+        const rotate = this.prepareRotation(image);
         const sum = this.writer.writeSync(image, rotate);
         const prev = rotate ? this.dbSum : this.prevSum;
         const t = this.trimmedJournal({ upTo: image.upTo, db: sum, ...(prev ? { prev } : {}) }, rotate, size);
         writeFileAtomicSync(this.journalPath, t.bytes);
+        if (this.changedKept !== undefined) clearNextSum(this.ralphDir);
       }
     } catch {
       // Best effort: the journal still holds every acknowledged event.
@@ -1094,9 +1125,12 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
         const prev = readPrev(ralphDir);
         return prev ? { size: prev.length, crc: crc32(prev), upTo: '' } : undefined;
       };
+      // ralph.db is ralph.db.prev (one inode), or the image a checkpoint wrote over a
+      // ralph.db changed outside Ralph (ralph.db.next names it), killed before its trim.
       const isPrev = (): boolean => {
         const p = statOrUndefined(path.join(ralphDir, PREV_DB_FILE));
-        return p !== undefined && p.ino === file.stamp.ino;
+        if (p !== undefined && p.ino === file.stamp.ino) return true;
+        return sameSum(readNextSum(ralphDir), { size: file.data.length, crc: crc32(file.data), upTo: '' });
       };
       if (checkDatabaseSum(dbPath, file.data, header, prevSum, isPrev) === 'interrupted') interrupted = { prev: prevSum() };
       dbSum = { size: file.data.length, crc: crc32(file.data), upTo: '' };
@@ -1128,6 +1162,8 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
         changed: loaded.changed,
         ...(interrupted ? { interrupted } : {}),
       });
+      // The journal's header now names the ralph.db on disk: a note of a checkpoint's next image is stale.
+      clearNextSum(ralphDir);
       if (takeover) await store.recordTakeover(takeover);
     } else {
       store.openObserver(loaded.stamp);

@@ -1,25 +1,29 @@
 // A writer killed with SIGKILL inside a checkpoint, for the checkpoint window tests (run with
 // `node --import tsx`):
-//   checkpointChild <ralphDir> <events> <where> [touch]
+//   checkpointChild <ralphDir> <events> <where> [touch|change]
 // appends <events> events (printing `ack <event_id>` once each is durable), then checkpoints
 // and dies at <where>:
 //   temp      ralph.db's temp file is being written (ralph.db.prev already kept)
 //   renamed   ralph.db was just replaced, the journal not yet trimmed
 //   none      no kill: closes cleanly
 // `touch` changes ralph.db's mtime first, as a backup or sync tool would: the writer can no
-// longer tell it is the file it wrote, so it replaces it without keeping it as ralph.db.prev.
+// longer tell it is the file it wrote by its stamp, only by its bytes. `change` rewrites
+// ralph.db's bytes in place (another valid database: its user_version set), as a tool
+// editing it outside Ralph would: the checkpoint keeps it under .ralph/backup/ and replaces it.
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import type * as FsPromises from 'node:fs/promises';
 import { fileCheckpointWriter, type CheckpointWriter } from '../../../src/store/checkpoint';
 import { openStore } from '../../../src/store/sqlJsStore';
+import { loadSqlJs } from '../../../src/store/sqlDb';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 
 const req = createRequire(__filename);
 const fsp = req('node:fs/promises') as typeof FsPromises;
 const [ralphDir, eventsText, where = 'none', touch] = process.argv.slice(2);
-if (ralphDir === undefined || eventsText === undefined) throw new Error('usage: checkpointChild <ralphDir> <events> <where> [touch]');
+if (ralphDir === undefined || eventsText === undefined)
+  throw new Error('usage: checkpointChild <ralphDir> <events> <where> [touch|change]');
 
 const die = (at: string): never => {
   fs.writeSync(1, `kill ${at}\n`);
@@ -57,6 +61,14 @@ async function main(): Promise<void> {
   if (touch === 'touch') {
     const db = path.join(ralphDir as string, 'ralph.db');
     if (fs.existsSync(db)) fs.utimesSync(db, new Date(), new Date(Date.now() + 5_000));
+  }
+  if (touch === 'change') {
+    const db = path.join(ralphDir as string, 'ralph.db');
+    const SQL = await loadSqlJs();
+    const other = new SQL.Database(fs.readFileSync(db));
+    other.run('PRAGMA user_version = 7');
+    fs.writeFileSync(db, other.export());
+    other.close();
   }
   armed = true;
   await store.checkpoint();

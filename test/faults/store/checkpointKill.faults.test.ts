@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { openStore } from '../../../src/store/sqlJsStore';
+import { inspectStoreFiles } from '../../../src/store/salvage';
 import { count } from '../kit/tally';
 
 const CHILD = path.join(__dirname, 'checkpointChild.ts');
@@ -22,11 +23,15 @@ interface Run {
   readonly stderr: string;
 }
 
-function runChild(ralphDir: string, events: number, where: 'temp' | 'renamed' | 'none', touch = false): Promise<Run> {
+function runChild(ralphDir: string, events: number, where: 'temp' | 'renamed' | 'none', touch: boolean | 'change' = false): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ralphDir, String(events), where, ...(touch ? ['touch'] : [])], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', CHILD, ralphDir, String(events), where, ...(touch === 'change' ? ['change'] : touch ? ['touch'] : [])],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     proc.stdout.setEncoding('utf8');
@@ -68,7 +73,7 @@ describe('faults: kill -9 inside a checkpoint, then the open', function () {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  async function step(events: number, where: 'temp' | 'renamed' | 'none', touch = false): Promise<void> {
+  async function step(events: number, where: 'temp' | 'renamed' | 'none', touch: boolean | 'change' = false): Promise<void> {
     const r = await runChild(ralphDir, events, where, touch);
     acked.push(...r.acks);
     assert.equal(r.acks.length, events, r.stderr);
@@ -120,5 +125,28 @@ describe('faults: kill -9 inside a checkpoint, then the open', function () {
     await assertOpens('after the unkept replacement');
     await step(2, 'temp');
     await assertOpens('after the next run killed in its temp file');
+  });
+
+  it('ralph.db changed outside Ralph (other bytes), replaced by a checkpoint killed before the trim: accepted, nothing lost, the changed file kept', async () => {
+    await step(5, 'none');
+    await step(4, 'none');
+    const before = fs.readFileSync(path.join(ralphDir, 'ralph.db'));
+    await step(3, 'renamed', 'change');
+    const backup = path.join(ralphDir, 'backup');
+    const kept = fs.readdirSync(backup).filter((f) => f.startsWith('ralph.db.changed-'));
+    assert.equal(kept.length, 1, `the changed ralph.db is kept: ${kept.join(', ')}`);
+    const changed = fs.readFileSync(path.join(backup, kept[0] as string));
+    assert.notDeepEqual(changed, before, 'the kept file holds the changed bytes');
+    assert.equal(changed.readUInt32BE(60), 7, "the kept file is the outside tool's (its user_version)");
+    await assertOpens('after the replacement of the changed ralph.db');
+    assert.ok(!fs.existsSync(path.join(ralphDir, 'ralph.db.next')), 'the note of the next image is gone once the header names it');
+    await step(2, 'temp');
+    await assertOpens('after the next run killed in its temp file');
+    const repair = await inspectStoreFiles(ralphDir);
+    assert.deepEqual(
+      repair.problems.map((p) => p.kind),
+      [],
+      'repair agrees with the writer',
+    );
   });
 });

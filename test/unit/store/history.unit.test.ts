@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { JOURNAL_FILE, readJournalSync } from '../../../src/store/journal';
+import { JOURNAL_FILE, encodeHeader, headerOf, readJournalSync } from '../../../src/store/journal';
 import { restoreStoreFiles, inspectStoreFiles } from '../../../src/store/salvage';
 import { PREV_DB_FILE, openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent, StoredEvent } from '../../../src/store/types';
@@ -268,6 +268,44 @@ describe('store history: a checkpoint that rotated and then failed to write', ()
       await eventIds(dir),
       [...all, ...late].map((e) => e.event_id),
     );
+  });
+});
+
+describe('store history: repair agrees with the writer on a ralph.db that is ralph.db.prev', () => {
+  it('given ralph.db and ralph.db.prev as one file and a header naming neither, then the writer accepts and repair reports no db_checksum', async () => {
+    const { dir, all } = await history(3, 2);
+    const w = await open(dir); // replays the tail and checkpoints: ralph.db.prev, ralph.db, a header naming ralph.db
+    await w.close();
+    const db = path.join(dir, 'ralph.db');
+    const prev = path.join(dir, PREV_DB_FILE);
+    fs.rmSync(prev);
+    fs.linkSync(db, prev);
+    // The header names an image that never reached ralph.db (a checkpoint cut short).
+    const journal = path.join(dir, JOURNAL_FILE);
+    const scan = readJournalSync(journal, 0);
+    const header = headerOf(scan.records);
+    assert.ok(header?.db, 'a checkpoint header');
+    const rest = fs.readFileSync(journal).subarray(scan.headerEnd);
+    fs.writeFileSync(journal, Buffer.concat([encodeHeader({ ...header, db: { ...header.db, crc: (header.db.crc + 1) >>> 0 } }), rest]));
+    const found = await inspectStoreFiles(dir);
+    assert.deepEqual(
+      found.problems.map((p) => p.kind),
+      [],
+      'repair finds nothing the writer refuses',
+    );
+    assert.deepEqual(
+      await eventIds(dir),
+      all.map((e) => e.event_id),
+    );
+    // A copy of ralph.db.prev (same bytes, another file) is still damage to both.
+    fs.rmSync(db);
+    fs.copyFileSync(prev, db);
+    fs.writeFileSync(journal, Buffer.concat([encodeHeader({ ...header, db: { ...header.db, crc: (header.db.crc + 1) >>> 0 } }), rest]));
+    assert.deepEqual(
+      (await inspectStoreFiles(dir)).problems.map((p) => p.kind),
+      ['db_checksum'],
+    );
+    await refused(dir, 'writer', /does not match the checksum/);
   });
 });
 
