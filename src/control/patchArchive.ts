@@ -31,6 +31,20 @@ interface ClosedPatch {
   readonly patch_path: string;
 }
 
+/** A closed patch's file moved (or, with `error`, left in pending/: the move failed). */
+export interface ArchiveMove {
+  readonly patchId: string;
+  readonly from: string;
+  readonly to: string;
+  /** Why the move failed, naming the file, the operation and the errno. */
+  readonly error?: string;
+}
+
+function errnoOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** The ids of the patches these events closed. */
 export function closedPatchIds(events: readonly StoredEvent[]): string[] {
   return events.filter((e) => e.event_type === 'patch.promoted' || e.event_type === 'patch.discarded').map((e) => e.entity_id);
@@ -38,12 +52,11 @@ export function closedPatchIds(events: readonly StoredEvent[]): string[] {
 
 /**
  * Moves the files of closed patches (`only`: these ids; otherwise every closed patch whose
- * file patch_view places in pending/) and records where they went. Returns the moves made.
+ * file patch_view places in pending/) and records where they went. Returns the moves made;
+ * a move that fails (EACCES, EROFS…) is recorded as `patch.archive_failed` and returned
+ * with its error, the file left where it was for the next start's sweep.
  */
-export async function archiveClosedPatches(
-  ctx: ArchiveContext,
-  only?: readonly string[],
-): Promise<{ patchId: string; from: string; to: string }[]> {
+export async function archiveClosedPatches(ctx: ArchiveContext, only?: readonly string[]): Promise<ArchiveMove[]> {
   if (only !== undefined && only.length === 0) return [];
   const pending = path.join(ctx.ralphDir, 'commits', 'pending');
   const rows = ctx.store
@@ -54,31 +67,50 @@ export async function archiveClosedPatches(
     )
     .filter((p) => only === undefined || only.includes(p.patch_id))
     .filter((p) => path.dirname(absolute(ctx, p.patch_path)) === pending);
-  const moves: { patchId: string; from: string; to: string }[] = [];
+  const moves: ArchiveMove[] = [];
   const events: NewEvent[] = [];
   const synced = new Set<string>();
   for (const p of rows) {
     const from = absolute(ctx, p.patch_path);
     const dir = path.join(ctx.ralphDir, 'commits', ARCHIVE_DIRS[p.status]);
     let to = path.join(dir, path.basename(from));
-    if (fs.existsSync(from)) {
-      await fsp.mkdir(dir, { recursive: true }).catch((e: unknown) => {
-        throw fileError('mkdir', dir, e);
-      });
-      to = await freeName(from, to);
-      if (fs.existsSync(to))
-        await fsp.rm(from, { force: true }); // the same bytes are there already
-      else
-        await fsp.rename(from, to).catch((e: unknown) => {
-          throw fileError('rename', from, e);
+    try {
+      if (fs.existsSync(from)) {
+        await fsp.mkdir(dir, { recursive: true }).catch((e: unknown) => {
+          throw fileError('mkdir', dir, e);
         });
-      for (const d of [dir, pending]) {
-        if (synced.has(d)) continue;
-        await fsyncDir(d);
-        synced.add(d);
+        to = await freeName(from, to);
+        if (fs.existsSync(to))
+          await fsp.rm(from, { force: true }); // the same bytes are there already
+        else
+          await fsp.rename(from, to).catch((e: unknown) => {
+            throw fileError('rename', from, e);
+          });
+        for (const d of [dir, pending]) {
+          if (synced.has(d)) continue;
+          await fsyncDir(d);
+          synced.add(d);
+        }
+      } else if (!fs.existsSync(to)) {
+        // Removed on purpose (a change to Ralph's control files keeps no copy): nothing to move.
+        continue;
       }
-    } else if (!fs.existsSync(to)) {
-      // Removed on purpose (a change to Ralph's control files keeps no copy): nothing to move.
+    } catch (e) {
+      // Left in pending/ (nothing lost; the next start's sweep tries again), and said: the
+      // file, the operation and the errno, for the run's log and in the store.
+      const error = e instanceof Error ? e.message : String(e);
+      events.push(
+        toNewEvent(
+          domainEvent('patch.archive_failed', p.patch_id, 'harness', {
+            task_id: p.task_id,
+            patch_path: p.patch_path,
+            to: path.isAbsolute(p.patch_path) ? to : path.relative(ctx.projectDir, to),
+            error,
+            ...(errnoOf(e) ? { code: errnoOf(e) } : {}),
+          }),
+        ),
+      );
+      moves.push({ patchId: p.patch_id, from, to, error });
       continue;
     }
     const recorded = path.isAbsolute(p.patch_path) ? to : path.relative(ctx.projectDir, to);
@@ -99,7 +131,10 @@ export async function archiveClosedPatches(
  * but the bytes are kept. Run at start-up, under the writer lock, before anything captures.
  * A file the store names (a live patch's, or a closed one's the closed sweep moves) stays.
  */
-export async function archiveOrphanedPatches(ctx: ArchiveContext, actor = 'harness'): Promise<{ file: string; to: string }[]> {
+export async function archiveOrphanedPatches(
+  ctx: ArchiveContext,
+  actor = 'harness',
+): Promise<{ file: string; to: string; error?: string }[]> {
   const pending = path.join(ctx.ralphDir, 'commits', 'pending');
   let names: string[];
   try {
@@ -120,22 +155,30 @@ export async function archiveOrphanedPatches(ctx: ArchiveContext, actor = 'harne
   await fsp.mkdir(dir, { recursive: true }).catch((e: unknown) => {
     throw fileError('mkdir', dir, e);
   });
-  const moves: { file: string; to: string }[] = [];
+  const moves: { file: string; to: string; error?: string }[] = [];
   for (const from of orphans) {
-    const to = await freeName(from, path.join(dir, path.basename(from)));
-    if (fs.existsSync(to))
-      await fsp.rm(from, { force: true }); // the same bytes are kept there already
-    else
-      await fsp.rename(from, to).catch((e: unknown) => {
-        throw fileError('rename', from, e);
-      });
-    moves.push({ file: from, to });
+    let to = path.join(dir, path.basename(from));
+    try {
+      to = await freeName(from, to);
+      if (fs.existsSync(to))
+        await fsp.rm(from, { force: true }); // the same bytes are kept there already
+      else
+        await fsp.rename(from, to).catch((e: unknown) => {
+          throw fileError('rename', from, e);
+        });
+      moves.push({ file: from, to });
+    } catch (e) {
+      // Left where it is (nothing lost), said in the run's log; the next start tries again.
+      moves.push({ file: from, to, error: e instanceof Error ? e.message : String(e) });
+    }
   }
+  const moved = moves.filter((m) => m.error === undefined);
+  if (moved.length === 0) return moves;
   await fsyncDir(dir);
   await fsyncDir(pending);
   const rel = (f: string): string => path.relative(ctx.projectDir, f);
   await ctx.store.append(
-    moves.map((m) =>
+    moved.map((m) =>
       toNewEvent(
         domainEvent('patch_file.orphaned', path.basename(m.file), actor, {
           from: rel(m.file),

@@ -101,6 +101,14 @@ function buildSchemas() {
      * queueing it) was moved out of pending/ to `patch_path`; its entity is the file's name.
      */
     'patch_file.orphaned': z.looseObject({ from: z.string(), patch_path: z.string(), reason: z.string() }),
+    /** A closed patch's file could not leave commits/pending/ (left there; the next start tries again). */
+    'patch.archive_failed': z.looseObject({
+      task_id: z.string(),
+      patch_path: z.string(),
+      to: z.string(),
+      error: z.string(),
+      code: z.string().optional(),
+    }),
     'proposal.accepted': z.looseObject({ file: z.string(), proposal_type: z.string(), tasks: z.array(z.string()) }),
     'proposal.deferred': z.looseObject({ file: z.string(), proposal_type: z.string(), reason: z.string(), proposal: z.unknown() }),
     'proposal.rejected': z.looseObject({ file: z.string(), error: z.string() }),
@@ -186,6 +194,7 @@ const DOMAIN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'patch.discarded',
   'patch.archived',
   'patch_file.orphaned',
+  'patch.archive_failed',
   'proposal.accepted',
   'proposal.deferred',
   'proposal.rejected',

@@ -170,11 +170,11 @@ export class ControlAdapter implements LoopControl {
     await discardPatch(this.ctx, { patchId, reason, actor });
   }
 
-  archiveClosedPatches(): Promise<readonly { patchId: string; to: string }[]> {
+  archiveClosedPatches(): Promise<readonly { patchId: string; to: string; error?: string }[]> {
     return archiveClosedPatches(this.ctx);
   }
 
-  archiveOrphanedPatches(): Promise<readonly { file: string; to: string }[]> {
+  archiveOrphanedPatches(): Promise<readonly { file: string; to: string; error?: string }[]> {
     return archiveOrphanedPatches(this.ctx);
   }
 

@@ -127,9 +127,9 @@ export interface LoopControl {
   promotePatch(patchId: string, commit: string, actor: string): Promise<void>;
   discardPatch(patchId: string, reason: string, actor: string): Promise<void>;
   /** Finishes moving closed patches' files out of commits/pending/ (a killed run's half-done moves). */
-  archiveClosedPatches(): Promise<readonly { patchId: string; to: string }[]>;
+  archiveClosedPatches(): Promise<readonly { patchId: string; to: string; error?: string }[]>;
   /** Moves patch files no patch names out of commits/pending/ (a killed run's unqueued captures), each with an event. */
-  archiveOrphanedPatches(): Promise<readonly { file: string; to: string }[]>;
+  archiveOrphanedPatches(): Promise<readonly { file: string; to: string; error?: string }[]>;
   resolveDeferred(
     taskId: string,
     decision: 'approve' | 'reject' | 'modify',

@@ -40,14 +40,22 @@ export async function recover(run: LoopRun): Promise<void> {
   // in the log: nothing will ever promote it, and the task's work is redone from its
   // worktree. The file moves to commits/discarded/ with an event (the bytes are kept).
   for (const m of await control.archiveOrphanedPatches()) {
-    ctx.log('harness', 'info', `moved ${basename(m.file)} to ${basename(dirname(m.to))}/: written by a killed run and never queued`);
+    if (m.error !== undefined)
+      ctx.log('harness', 'warn', `${basename(m.file)}, written by a killed run and never queued, stays in pending/: ${m.error}`);
+    else ctx.log('harness', 'info', `moved ${basename(m.file)} to ${basename(dirname(m.to))}/: written by a killed run and never queued`);
   }
   for (const r of await recoverInterruptedPromotion(projectDir)) {
     ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
   }
   // A run killed between closing a patch and moving its file out of commits/pending/.
   for (const m of await control.archiveClosedPatches()) {
-    ctx.log('harness', 'info', `moved ${basename(m.to)} of the closed patch ${quoteId(m.patchId)} to ${basename(dirname(m.to))}/`);
+    if (m.error !== undefined)
+      ctx.log(
+        'harness',
+        'warn',
+        `the closed patch ${quoteId(m.patchId)}'s file stays in pending/ (tried again at the next start): ${m.error}`,
+      );
+    else ctx.log('harness', 'info', `moved ${basename(m.to)} of the closed patch ${quoteId(m.patchId)} to ${basename(dirname(m.to))}/`);
   }
   for (const t of control.tasks()) {
     // On a shared store another machine's live lease is not stale: only ours from a dead run is.

@@ -156,4 +156,35 @@ describe('closed patches leave commits/pending/', function () {
     assert.equal(fs.readFileSync(path.join(dir, 'a.patch'), 'utf8'), 'other');
     assert.equal(fs.readFileSync(path.join(dir, 'a-2.patch'), 'utf8'), 'mine');
   });
+
+  it('a move that fails (the archive folder cannot be made) is said with the file and the errno, the file kept, and the sweep retries it', async () => {
+    const a = await queued('W0-001', 'W0-001_blocked');
+    const blocker = path.join(h.ralphDir, 'commits', 'applied');
+    fs.writeFileSync(blocker, 'not a folder'); // mkdir fails: a real errno, even for root
+    h.commits.add('abcdef1234567890');
+    await promotePatch(h.ctx, { patchId: a.id, commitHash: 'abcdef1234567890' });
+    assert.deepEqual(pendingFiles(), ['W0-001_blocked.patch'], 'left in pending/, not lost');
+    const failed = h.store.events({}).filter((e) => e.event_type === 'patch.archive_failed');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]?.entity_id, a.id);
+    assert.match(
+      String(failed[0]?.payload['error']),
+      new RegExp(`${blocker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*\\((EEXIST|ENOTDIR)\\)`),
+    );
+    assert.match(String(failed[0]?.payload['code']), /^(EEXIST|ENOTDIR)$/);
+    const again = await archiveClosedPatches(h.ctx);
+    assert.deepEqual(
+      again.map((m) => [m.patchId, m.error !== undefined]),
+      [[a.id, true]],
+      'the sweep returns the failure for the run to log',
+    );
+    fs.rmSync(blocker);
+    const moved = await archiveClosedPatches(h.ctx);
+    assert.deepEqual(
+      moved.map((m) => [m.patchId, m.error]),
+      [[a.id, undefined]],
+    );
+    assert.deepEqual(pendingFiles(), []);
+    assert.equal(fs.readFileSync(at(getPatch(h.store, a.id)?.patch_path ?? ''), 'utf8'), a.bytes);
+  });
 });
