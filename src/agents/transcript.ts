@@ -24,6 +24,11 @@ export interface TranscriptRun {
   readonly taskId: string | null;
   readonly backend: string;
   readonly startedAt: Date;
+  /**
+   * The agent's working directory, for paths inside it to read as the repository's own. Codex
+   * does not say it in its stream (Claude's init does, which wins).
+   */
+  readonly cwd?: string;
 }
 
 const oneLine = (s: string, max = MAX_LINE_CHARS): string => {
@@ -40,6 +45,18 @@ export function summarizeToolInput(name: string, input: unknown): string {
   const cmd = o['command'];
   if (typeof cmd === 'string') return oneLine(cmd);
   if (Array.isArray(cmd)) return oneLine(cmd.map(String).join(' '));
+  // Codex's file_change: the files of its patch, each with what the patch does to it.
+  const changes = o['changes'];
+  if (Array.isArray(changes)) {
+    const files = changes.flatMap((c: unknown) => {
+      if (c === null || typeof c !== 'object') return [];
+      const change = c as Readonly<Record<string, unknown>>;
+      const p = str(change, 'path');
+      const kind = str(change, 'kind');
+      return p === undefined ? [] : [kind === undefined ? p : `${p} (${kind})`];
+    });
+    if (files.length > 0) return oneLine(files.join(', '), 500);
+  }
   const file = str(o, 'file_path') ?? str(o, 'path') ?? str(o, 'notebook_path');
   if (file !== undefined) return file;
   const pattern = str(o, 'pattern') ?? str(o, 'query') ?? str(o, 'url');
@@ -93,6 +110,7 @@ export class TranscriptWriter {
     private readonly now: () => Date,
     private readonly warn: (message: string) => void,
   ) {
+    this.cwd = run.cwd;
     try {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       this.fd = fs.openSync(file, 'a', 0o600);

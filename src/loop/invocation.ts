@@ -276,7 +276,15 @@ export class Invocation {
   /** The backend's run of one request: the one place an agent process is started from. */
   /** The run's transcript under .ralph/logs/transcripts, redacting the agents' secret values too. */
   private openTranscript(req: InvokeRequest, taskId: string | null, backend: string): TranscriptWriter {
-    const run = { agent: req.agent, role: req.role, phase: req.phase, taskId, backend, startedAt: new Date(this.ctx.clock.now()) };
+    const run = {
+      agent: req.agent,
+      role: req.role,
+      phase: req.phase,
+      taskId,
+      backend,
+      startedAt: new Date(this.ctx.clock.now()),
+      cwd: req.cwd,
+    };
     return new TranscriptWriter(
       transcriptPath(this.ctx.ralphDir, run),
       run,
