@@ -6,6 +6,7 @@
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type { GitPort } from '../control/context';
 import type * as ControlModule from '../control/index';
+import type * as CommitFilesModule from '../git/commitFiles';
 import type * as StatusPathModule from '../control/statusPath';
 import type * as IdsModule from '../domain/ids';
 import type * as ConfigModule from '../project/config';
@@ -29,6 +30,12 @@ export const loadControl = (): Promise<typeof ControlModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
     ? import('../control/index.js')
     : Promise.resolve().then(() => require('../control/index') as typeof ControlModule);
+
+/** The files a commit changed (`ralph show`'s landing commit). */
+export const loadCommitFiles = (): Promise<typeof CommitFilesModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../git/commitFiles.js')
+    : Promise.resolve().then(() => require('../git/commitFiles') as typeof CommitFilesModule);
 
 /** What a store-opening command needs first (opening the store), and `status` all it needs. */
 export const loadStatusPath = (): Promise<typeof StatusPathModule> =>

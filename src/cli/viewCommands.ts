@@ -3,7 +3,7 @@
 import { opt } from './args';
 import type { CommandSpec } from './commandSpec';
 import { J, json, noMore } from './commandSpec';
-import { loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus, loadStatusPath } from './lazy';
+import { loadCommitFiles, loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus, loadStatusPath } from './lazy';
 
 export const VIEW_COMMANDS: readonly CommandSpec[] = [
   {
@@ -89,13 +89,16 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
     switches: J,
     ids: (a) => [['task', a.positionals[0], '<task>']],
     async run(ctx, a, io) {
-      const { readTaskStory, renderTaskStory } = await loadControl();
+      const { readTaskStory, renderTaskStory, withCommitFiles } = await loadControl();
       const taskId = a.positionals[0] as string;
-      const story = readTaskStory(ctx.store, taskId);
-      if (story === undefined) {
+      const read = readTaskStory(ctx.store, taskId);
+      if (read === undefined) {
         io.err(`ralph: no task '${taskId}' in the event log\n`);
         return 1;
       }
+      // The commit it landed as, with the files it changed (from git, beside the log).
+      const { commitFiles } = await loadCommitFiles();
+      const story = await withCommitFiles(read, (hash) => commitFiles(ctx.projectDir, hash));
       io.out(json(a) ? `${JSON.stringify(story)}\n` : renderTaskStory(story));
       return 0;
     },

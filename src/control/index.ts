@@ -73,7 +73,7 @@ export {
 } from './derived';
 export { submitToInbox, drainInbox, inboxCommandSchema, type InboxCommand, type HostCommand, type InboxResult } from './inbox';
 export { openControl, RiskPatternsNotLoadedError, type OpenControlOptions } from './open';
-export { readTaskStory, renderTaskStory, type TaskStory } from './story';
+export { readTaskStory, renderTaskStory, withCommitFiles, type TaskStory } from './story';
 export { readForecast, perDayBudgetOf } from './forecast';
 export { parseMoment, statusFactsAt, type Moment, type PastStatus } from './timeTravel';
 export { renderStatus } from '../domain/views';

@@ -95,6 +95,15 @@ export interface TaskStory {
   costUsd?: number;
   /** Every invocation for the task that kept a transcript, in order (paths relative to `.ralph/`). */
   readonly transcripts: StoryTranscript[];
+  /** The files the landing commit changed, when the caller read them from git (withCommitFiles). */
+  commitFiles?: CommitFile[];
+}
+
+/** A file a commit changed: `git diff-tree --name-status` (src/git/commitFiles.ts reads it). */
+export interface CommitFile {
+  readonly path: string;
+  readonly status: string;
+  readonly oldPath?: string;
 }
 
 export interface StoryTranscript {
@@ -413,10 +422,24 @@ export function readTaskStory(db: SqlReader, taskId: string): TaskStory | undefi
   return buildTaskStory(taskId, events);
 }
 
+/**
+ * The story with the files its landing commit changed, read through `read` (git lives at the
+ * edge: the CLI and VS Code pass src/git/commitFiles.ts). A commit git does not know leaves
+ * the story as it is.
+ */
+export async function withCommitFiles(story: TaskStory, read: (hash: string) => Promise<readonly CommitFile[] | null>): Promise<TaskStory> {
+  if (story.commit === undefined) return story;
+  const files = await read(story.commit);
+  return files === null ? story : { ...story, commitFiles: [...files] };
+}
+
 /** Where the rendered story's links point (VS Code: command links); none gives plain text. */
 export interface StoryLinks {
   patch?(patchId: string): string | undefined;
+  /** The commit's diff. */
   commit?(hash: string): string | undefined;
+  /** A file as it is at a commit. */
+  file?(path: string, hash: string): string | undefined;
   task?(taskId: string): string | undefined;
   /** A transcript, by its path relative to `.ralph/`. */
   transcript?(path: string): string | undefined;
@@ -462,6 +485,16 @@ export function renderTaskStory(s: TaskStory, links: StoryLinks = {}): string {
       `Landed as commit ${link(s.commit.slice(0, 8), links.commit?.(s.commit))}${promoted ? ` (patch ${link(promoted.patchId, links.patch?.(promoted.patchId))})` : ''} at ${time(s.doneAt ?? '')}${spent.length ? `; ${spent.join(', ')}` : ''}.`,
       '',
     );
+    const commit = s.commit;
+    if (s.commitFiles !== undefined) {
+      out.push(`Files changed in commit ${link(commit, links.commit?.(commit))}:`, '');
+      for (const f of s.commitFiles) {
+        const shown = link(f.path, f.status === 'deleted' ? undefined : links.file?.(f.path, commit));
+        out.push(`- ${f.status} ${f.oldPath !== undefined ? `${f.oldPath} → ` : ''}${shown}`);
+      }
+      if (s.commitFiles.length === 0) out.push('- (no file)');
+      out.push('');
+    }
   } else if (spent.length) out.push(`${spent.join(', ')}.`, '');
 
   if (s.attempts.length) {

@@ -591,6 +591,8 @@ export const COMMAND_FACTORIES: Readonly<Record<CommandId, Factory | null>> = {
   [Commands.openTranscript]: null, // registered with the transcript documents
   [Commands.runReqLoop]: runReqLoop,
   [Commands.decideReq]: decideReqCommand,
+  [Commands.openCommit]: null, // registered with the commit documents
+  [Commands.openFileAtCommit]: null, // registered with the commit documents
 };
 
 /** Commands that execute project code (agents, builds, tests): never in Restricted Mode. */

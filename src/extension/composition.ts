@@ -8,6 +8,7 @@
 import * as vscode from 'vscode';
 import { registerChat, type RalphChat } from './chat';
 import { registerCommands } from './commands';
+import { registerCommitDocuments } from './commitDocuments';
 import { workspaceEngine } from './engine';
 import type { Engine, EngineLog } from '../session/engine';
 import { EventLogProvider } from './eventLog';
@@ -154,6 +155,7 @@ export function composeRalph(context: vscode.ExtensionContext, output: vscode.Lo
   });
   subs.push(
     ...registerCommands({ extension: context, projects: list, output, patches, backlog, backlogView, activationMs }),
+    ...registerCommitDocuments(),
     registerMonitor(
       context,
       async (args) => {

@@ -29,6 +29,10 @@ export const Commands = {
   openTranscript: 'ralph.openTranscript',
   runReqLoop: 'ralph.runReqLoop',
   decideReq: 'ralph.decideReq',
+  /** A commit's diff (the task story's commit link): arguments hash, folder. */
+  openCommit: 'ralph.openCommit',
+  /** A file as it is at a commit: arguments path, hash, folder. */
+  openFileAtCommit: 'ralph.openFileAtCommit',
 } as const;
 export type CommandId = (typeof Commands)[keyof typeof Commands];
 
@@ -87,6 +91,8 @@ export const Schemes = {
   events: 'ralph-events',
   /** An agent invocation's transcript, following the file: ralph-transcript:/<absolute path of the .log> */
   transcript: 'ralph-transcript',
+  /** A file at a commit or its parent: ralph-git:/<path>?commit=<hash>&side=<commit|parent>&folder=<dir> */
+  commit: 'ralph-git',
 } as const;
 
 /** Actor recorded on every command a person issues from VS Code (the session's). */

@@ -12,7 +12,8 @@ import { deferredProposals } from '../control/proposals';
 import { statusFacts, statusText } from '../control/derived';
 import type { InboxCommand } from '../control/inbox';
 import { proposalOutcome } from '../control/proposeTask';
-import { readTaskStory, renderTaskStory, type StoryLinks } from '../control/story';
+import { readTaskStory, renderTaskStory, withCommitFiles, type StoryLinks } from '../control/story';
+import { commitFiles } from '../git/commitFiles';
 import { allTasks, getTask, patchesOf } from '../control/views';
 import { renderBacklog } from '../domain/backlog';
 import type { Effort, Task, TaskStatus } from '../domain/model';
@@ -82,7 +83,7 @@ export class RalphOperations {
     private readonly o: OperationsOptions,
   ) {}
 
-  private link(kind: keyof StoryLinks, id: string): string {
+  private link(kind: Exclude<keyof StoryLinks, 'file'>, id: string): string {
     const url = this.o.links?.[kind]?.(id);
     return url ? `[${id}](${url})` : id;
   }
@@ -169,8 +170,9 @@ export class RalphOperations {
 
   async showTask(taskId: string): Promise<OperationResult> {
     const ctx = await this.port.read();
-    const story = readTaskStory(ctx.store, taskId);
-    if (story === undefined) return fail(`No task ${taskId} in this project.`, { taskId });
+    const read = readTaskStory(ctx.store, taskId);
+    if (read === undefined) return fail(`No task ${taskId} in this project.`, { taskId });
+    const story = await withCommitFiles(read, (hash) => commitFiles(ctx.projectDir, hash));
     return { text: renderTaskStory(story, this.o.links ?? {}), data: { story } };
   }
 

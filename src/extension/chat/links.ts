@@ -1,5 +1,6 @@
-// Command links in chat answers: a task id reveals the task in the Backlog, a patch id opens
-// its diff, "story" opens the task's story. The markdown that carries them must trust exactly
+// Command links in chat answers and the task story: a task id reveals the task in the
+// Backlog, a patch id opens its diff, "story" opens the task's story, a commit opens its diff
+// and a file at a commit opens as it was there. The markdown that carries them must trust exactly
 // these commands.
 import * as vscode from 'vscode';
 import type { StoryLinks } from '../../control/story';
@@ -12,6 +13,8 @@ export const LINKED_COMMANDS: readonly string[] = [
   ChatIds.showTaskStory,
   Commands.showMonitor,
   Commands.openTranscript,
+  Commands.openCommit,
+  Commands.openFileAtCommit,
 ];
 
 export function commandUri(command: string, ...args: unknown[]): string {
@@ -25,6 +28,8 @@ export function commandLinks(folder?: string): StoryLinks {
     task: (id) => commandUri(Commands.revealTask, ...args(id)),
     patch: (id) => commandUri(Commands.openPatchDiff, ...args(id)),
     transcript: (file) => commandUri(Commands.openTranscript, ...args(file)),
+    commit: (hash) => commandUri(Commands.openCommit, ...args(hash)),
+    file: (file, hash) => commandUri(Commands.openFileAtCommit, file, ...args(hash)),
   };
 }
 

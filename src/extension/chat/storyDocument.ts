@@ -5,7 +5,8 @@
 // document names its folder in the query, and the command asks which folder when the caller
 // did not say and more than one folder holds the task — never the first one silently.
 import * as vscode from 'vscode';
-import { readTaskStory, renderTaskStory } from '../../control/story';
+import { readTaskStory, renderTaskStory, withCommitFiles } from '../../control/story';
+import { commitFiles } from '../../git/commitFiles';
 import type { Engine } from '../../session/engine';
 import { ChatIds } from './chatIds';
 import { commandLinks } from './links';
@@ -50,8 +51,10 @@ export class StoryDocumentProvider implements vscode.TextDocumentContentProvider
     if (folder !== undefined && !engine) return `No folder ${folder} in this window.\n`;
     const store = await engine?.open();
     if (!engine || !store) return `No Ralph project in ${engine?.projectDir ?? 'this window'}.\n`;
-    const story = readTaskStory(engine.view ?? store, taskId);
-    if (!story) return `No task ${taskId} in folder ${engine.name}.\n`;
+    const read = readTaskStory(engine.view ?? store, taskId);
+    if (!read) return `No task ${taskId} in folder ${engine.name}.\n`;
+    // The files of the commit it landed as come from git, which Restricted Mode does not run.
+    const story = vscode.workspace.isTrusted ? await withCommitFiles(read, (hash) => commitFiles(engine.projectDir, hash)) : read;
     const where = this.engines.all().length > 1 ? `_Folder **${engine.name}** (${engine.projectDir})_\n\n` : '';
     return where + renderTaskStory(story, commandLinks(engine.projectDir));
   }

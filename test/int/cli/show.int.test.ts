@@ -62,6 +62,47 @@ describe('ralph show <task>', function () {
     assert.equal(s.events.length, 3);
   });
 
+  it('given a task promoted as a real commit, then the story names the full sha and the files it changed (added, modified, renamed, deleted), in text and JSON', async () => {
+    const g = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    fs.writeFileSync(path.join(dir, 'old.txt'), 'old\n');
+    fs.writeFileSync(path.join(dir, 'gone.txt'), 'gone\n');
+    g('add', 'old.txt', 'gone.txt', 'README.md');
+    g('commit', '-q', '-m', 'before');
+    fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'src', 'config.js'), 'module.exports = {};\n');
+    fs.appendFileSync(path.join(dir, 'README.md'), 'parses the config\n');
+    g('mv', 'old.txt', 'renamed.txt');
+    g('rm', '-q', 'gone.txt');
+    g('add', 'src/config.js', 'README.md');
+    g('commit', '-q', '-m', 'ralph(W1-002): parse the config');
+    const sha = g('rev-parse', 'HEAD');
+    assert.equal((await ralph('transition-task', 'W1-002', 'pending', 'human', '{"title":"Config","effort":"S","wave":1}')).code, 0);
+    assert.equal((await ralph('transition-task', 'W1-002', 'claimed', 'primary', '{"claimed_by":"primary"}')).code, 0);
+    const queued = await ralph('queue-patch', 'W1-002', '.ralph/commits/pending/W1-002.patch', 'primary');
+    assert.equal(queued.code, 0, queued.err);
+    const promoted = await ralph('promote-patch', queued.out.trim(), sha);
+    assert.equal(promoted.code, 0, promoted.err);
+
+    const r = await ralph('show', 'W1-002');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, new RegExp(`Landed as commit ${sha.slice(0, 8)}`));
+    const files = r.out.slice(r.out.indexOf(`Files changed in commit ${sha}:`));
+    assert.notEqual(files, r.out.slice(-1), r.out);
+    assert.deepEqual(
+      files.split('\n').filter((l) => l.startsWith('- ')),
+      ['- modified README.md', '- deleted gone.txt', '- renamed old.txt → renamed.txt', '- added src/config.js'],
+    );
+    const s = JSON.parse((await ralph('show', 'W1-002', '--json')).out) as TaskStory;
+    assert.equal(s.commit, sha);
+    assert.deepEqual(s.commitFiles, [
+      { path: 'README.md', status: 'modified' },
+      { path: 'gone.txt', status: 'deleted' },
+      { path: 'renamed.txt', oldPath: 'old.txt', status: 'renamed' },
+      { path: 'src/config.js', status: 'added' },
+    ]);
+  });
+
   it('given an unknown task or an id that is a path, then refused with the reason', async () => {
     const unknown = await ralph('show', 'W9-999');
     assert.equal(unknown.code, 1);

@@ -1,7 +1,7 @@
 // A task's story folded from events: attempts, patches with gates and tier, the judge's and a
 // chat client's decisions, the landing commit, time spent; the same from any superset of events.
 import assert from 'node:assert/strict';
-import { buildTaskStory, readTaskStory, renderTaskStory } from '../../../src/control/story';
+import { buildTaskStory, readTaskStory, renderTaskStory, withCommitFiles } from '../../../src/control/story';
 import type { StoredEvent } from '../../../src/store/types';
 import { harness } from './harness';
 
@@ -208,6 +208,40 @@ describe('control story', () => {
       linked,
       /^- 2026-12-01 09:00:21Z worker-1 worker: \[logs\/transcripts\/20261201090021000_worker-1_CALC-4\.log\]\(command:ralph\.openTranscript\?/m,
     );
+  });
+
+  it('given the files of the landing commit, then they are listed under the full sha, linked to the commit and to each file at it (a deleted one unlinked)', async () => {
+    const read = buildTaskStory('CALC-4', story());
+    assert.ok(read?.commit);
+    const asked: string[] = [];
+    const s = await withCommitFiles(read, (hash) => {
+      asked.push(hash);
+      return Promise.resolve([
+        { path: 'src/auth/token.js', status: 'modified' },
+        { path: 'src/auth/new.js', oldPath: 'src/auth/old.js', status: 'renamed' },
+        { path: 'src/auth/gone.js', status: 'deleted' },
+      ]);
+    });
+    assert.deepEqual(asked, [read.commit]);
+    const md = renderTaskStory(s, { commit: (h) => `commit:${h}`, file: (f, h) => `file:${h}:${f}` });
+    const at = md.indexOf(`Files changed in commit [${read.commit}](commit:${read.commit}):`);
+    assert.ok(at > 0, md);
+    assert.deepEqual(
+      md
+        .slice(at)
+        .split('\n')
+        .filter((l) => l.startsWith('- '))
+        .slice(0, 3),
+      [
+        `- modified [src/auth/token.js](file:${read.commit}:src/auth/token.js)`,
+        `- renamed src/auth/old.js → [src/auth/new.js](file:${read.commit}:src/auth/new.js)`,
+        '- deleted src/auth/gone.js',
+      ],
+    );
+    // Plain text without links; a commit git does not know leaves the story as it was.
+    assert.match(renderTaskStory(s), new RegExp(`^Files changed in commit ${read.commit}:$`, 'm'));
+    assert.equal(await withCommitFiles(read, () => Promise.resolve(null)), read);
+    assert.doesNotMatch(renderTaskStory(read), /Files changed/);
   });
 
   it('reads the story from a real store: the same as folding every event', async () => {
