@@ -14,7 +14,15 @@ import {
 import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
 import { readForecast, readSpendToday, perDayBudgetOf } from './forecast';
-import { lastHourCutoff, loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
+import {
+  lastHourCutoff,
+  loopPositionFrom,
+  renderStateJson,
+  renderStatus,
+  type LoopPause,
+  type LoopPosition,
+  type StatusFacts,
+} from '../domain/views';
 import type { Task } from '../domain/model';
 import type { SqlReader } from '../store/types';
 import { onFile, writeFileAtomicSync } from '../shared/fs';
@@ -233,6 +241,30 @@ export function statusFactsOf(
     forecast,
     // Once agents have run, the day's spend and what is left of budgets.per_day.
     ...(forecast.kind === 'none' && today.spentUsd === 0 ? {} : { spendToday: { spentUsd: today.spentUsd, perDayUsd: perDayBudgetUsd() } }),
+    ...pausedOf(db),
+  };
+}
+
+/** The loop's pause, when its last lifecycle event is one (a stopped or running loop is not paused). */
+function pausedOf(db: SqlReader): { paused?: LoopPause } {
+  const last = db.get<{ event_type: string; ts: string; payload: string }>(
+    "SELECT event_type, ts, payload FROM events WHERE event_type IN ('loop.started', 'loop.paused', 'loop.resumed', 'loop.stopped') ORDER BY event_id DESC LIMIT 1",
+  );
+  if (last?.event_type !== 'loop.paused') return {};
+  let p: Record<string, unknown> = {};
+  try {
+    p = JSON.parse(last.payload) as Record<string, unknown>;
+  } catch {
+    // a payload the store wrote is JSON; an unreadable one still says the loop is paused
+  }
+  const agents = Array.isArray(p['agents']) ? p['agents'].filter((a): a is string => typeof a === 'string') : undefined;
+  return {
+    paused: {
+      reason: typeof p['reason'] === 'string' ? p['reason'] : 'paused',
+      since: last.ts,
+      ...(typeof p['failure_class'] === 'string' ? { failureClass: p['failure_class'] } : {}),
+      ...(agents ? { agents } : {}),
+    },
   };
 }
 

@@ -5,6 +5,7 @@
 // reason when one fails) and incidents. Another host, an observer window or the next run
 // reads them from the store instead of asking the process that wrote them.
 import { z } from 'zod';
+import { SHARED_FAILURE_CLASSES } from './agentFailure';
 
 /** Statuses an agent run ends with (src/agents/types AgentStatus). */
 export const AGENT_RUN_STATUSES = ['success', 'max_turns', 'budget', 'error', 'cancelled', 'crashed'] as const;
@@ -77,7 +78,13 @@ export function loopSchemas(tier: z.ZodNumber, optStr: z.ZodOptional<z.ZodNullab
       host: z.string(),
       backends: z.looseObject({ primary: z.string(), worker: z.string(), judge: z.string() }),
     }),
-    'loop.paused': z.looseObject({ reason: z.string() }),
+    /** `cause: agents_failing`: every agent failed the same way (src/domain/agentFailure.ts); resume clears it. */
+    'loop.paused': z.looseObject({
+      reason: z.string(),
+      cause: z.literal('agents_failing').optional(),
+      failure_class: z.enum(SHARED_FAILURE_CLASSES).optional(),
+      agents: z.array(z.string()).optional(),
+    }),
     'loop.resumed': z.looseObject({ reason: optStr }),
     /** The run's summary. */
     'loop.stopped': z.looseObject({

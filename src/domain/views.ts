@@ -125,6 +125,15 @@ export interface StatusFacts {
   readonly forecast?: Forecast;
   /** Today's (UTC) agent spend and the day's budget (0 = no limit); absent before any agent ran. */
   readonly spendToday?: { readonly spentUsd: number; readonly perDayUsd: number };
+  /** Set while the loop's last lifecycle event is a pause: why, since when, and a shared failure's class. */
+  readonly paused?: LoopPause;
+}
+
+export interface LoopPause {
+  readonly reason: string;
+  readonly since: string;
+  readonly failureClass?: string;
+  readonly agents?: readonly string[];
 }
 
 export const REVIEW_THRESHOLD = 3;
@@ -144,6 +153,7 @@ export function renderStatus(f: StatusFacts): string {
     // The reference's lines stay as they are; the forecast follows once agents have spent.
     ...(f.forecast === undefined ? [] : [renderForecast(f.forecast)].filter((l): l is string => l !== undefined)),
     ...(f.spendToday === undefined ? [] : [renderSpendToday(f.spendToday)]),
+    ...(f.paused === undefined ? [] : [`Paused since ${f.paused.since}: ${f.paused.reason} (\`ralph resume\` goes on)`]),
     '',
   ].join('\n');
 }

@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
 import { domainEvent } from '../domain/events';
+import type { AgentEnding } from '../domain/agentFailure';
 import { currentBranch } from '../git/repo';
 import { errorText } from './context';
 import { EvolveRetry } from './evolveRetry';
@@ -117,6 +118,8 @@ export class Loop {
     this.feed = options.control.onDidAppend((batch) => {
       tallyOf(this.tally, batch);
       for (const e of notificationsOf(batch)) this.events.emit(e);
+      for (const e of batch)
+        if (e.event_type === 'agent.finished') lifecycle.noteAgentEnding(e.entity_id, e.payload as unknown as AgentEnding);
     });
     const inbox = new InboxConsumer(harness, lifecycle);
     const run: LoopRun = {

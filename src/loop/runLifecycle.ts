@@ -3,6 +3,7 @@
 // gets, the pause gate the agents wait at, the wakers that cut idle waits short, the
 // --once rule (stop when every agent found nothing to do since the last progress), and the
 // run limits (max iterations, consecutive failures).
+import { sharedFailureClass, sharedFailureReason, type AgentEnding, type SharedFailureClass } from '../domain/agentFailure';
 import { domainEvent } from '../domain/events';
 import type { DomainEvent } from '../domain/events';
 import type { AgentName, LoopEmitter, LoopRunState } from './events';
@@ -47,6 +48,10 @@ export class RunLifecycle {
   private readonly idleAt = new Map<AgentName, number>();
   private progressGen = 0;
   private probes: RunProbes = NO_PROBES;
+  /** Each agent's last invocation: the shared class it failed with, or null (it worked, or failed on its own). */
+  private readonly lastEnding = new Map<string, { cls: SharedFailureClass | null; sample: string }>();
+  /** Failed invocations in a row, across agents, with the same shared class. */
+  private sharedRun = 0;
 
   constructor(private readonly deps: RunLifecycleDeps) {}
 
@@ -86,17 +91,47 @@ export class RunLifecycle {
     this.deps.emitter.emit({ type: 'loop.state', state, ...(reason !== undefined ? { reason } : {}) });
   }
 
-  pause(reason: string): void {
+  pause(reason: string, shared?: { readonly failureClass: SharedFailureClass; readonly agents: readonly string[] }): void {
     if (this.runState !== 'running' || this.pausedFor !== null) return;
     let resolve!: () => void;
     const promise = new Promise<void>((r) => (resolve = r));
     this.pausedFor = { promise, resolve };
     this.setState('paused', reason);
-    this.deps.record(domainEvent('loop.paused', 'loop', 'harness', { reason }));
+    const cause = shared ? { cause: 'agents_failing' as const, failure_class: shared.failureClass, agents: [...shared.agents] } : {};
+    this.deps.record(domainEvent('loop.paused', 'loop', 'harness', { reason, ...cause }));
+  }
+
+  /**
+   * How an agent's invocation ended (its `agent.finished` event). When every agent that ran
+   * has last failed with the same shared class (not logged in, 429, 529, the CLI missing or
+   * crashing at start), at least twice in a row, the run pauses with one reason for all; with
+   * --once, nobody could resume it, so it stops with that reason.
+   */
+  noteAgentEnding(agent: string, ending: AgentEnding): void {
+    const cls = sharedFailureClass(ending);
+    const sample = [...(ending.errors ?? []), ending.stderr_tail ?? ''].find((t) => t.trim() !== '') ?? '';
+    const before = this.lastEnding.get(agent)?.cls;
+    const prevShared = [...this.lastEnding.values()].find((e) => e.cls !== null)?.cls;
+    this.lastEnding.set(agent, { cls, sample });
+    if (cls === null) {
+      this.sharedRun = 0;
+      return;
+    }
+    this.sharedRun = prevShared === cls || before === cls ? this.sharedRun + 1 : 1;
+    const endings = [...this.lastEnding.entries()];
+    if (this.sharedRun < Math.max(2, endings.length) || !endings.every(([, e]) => e.cls === cls)) return;
+    const agents = endings.map(([a]) => a).sort();
+    const reason = sharedFailureReason(cls, agents, sample);
+    if (this.deps.once) this.requestStop(reason);
+    else this.pause(reason, { failureClass: cls, agents });
   }
 
   resume(): void {
     if (this.pausedFor === null) return;
+    // A resume is the human saying the cause is fixed: count afresh.
+    this.lastEnding.clear();
+    this.sharedRun = 0;
+    this.counters = { ...this.counters, consecutiveFailures: 0 };
     const p = this.pausedFor;
     this.pausedFor = null;
     this.setState('running', 'resumed');
