@@ -4,9 +4,9 @@
 // surviving, and the invariants at the end (done => promoted commit on the branch; views
 // rebuilt from events equal the stored ones).
 import assert from 'node:assert/strict';
-import { execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
@@ -22,6 +22,8 @@ import {
   writeScenario,
 } from './sampleProject';
 import type { SampleProject } from './sampleProject';
+
+const CLI = resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
 
 function viewRows(store: EventStore): string {
   return JSON.stringify([store.all('SELECT * FROM task_view ORDER BY task_id'), store.all('SELECT * FROM patch_view ORDER BY patch_id')]);
@@ -440,6 +442,61 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     assert.ok(startedBefore <= 1);
     await loop.stop();
     assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-2'")?.status, 'done');
+  });
+
+  it('given every call answered 401, then the loop pauses once with the reason as a typed event, status says it, nothing starts while paused, and a resume through the inbox goes on once the model answers', async () => {
+    await addTasks(store, p.ralphDir, [{ id: 'T-1', title: 'Addition', effort: 'M', wave: 0 }]);
+    // Every invocation alike: the API refuses the key before any turn.
+    writeFileSync(
+      p.scenarioFile,
+      JSON.stringify({ scripts: [{ name: 'unauthorized', turns: [{ error: { status: 401, message: 'invalid x-api-key' } }] }] }),
+    );
+    const { loop, events } = scriptedLoop(p, store, {}, false);
+    // Another process reads the journal: wait until the pause is acknowledged (on disk), not
+    // only applied to this process's database, before asking `ralph status`.
+    const pauseOnDisk = new Promise<void>((resolve) => {
+      const sub = store.onDidAppend((batch) => {
+        if (!batch.some((e) => e.event_type === 'loop.paused')) return;
+        sub.dispose();
+        resolve();
+      });
+    });
+    await loop.start();
+    await loop.events.next((e) => e.type === 'loop.state' && e.state === 'paused');
+    await pauseOnDisk;
+    assert.equal(loop.state, 'paused', 'paused, not stopped');
+    const paused = store.all<{ payload: string }>("SELECT payload FROM events WHERE event_type = 'loop.paused'");
+    assert.equal(paused.length, 1, 'one pause');
+    const pause = JSON.parse(paused[0]?.payload ?? '{}') as Record<string, unknown>;
+    assert.equal(pause['cause'], 'agents_failing');
+    assert.equal(pause['failure_class'], 'not_logged_in');
+    assert.deepEqual(pause['agents'], ['primary']);
+    assert.match(String(pause['reason']), /primary fails the same way: the agent CLI is not logged in .*401.*then resume/);
+    const startedAtPause = events.filter((e) => e.type === 'agent.started').length;
+    assert.ok(startedAtPause >= 2 && startedAtPause <= 3, `paused after ${startedAtPause} invocations`);
+    // What a person sees, from another process (an observer of the running writer).
+    const text = execFileSync(process.execPath, [CLI, 'status'], { cwd: p.dir, encoding: 'utf8' });
+    assert.match(text, /Paused since \S+: primary fails the same way: the agent CLI is not logged in/);
+    const json = JSON.parse(execFileSync(process.execPath, [CLI, 'status', '--json'], { cwd: p.dir, encoding: 'utf8' })) as {
+      paused?: { reason: string; failureClass?: string; agents?: string[] };
+    };
+    assert.equal(json.paused?.failureClass, 'not_logged_in');
+    assert.deepEqual(json.paused?.agents, ['primary']);
+    // Two CLI runs later (real time passed), still nothing started: no spinning, no spend.
+    assert.equal(events.filter((e) => e.type === 'agent.started').length, startedAtPause, 'no agent starts while paused');
+    // The key is fixed; the person resumes through the inbox, as VS Code's Resume does.
+    writeScenario(p, [
+      script('plan/T-1/', [], plan('T-1', [{ description: 'add', files: ['src/add.js'] }])),
+      script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
+    ]);
+    submitToInbox(p.ralphDir, { command: 'resume', actor: 'human:test', reason: 'logged in again' });
+    await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-1');
+    await loop.stop('done testing');
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-1'")?.status, 'done');
+    assert.equal(store.all("SELECT 1 FROM events WHERE event_type = 'loop.resumed'").length, 1);
+    assert.equal(store.all("SELECT 1 FROM events WHERE event_type = 'loop.paused'").length, 1, 'the working model does not pause it again');
+    const after = execFileSync(process.execPath, [CLI, 'status', '--json'], { cwd: p.dir, encoding: 'utf8' });
+    assert.equal((JSON.parse(after) as { paused?: unknown }).paused, undefined, 'status no longer says paused');
   });
 
   it('given the day budget already spent, then the loop stops (once) with a budget event and runs no agent', async () => {
