@@ -4,7 +4,9 @@
 // trusted git repository, an initialized project with a promoted patch); two folders in one
 // window each have their project, the views and the status bar say which, and a palette
 // command asks which folder; Start Loop with an agent CLI that is not installed shows a
-// notification naming it, whose buttons fix it. Screenshots in .artifacts/screenshots/.
+// notification naming it, whose buttons fix it; agents that all fail alike (not logged in)
+// pause the loop with one warning whose Resume resumes it, and the status bar and the monitor
+// say why. Screenshots in .artifacts/screenshots/.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -23,8 +25,11 @@ import {
 import { domainEvent } from '../../src/domain/events';
 import { initProject } from '../../src/project/init';
 import { openStore } from '../../src/store';
+import type { StoredEvent } from '../../src/store';
+import { EVENT_COLUMNS, rowToEvent } from '../../src/store/eventRows';
+import type { EventRow } from '../../src/store/eventRows';
 import type { Session, Workbench } from './harness';
-import { defaultVsix, makeGitRepo, pollUntil, quickInputTitle, startSession } from './harness';
+import { defaultVsix, makeGitRepo, pollUntil, quickInputTitle, repoRoot, startSession } from './harness';
 
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', ['-c', 'user.name=E2E', '-c', 'user.email=e2e@ralph.invalid', ...args], { cwd, encoding: 'utf8' });
@@ -323,4 +328,135 @@ describe('e2e: first run (packaged .vsix)', function () {
     const offer = await wb.waitForNotification(/the agents now run on Codex/);
     assert.ok((await offer.innerText()).includes('Start Loop'));
   });
+
+  it('given agents that all fail alike (the CLI not logged in), when the loop runs, then it pauses with ONE warning naming the reason, the status bar and the monitor say why, and Resume resumes it', async () => {
+    const dir = await makeGitRepo({ 'README.md': '# logged out\n', 'specs/app.md': '# App\n\n## Greeting\nSay hello.\n' });
+    cleanup.push(dir);
+    await initProject({
+      dir,
+      createDatabase: async (ralphDir) => {
+        const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+        await s.close();
+      },
+    });
+    // Tasks ready for the primary and a worker (no evolve, whose retry waits 30 s), and a model
+    // that answers every request with 401 as the API does for a CLI that is not logged in.
+    const ctx = await openControl({ projectDir: dir, mode: 'writer', git: cliGitPort(dir) });
+    try {
+      await decideAndAppend(ctx, () => ({
+        events: ['APP-1', 'APP-2', 'APP-3', 'APP-4', 'APP-5', 'APP-6'].map((id) =>
+          domainEvent('task.created', id, 'test', {
+            title: `Greeting ${id}`,
+            source: 'specs/app.md',
+            effort: 'S',
+            deps: '-',
+            wave: 0,
+            provenance: 'spec',
+          }),
+        ),
+        result: undefined,
+      }));
+    } finally {
+      await ctx.store.close();
+    }
+    const configFile = path.join(dir, 'ralph.config.json');
+    const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    Object.assign(config, {
+      build: '',
+      test: '',
+      lint: '',
+      fmt: '',
+      model: 'claude-sonnet-4-5-20250929',
+      backends: {
+        primary: 'scripted',
+        worker: 'scripted',
+        judge: 'scripted',
+        scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
+      },
+      workers: { count: 1 },
+      intervals: { primary: 1, worker: 1 },
+    });
+    fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(dir, '.ralph', 'e2e-scenario.json'),
+      JSON.stringify({
+        scripts: [{ name: 'logged out', turns: [{ error: { status: 401, message: 'Invalid API key · Please run /login' } }] }],
+      }),
+    );
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'ralph init');
+    session = await startSession(dir, { vsix: [defaultVsix] });
+    const wb = session.workbench;
+
+    await wb.runCommand('Ralph: Start Loop');
+    const paused = /Ralph paused the loop: every agent \(primary, worker-1\) fails the same way: the agent CLI is not logged in/;
+    const toast = await wb.waitForNotification(paused, 180_000);
+    assert.match(await toast.innerText(), /log the CLI in \(or set its API key\), then resume/);
+    const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((t) => t.trim()).filter((t) => t.length > 0);
+    assert.deepEqual(buttons, ['Resume', 'Open Config', 'Run Doctor', 'Show Output']);
+    await wb
+      .statusBarItem(/Ralph: paused: agent CLI not logged in/)
+      .first()
+      .waitFor();
+    // Refreshes (the views' command, the monitor's snapshot) tell nothing new: still one toast.
+    await wb.runCommand('Ralph: Refresh');
+    await wb.runCommand('Ralph: Show Monitor');
+    await wb.webviewFrame().locator('#run', { hasText: 'paused: agent CLI not logged in' }).waitFor();
+    await wb.runCommand('Ralph: Refresh');
+    await wb.screenshot('first-run-07-agents-failing-paused');
+    assert.equal(await wb.page.locator('.notifications-toasts .notification-toast', { hasText: paused }).count(), 1);
+    const pausedEvents = (): Promise<StoredEvent[]> => loopEvents(path.join(dir, '.ralph'));
+    assert.equal((await pausedEvents()).filter((e) => e.event_type === 'loop.paused').length, 1);
+
+    await wb.clickNotificationButton(paused, 'Resume');
+    let lifecycle: StoredEvent[] = [];
+    await pollUntil(
+      'loop.resumed after the pause',
+      async () => {
+        lifecycle = await pausedEvents();
+        return lifecycle.some((e) => e.event_type === 'loop.resumed');
+      },
+      () => lifecycle.map((e) => `${e.event_type} ${e.actor}`).join(', '),
+    );
+    const first = lifecycle.find((e) => e.event_type === 'loop.paused')!;
+    assert.equal(first.payload.cause, 'agents_failing');
+    assert.equal(first.payload.failure_class, 'not_logged_in');
+    assert.deepEqual(first.payload.agents, ['primary', 'worker-1']);
+    // The agents still fail: the loop pauses again (a new pause, a new warning), whose
+    // Run ralph doctor runs the checks in a terminal of their own.
+    await pollUntil(
+      'a second pause',
+      async () => {
+        lifecycle = await pausedEvents();
+        return lifecycle.filter((e) => e.event_type === 'loop.paused').length === 2;
+      },
+      () => lifecycle.map((e) => `${e.event_type} ${e.actor}`).join(', '),
+      180_000,
+    );
+    await wb.clickNotificationButton(paused, 'Run Doctor');
+    await wb.page
+      .locator('.part.panel')
+      .getByText(/Ralph: doctor/)
+      .first()
+      .waitFor();
+    await wb.runCommand('Ralph: Stop Loop');
+    await wb
+      .statusBarItem(/Ralph: stopped/)
+      .first()
+      .waitFor({ timeout: 120_000 });
+  });
 });
+
+/** The loop's lifecycle events, oldest first, read from .ralph as an observer. */
+async function loopEvents(ralphDir: string): Promise<StoredEvent[]> {
+  const store = await openStore({ ralphDir, mode: 'observer', projections: CONTROL_PROJECTIONS });
+  try {
+    return store
+      .all<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE event_type IN ('loop.started', 'loop.paused', 'loop.resumed', 'loop.stopped') ORDER BY event_id`,
+      )
+      .map(rowToEvent);
+  } finally {
+    await store.close();
+  }
+}
