@@ -220,8 +220,11 @@ export function statusFactsOf(
   db: SqlReader,
   pos: Pick<LoopPosition, 'phase' | 'iteration' | 'current_item'>,
   now: Date,
-  perDayBudgetUsd: () => number,
+  readPerDayBudgetUsd: () => number,
 ): StatusFacts {
+  // The forecast and the spend line both want the budget: the config is read once per status.
+  let perDay: number | undefined;
+  const perDayBudgetUsd = (): number => (perDay ??= readPerDayBudgetUsd());
   const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
   // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (defect 7).
   const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(now)])?.n ?? 0;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { perDayBudgetOf, readForecast } from '../../../src/control/forecast';
-import { statusFacts, statusText } from '../../../src/control/derived';
+import { statusFacts, statusFactsOf, statusText } from '../../../src/control/derived';
 import type { NewEvent } from '../../../src/store/types';
 import { harness, type Harness } from './harness';
 
@@ -86,6 +86,17 @@ describe('control/forecast', () => {
       // $0.60 of $1 spent in 90 minutes since the first invocation: $0.40 more in 60 minutes.
       assert.equal(asked, 1);
       assert.equal(f.budgetLastsUntil, '2026-12-01T10:30:00.000Z');
+      // status wants the budget for the forecast and for the spend line: it reads it once.
+      let reads = 0;
+      const facts = statusFactsOf(
+        h.store,
+        { phase: 'implement', iteration: 1, current_item: null },
+        new Date(h.nowMs()),
+        () => (reads++, 1),
+      );
+      assert.equal(reads, 1);
+      assert.deepEqual(facts.spendToday, { spentUsd: 0.6, perDayUsd: 1 });
+      assert.equal(facts.forecast?.kind === 'estimate' ? facts.forecast.budgetLastsUntil : undefined, '2026-12-01T10:30:00.000Z');
       assert.match(statusText(h.ctx), /^Forecast: 2 task\(s\) left: about \$0\.27 \(\$0\.27–\$0\.27\) and 1\.3 h at the rate so far;/m);
     } finally {
       await h.close();
