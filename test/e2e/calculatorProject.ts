@@ -115,24 +115,12 @@ export function git(dir: string, ...args: string[]): string {
 
 /** Points ralph.config.json at the scripted model and the sample's gates; writes the scenario. */
 export function configureScripted(repo: string): void {
-  const config = JSON.parse(fs.readFileSync(path.join(repo, 'ralph.config.json'), 'utf8')) as Record<string, unknown>;
-  Object.assign(config, {
+  useScriptedAgents(repo, {
     build: 'node scripts/build.js',
     test: 'node scripts/test.js',
-    lint: '',
-    fmt: '',
     forbidden_exclude: ['test/**', 'scripts/**'],
-    model: 'claude-sonnet-4-5-20250929',
-    backends: {
-      primary: 'scripted',
-      worker: 'scripted',
-      judge: 'scripted',
-      scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
-    },
     workers: { count: 1 },
-    intervals: { primary: 1, worker: 1 },
   });
-  fs.writeFileSync(path.join(repo, 'ralph.config.json'), `${JSON.stringify(config, null, 2)}\n`);
   fs.writeFileSync(path.join(repo, '.ralph', 'e2e-scenario.json'), `${JSON.stringify(scenario(), null, 2)}\n`);
 }
 
@@ -151,4 +139,31 @@ export async function approveInline(wb: Workbench, pane: Locator, rowText: strin
       if (attempt >= 5) throw e;
     }
   }
+}
+
+/**
+ * Points a Ralph project's ralph.config.json at the scripted agent (src/agents/scripted/
+ * scriptedClaude.mjs playing `.ralph/e2e-scenario.json`) for every role, with no gates, no
+ * workers and one-second intervals unless `overrides` say otherwise.
+ */
+export function useScriptedAgents(dir: string, overrides: Record<string, unknown> = {}): void {
+  const file = path.join(dir, 'ralph.config.json');
+  const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  Object.assign(config, {
+    build: '',
+    test: '',
+    lint: '',
+    fmt: '',
+    model: 'claude-sonnet-4-5-20250929',
+    backends: {
+      primary: 'scripted',
+      worker: 'scripted',
+      judge: 'scripted',
+      scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
+    },
+    workers: { count: 0 },
+    intervals: { primary: 1, worker: 1 },
+    ...overrides,
+  });
+  fs.writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
 }

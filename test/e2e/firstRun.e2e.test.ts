@@ -28,8 +28,9 @@ import { openStore } from '../../src/store';
 import type { StoredEvent } from '../../src/store';
 import { EVENT_COLUMNS, rowToEvent } from '../../src/store/eventRows';
 import type { EventRow } from '../../src/store/eventRows';
+import { useScriptedAgents } from './calculatorProject';
 import type { Session, Workbench } from './harness';
-import { defaultVsix, makeGitRepo, pollUntil, quickInputTitle, repoRoot, startSession } from './harness';
+import { defaultVsix, makeGitRepo, pollUntil, quickInputTitle, startSession } from './harness';
 
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', ['-c', 'user.name=E2E', '-c', 'user.email=e2e@ralph.invalid', ...args], { cwd, encoding: 'utf8' });
@@ -359,24 +360,7 @@ describe('e2e: first run (packaged .vsix)', function () {
     } finally {
       await ctx.store.close();
     }
-    const configFile = path.join(dir, 'ralph.config.json');
-    const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
-    Object.assign(config, {
-      build: '',
-      test: '',
-      lint: '',
-      fmt: '',
-      model: 'claude-sonnet-4-5-20250929',
-      backends: {
-        primary: 'scripted',
-        worker: 'scripted',
-        judge: 'scripted',
-        scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
-      },
-      workers: { count: 1 },
-      intervals: { primary: 1, worker: 1 },
-    });
-    fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+    useScriptedAgents(dir, { workers: { count: 1 } });
     fs.writeFileSync(
       path.join(dir, '.ralph', 'e2e-scenario.json'),
       JSON.stringify({

@@ -7,9 +7,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FILES, git } from './calculatorProject';
+import { FILES, git, useScriptedAgents } from './calculatorProject';
 import type { Session } from './harness';
-import { defaultVsix, makeGitRepo, pollUntil, repoRoot, startSession } from './harness';
+import { defaultVsix, makeGitRepo, pollUntil, startSession } from './harness';
 
 const SPEC = `# History
 
@@ -71,25 +71,11 @@ function scenario(): Record<string, unknown> {
 }
 
 function configure(repo: string): void {
-  const file = path.join(repo, 'ralph.config.json');
-  const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  Object.assign(config, {
+  useScriptedAgents(repo, {
     build: 'node scripts/build.js',
     test: 'node scripts/test.js',
-    lint: '',
-    fmt: '',
     forbidden_exclude: ['test/**', 'scripts/**'],
-    model: 'claude-sonnet-4-5-20250929',
-    backends: {
-      primary: 'scripted',
-      worker: 'scripted',
-      judge: 'scripted',
-      scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
-    },
-    workers: { count: 0 },
-    intervals: { primary: 1, worker: 1 },
   });
-  fs.writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
   fs.writeFileSync(path.join(repo, '.ralph', 'e2e-scenario.json'), `${JSON.stringify(scenario(), null, 2)}\n`);
 }
 

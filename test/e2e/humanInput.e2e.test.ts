@@ -22,8 +22,9 @@ import type { EventRow } from '../../src/store/eventRows';
 import { makeDeferredProject } from '../int/extension/fixture';
 import type { DeferredProject } from '../int/extension/fixture';
 import type { Locator } from 'playwright-core';
+import { useScriptedAgents } from './calculatorProject';
 import type { Session } from './harness';
-import { defaultVsix, pollUntil, quickInputMessage, quickInputTitle, repoRoot, runContextMenuCommand, startSession } from './harness';
+import { defaultVsix, pollUntil, quickInputMessage, quickInputTitle, runContextMenuCommand, startSession } from './harness';
 
 /** The events about one task, oldest first, read from .ralph as an observer. */
 async function taskEvents(ralphDir: string, taskId: string): Promise<StoredEvent[]> {
@@ -217,24 +218,7 @@ describe('e2e: human input flows (modify, drop, reprioritize)', function () {
         await s.close();
       },
     });
-    const configFile = path.join(project.dir, 'ralph.config.json');
-    const config = JSON.parse(fs.readFileSync(configFile, 'utf8')) as Record<string, unknown>;
-    Object.assign(config, {
-      build: '',
-      test: '',
-      lint: '',
-      fmt: '',
-      model: 'claude-sonnet-4-5-20250929',
-      backends: {
-        primary: 'scripted',
-        worker: 'scripted',
-        judge: 'scripted',
-        scripted: { scenario: '.ralph/e2e-scenario.json', binary: path.join(repoRoot, 'src', 'agents', 'scripted', 'scriptedClaude.mjs') },
-      },
-      workers: { count: 0 },
-      intervals: { primary: 1, worker: 1 },
-    });
-    fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
+    useScriptedAgents(project.dir);
     const seen = 'NOTE-SEEN: planning W2-001 so that tokens expire after an hour';
     fs.writeFileSync(
       path.join(project.ralphDir, 'e2e-scenario.json'),
