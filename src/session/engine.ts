@@ -1,12 +1,16 @@
+// Over 400 lines because it is the one object a host holds: the store it reads, the loop it runs and the commands it sends share its state.
 // The engine session of one project folder: the event store as this host sees it (an
 // observer that follows the database, or the writer of the loop this host runs), the loop
 // run itself, and the one path every human command takes (the inbox, drained at once by a
-// short-lived writer when no loop holds the lock). Host-neutral: plain Node, no `vscode`;
+// short-lived writer when no loop holds the lock). A folder whose config names the team's
+// PostgreSQL store (`store`, or RALPH_STORE_URL) is attached to it instead: the views follow
+// the shared log (LISTEN/NOTIFY), the agents are the team's leases per machine, and a human
+// decision is appended to the shared log at once. Host-neutral: plain Node, no `vscode`;
 // it reads the views through control/ functions (no SQL of its own). The VS Code extension
 // adapts it (src/extension/engine.ts: the file watcher); plain mocha tests it directly.
 import * as path from 'node:path';
 import type { InboxCommand, InboxResult, ControlContext } from '../control';
-import { CONTROL_PROJECTIONS, controlContext, drainInbox, eventsOfLatestRun, submitToInbox } from '../control';
+import { controlContext, drainInbox, eventsOfLatestRun, submitToInbox } from '../control';
 import { loopSummaryOf } from '../loop/events';
 import type { LoopEvent, LoopSummary } from '../loop/events';
 import { notificationsOf } from '../loop/storeFeed';
@@ -15,8 +19,9 @@ import type * as HostModule from '../loop/host';
 import { createStoreDataSource } from '../monitor/dataSource';
 import type { StoreDataSource } from '../monitor/dataSource';
 import type { LogLine } from '../protocol/monitor';
-import { DB_FILE, openStore } from '../store';
+import { DB_FILE } from '../store';
 import type { EventStore, LockHolder, StoredEvent } from '../store';
+import type { AgentRow } from './agentsTracker';
 import { AgentsTracker } from './agentsTracker';
 import { busyErrorOf, CommandFailedError, LoopBusyError } from './errors';
 import type { SubmitOutcome } from './errors';
@@ -28,8 +33,12 @@ import { CoalescedRefresh } from './refresh';
 import { SpecCounter } from './specCounter';
 import { SessionViews } from './views';
 import { liveWriter, openShortLivedWriter } from './writer';
+import { openSessionStore, submitToTeamStore, teamAgentRows } from './storeSource';
+import { redactText } from '../shared/redaction';
+import type { RunningAgent } from '../protocol/monitor';
 
 export { CommandFailedError, LoopBusyError } from './errors';
+export type { TeamMachine } from './storeSource';
 export type { SubmitOutcome } from './errors';
 
 export interface EngineLog {
@@ -49,6 +58,8 @@ export interface EngineOptions {
   readonly openLoopHost?: (o: LoopHostOptions) => Promise<LoopHost>;
   /** Safety-net poll while another process writes, in ms (default 2000; 0 = off). */
   readonly observerPollMs?: number;
+  /** Where RALPH_STORE_URL is read (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export class Engine extends SessionViews {
@@ -77,14 +88,14 @@ export class Engine extends SessionViews {
   readonly dataSource: StoreDataSource;
 
   constructor(private readonly o: EngineOptions) {
-    super(o.projectDir, o.name);
+    super(o.projectDir, o.name, o.env ?? process.env, (problem) => o.log.error(problem));
     this.specs = new SpecCounter(o.projectDir, () => {
       if (!this.isDisposed) this._onDidChangeState.fire();
     });
     this.dataSource = createStoreDataSource({
       store: this.currentStore((l) => this.onDidChangeData(l)),
       logsDir: path.join(this.ralphDir, 'logs'),
-      agents: () => (this.host || this.role() === 'observer' ? this.tracker.running() : []),
+      agents: () => this.runningAgents(),
       logLines: () => this.logTail.recent(),
       run: () => ({ run: this.loopState(), observing: this.role() === 'observer' }),
       project: () => ({ name: this.name, specs: this.specCount() }),
@@ -116,16 +127,19 @@ export class Engine extends SessionViews {
     if (this.isDisposed || !this.isInitialized()) return undefined;
     this.opening ??= (async (): Promise<EventStore | undefined> => {
       const started = performance.now();
+      const where = this.storeLocation();
       try {
-        const store = await openStore({ ralphDir: this.ralphDir, mode: 'observer', projections: CONTROL_PROJECTIONS });
+        const store = await openSessionStore(this.ralphDir, where, this.storeEnv);
         if (this.isDisposed) {
           await store.close();
           return undefined;
         }
         this.observer = store;
+        this.fixStoreLocation(where);
         this.catchUpWithWriter(store);
         this.subscribe(store);
-        this.o.log.info(`opened ${path.join('.ralph', DB_FILE)} as an observer in ${(performance.now() - started).toFixed(0)} ms`);
+        const what = where.kind === 'postgres' ? `the team store ${where.where}` : `${path.join('.ralph', DB_FILE)} as an observer`;
+        this.o.log.info(`opened ${what} in ${(performance.now() - started).toFixed(0)} ms`);
         this.updatePolling();
         this._onDidChangeData.fire([]);
         this._onDidChangeState.fire();
@@ -142,16 +156,24 @@ export class Engine extends SessionViews {
     return liveWriter(this.ralphDir, this.host !== undefined);
   }
 
-  /** writer: this window runs the loop; observer: another process does; idle: nobody. */
+  /** writer: this window runs the loop; observer: another process does (or the team's, on its store); idle: nobody. */
   role(): 'writer' | 'observer' | 'idle' {
     if (this.host || this.starting) return 'writer';
+    if (this.isTeam()) return 'observer';
     return this.externalWriter() ? 'observer' : 'idle';
   }
 
+  /** On a team store with no loop here: running while some machine holds a live lease. */
   loopState(): LoopStateKey {
     if (this.starting) return 'running';
     if (this.host) return loopStateOf(this.host.loop.state);
+    if (this.isTeam()) return this.machines().length > 0 ? 'running' : 'stopped';
     return this.externalWriter() ? 'running' : 'stopped';
+  }
+
+  /** Attached to the team's store and not running a loop of its own. */
+  private isTeam(): boolean {
+    return !this.host && this.storeLocation().kind === 'postgres';
   }
 
   get loopHost(): LoopHost | undefined {
@@ -159,9 +181,16 @@ export class Engine extends SessionViews {
   }
 
   /** The agents of the loop this window runs, or of the writer it follows; none when no loop runs. */
-  agents(): ReturnType<AgentsTracker['list']> {
+  agents(): AgentRow[] {
+    if (this.isTeam()) return teamAgentRows(this.machines());
     if (!this.host && this.role() !== 'observer') return [];
     return this.tracker.list();
+  }
+
+  /** The monitor's shape of agents(). */
+  private runningAgents(): RunningAgent[] {
+    if (this.isTeam()) return this.agents().map((r) => ({ ...r, cost: r.costUsd }));
+    return this.host || this.role() === 'observer' ? this.tracker.running() : [];
   }
 
   // ---- following another writer ----------------------------------------------------------
@@ -182,7 +211,7 @@ export class Engine extends SessionViews {
       if (!this.observer && !this.host && this.isInitialized()) await this.open();
       else if (this.observer && !this.host) await this.observer.refresh();
     } catch (e) {
-      this.o.log.warn(`refresh failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.o.log.warn(`refresh failed: ${redactText(e instanceof Error ? e.message : String(e))}`);
     }
     const role = `${this.isInitialized()}/${this.role()}/${this.loopState()}`;
     if (role !== this.lastRole) {
@@ -193,7 +222,8 @@ export class Engine extends SessionViews {
   }
 
   private updatePolling(): void {
-    const want = !this.host && this.observer !== undefined && this.externalWriter() !== undefined;
+    // The team store tells this window about every append itself (LISTEN/NOTIFY).
+    const want = !this.host && this.observer !== undefined && !this.isTeam() && this.externalWriter() !== undefined;
     this.refresh.poll(want, this.o.observerPollMs ?? 2000);
   }
 
@@ -225,6 +255,7 @@ export class Engine extends SessionViews {
    * when nobody does, a short-lived writer in this window drains it now.
    */
   async submit(cmd: InboxCommand): Promise<SubmitOutcome> {
+    if (this.isTeam()) return this.withWriter((ctx) => submitToTeamStore(ctx, cmd, this.teamStore() ?? 'the team store'));
     const file = submitToInbox(this.ralphDir, cmd);
     const name = path.basename(file);
     if (this.host) {
@@ -247,11 +278,17 @@ export class Engine extends SessionViews {
   }
 
   /**
-   * Runs `fn` against a writer: this window's loop store, or a short-lived writer opened
-   * for it. Throws LoopBusyError when another process holds the lock.
+   * Runs `fn` against a writer: this window's loop store, the team store (every process on
+   * it writes), or a short-lived writer opened for it. Throws LoopBusyError when another
+   * process holds the lock.
    */
   async withWriter<T>(fn: (ctx: ControlContext) => Promise<T>): Promise<T> {
     if (this.host) return fn(controlContext(this.host.store, { ralphDir: this.ralphDir, projectDir: this.o.projectDir }));
+    if (this.isTeam()) {
+      const team = await this.open();
+      if (!team) throw new CommandFailedError('write', `${this.teamStore() ?? 'the team store'} is not open`);
+      return fn(controlContext(team, { ralphDir: this.ralphDir, projectDir: this.o.projectDir }));
+    }
     const store = await openShortLivedWriter(this.ralphDir);
     try {
       return await fn(controlContext(store, { ralphDir: this.ralphDir, projectDir: this.o.projectDir }));

@@ -101,6 +101,11 @@ function leaseEvent(taskId: string, type: string, actor: string, payload: Record
 
 const asLease = (r: LeaseRow): Lease => ({ taskId: r.task_id, leaseId: r.lease_id, owner: r.owner, host: r.host, expiresAt: r.expires_at });
 
+/** Every task's current lease, by machine then holder (an expired one stays until someone expires it). */
+export function currentLeases(db: SqlReader): Lease[] {
+  return db.all<LeaseRow>('SELECT task_id, lease_id, owner, host, expires_at FROM task_lease ORDER BY host, owner, task_id').map(asLease);
+}
+
 /** Why `leaseId` cannot act on `taskId` now, or null when it is the live current lease. */
 function fenceProblem(db: SqlReader, taskId: string, leaseId: string, now: string): string | null {
   const cur = currentLease(db, taskId);

@@ -1,7 +1,9 @@
 // A team-mode process for the tests to kill -9: `lease URL OWNER TTL_MS` claims a task with a
 // lease and keeps it alive by heartbeat; `pushed URL OWNER TTL_MS CLONE` does that, then
 // commits a change in CLONE and pushes it as the patch's ref — a worker in the window
-// between its push and its store record; `promoter URL` waits to be elected promoter. Each
+// between its push and its store record; `deferred URL OWNER TTL_MS` claims a task, queues a
+// patch for it under its lease and defers it as a promoter would (a tier-2 change waiting for
+// a human); `promoter URL` waits to be elected promoter. Each
 // prints one JSON line when it holds what it came for, then runs until killed.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -11,13 +13,27 @@ import { pushPatchRef } from '../../../src/team/patchRefs';
 import { CONTROL_PROJECTIONS } from '../../../src/control/index';
 import { controlContext } from '../../../src/control/context';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
-import { LeaseHeartbeat, claimWithLease, leaseProjection } from '../../../src/team/leases';
+import { LeaseHeartbeat, claimWithLease, leaseProjection, queuePatchFenced } from '../../../src/team/leases';
+import { transitionTask } from '../../../src/control/tasks';
 import { PromoterLock } from '../../../src/team/promoterLock';
 
 async function main(): Promise<void> {
   const [what, url, owner, ttl] = process.argv.slice(2);
   if (!url) throw new Error('usage: teamChild lease|promoter URL ...');
-  if (what === 'lease' || what === 'pushed') {
+  if (what === 'deferred') {
+    const store = await openPgStore({ url, mode: 'writer', projections: [...CONTROL_PROJECTIONS, leaseProjection] });
+    const ctx = controlContext(store, { ralphDir: '/nonexistent/.ralph' });
+    const lease = await claimWithLease(ctx, { owner: owner ?? 'child', ttlMs: Number(ttl ?? 1000), host: 'child-host' });
+    if (!lease) throw new Error('nothing to claim');
+    const patchId = await queuePatchFenced(ctx, lease, { patchPath: '/nonexistent/p.patch', createdBy: lease.owner });
+    await transitionTask(ctx, {
+      taskId: lease.taskId,
+      status: 'deferred',
+      actor: 'promoter',
+      payload: { reason: 'risk tier 2', risk_tier: 2, patch_id: patchId },
+    });
+    process.stdout.write(`${JSON.stringify({ ...lease, patchId })}\n`);
+  } else if (what === 'lease' || what === 'pushed') {
     const store = await openPgStore({ url, mode: 'writer', projections: [...CONTROL_PROJECTIONS, leaseProjection] });
     const ctx = controlContext(store, { ralphDir: '/nonexistent/.ralph' });
     const lease = await claimWithLease(ctx, { owner: owner ?? 'child', ttlMs: Number(ttl ?? 1000), host: 'child-host' });
