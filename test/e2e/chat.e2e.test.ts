@@ -352,7 +352,7 @@ describe('e2e: @ralph in the chat view (two folders, packaged .vsix)', function 
     assert.deepEqual(rows, ['api', 'web']);
     await wb.screenshot('chat-08-story-which-folder');
     await wb.answerQuickInput('api');
-    await wb.page.locator('.tabs-container .tab', { hasText: 'SHARED-1 (api).md' }).first().waitFor();
+    await wb.page.locator('.tabs-container .tab', { hasText: 'Story SHARED-1 (api)' }).first().waitFor();
     await previewShows(wb, /Folder api/, /SHARED-1: Log requests on the server/);
     await wb.screenshot('chat-07-story-of-api');
     // /why asks which folder; its Open the Story opens that folder's story.
@@ -363,7 +363,7 @@ describe('e2e: @ralph in the chat view (two folders, packaged .vsix)', function 
     assert.match(await why.innerText(), /SHARED-1: Log clicks in the browser/);
     await why.locator('.monaco-button', { hasText: 'Open the Story' }).first().click();
     await previewShows(wb, /Folder web/, /SHARED-1: Log clicks in the browser/);
-    await wb.page.locator('.tabs-container .tab', { hasText: 'SHARED-1 (web).md' }).first().waitFor();
+    await wb.page.locator('.tabs-container .tab', { hasText: 'Story SHARED-1 (web)' }).first().waitFor();
     await wb.screenshot('chat-09-story-of-web');
   });
 

@@ -2,6 +2,7 @@
 // scripted model: a click on the working agent opens its transcript, which grows while the
 // agent works (the agent waits for a file this test writes, so the growth is the agent's own
 // pacing, not a timer); a click on the task opens its story with the transcript linked; the
+// story's links, clicked, open the transcript and the file at the commit; the
 // monitor's time slider moved back shows the backlog as it was, and Live the present.
 // Screenshots go to .artifacts/screenshots/ (the README shows them).
 import * as assert from 'node:assert/strict';
@@ -173,6 +174,27 @@ describe('e2e: transcripts, the task story and the time slider (packaged .vsix, 
     await story.filter({ hasText: 'Transcripts' }).waitFor();
     assert.match(await story.innerText(), /primary implement: logs\/transcripts\/\d{17}_primary_HIST-1\.log/);
     await wb().screenshot('history-03-task-story');
+  });
+
+  it("when the story's transcript link is clicked, then that transcript opens; a file's link opens the file as it was at the commit", async () => {
+    const name = path.basename(implementTranscript()!);
+    // The transcript is still open from the first test: close its tab, so only the link reopens it.
+    const tab = wb().page.locator('.tabs-container .tab', { hasText: name }).first();
+    await tab.hover();
+    await tab.locator('.tab-actions .action-label').click();
+    await tab.waitFor({ state: 'detached' });
+    const link = wb()
+      .webviewFrame()
+      .locator('a', { hasText: `logs/transcripts/${name}` });
+    assert.match((await link.getAttribute('href')) ?? '', /^command:ralph\.openTranscript\?/, 'a link that runs Open Transcript');
+    await link.click();
+    await tab.waitFor();
+    await wb().page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'Step two' }).first().waitFor();
+    // Back to the story: the file it changed, at the commit it landed as.
+    await wb().page.locator('.tabs-container .tab', { hasText: 'Story HIST-1' }).first().click();
+    await wb().webviewFrame().locator('a', { hasText: 'src/hello.js' }).click();
+    await wb().page.locator('.tabs-container .tab', { hasText: 'hello.js' }).first().waitFor();
+    await wb().page.locator('.editor-instance .monaco-editor .view-lines', { hasText: 'module.exports = (name)' }).first().waitFor();
   });
 
   it('when the monitor slider moves back, then it shows the earlier backlog; Live shows the present again', async () => {

@@ -1,7 +1,7 @@
 // A task's story as a read-only markdown document (ralph-story:/<task id>.md, or with a folder
 // ralph-story:/<task id> (<folder name>).md?folder=<dir>), rendered
-// from the store each time it is opened, and the command that opens it. The chat's links and
-// the Backlog open it. With several folders a task id can exist in more than one of them: the
+// from the store each time it is opened, and the command that shows it as a page (storyPanel.ts).
+// The chat's links and the Backlog open it. With several folders a task id can exist in more than one of them: the
 // document names its folder in the query, and the command asks which folder when the caller
 // did not say and more than one folder holds the task — never the first one silently.
 import * as vscode from 'vscode';
@@ -10,6 +10,7 @@ import { commitFiles } from '../../git/commitFiles';
 import type { Engine } from '../../session/engine';
 import { ChatIds } from './chatIds';
 import { commandLinks } from './links';
+import { StoryPanels } from './storyPanel';
 
 /**
  * The story document of a task; `folder` says whose store tells it. The folder's name is in the
@@ -44,10 +45,21 @@ export class StoryDocumentProvider implements vscode.TextDocumentContentProvider
 
   constructor(private readonly engines: StoryEngines) {}
 
-  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+  provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    return this.markdown(uri);
+  }
+
+  /** The folder whose store tells the story of this document. */
+  async engineOf(uri: vscode.Uri): Promise<Engine | undefined> {
+    const folder = new URLSearchParams(uri.query).get('folder') ?? undefined;
+    return folder !== undefined ? this.engines.all().find((e) => e.projectDir === folder) : await this.engines.fallback(storyTaskId(uri));
+  }
+
+  /** The story's markdown, read from the store now. */
+  async markdown(uri: vscode.Uri): Promise<string> {
     const taskId = storyTaskId(uri);
     const folder = new URLSearchParams(uri.query).get('folder') ?? undefined;
-    const engine = folder !== undefined ? this.engines.all().find((e) => e.projectDir === folder) : await this.engines.fallback(taskId);
+    const engine = await this.engineOf(uri);
     if (folder !== undefined && !engine) return `No folder ${folder} in this window.\n`;
     const store = await engine?.open();
     if (!engine || !store) return `No Ralph project in ${engine?.projectDir ?? 'this window'}.\n`;
@@ -90,11 +102,13 @@ async function chooseStoryFolder(engines: StoryEngines, taskId: string, folder: 
   return pick?.dir;
 }
 
-/** Registers the story documents and the command that opens one (preview when markdown is there). */
+/** Registers the story documents and the command that shows one as a page. */
 export function registerStoryDocuments(engines: StoryEngines): vscode.Disposable[] {
   const provider = new StoryDocumentProvider(engines);
+  const panels = new StoryPanels(provider);
   return [
     provider,
+    panels,
     vscode.workspace.registerTextDocumentContentProvider(ChatIds.storyScheme, provider),
     vscode.commands.registerCommand(ChatIds.showTaskStory, async (arg: unknown, folderArg: unknown) => {
       const taskId =
@@ -107,11 +121,7 @@ export function registerStoryDocuments(engines: StoryEngines): vscode.Disposable
       if (folder === undefined) return;
       const engine = folder === null ? undefined : engines.all().find((e) => e.projectDir === folder);
       const uri = storyUri(id, engine ? { dir: engine.projectDir, name: engine.name } : undefined);
-      try {
-        await vscode.commands.executeCommand('markdown.showPreview', uri);
-      } catch {
-        await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
-      }
+      await panels.show(uri, engine && engines.all().length > 1 ? `Story ${id} (${engine.name})` : `Story ${id}`);
     }),
   ];
 }

@@ -339,8 +339,16 @@ describe('extension host: @ralph and the language-model tools', function () {
     assert.equal(events().length, before, 'nothing decided on bad input');
   });
 
-  it('Show Task Story opens the story as a markdown document', async () => {
+  it('Show Task Story opens the story as a page beside its markdown document', async () => {
     await vscode.commands.executeCommand(ChatIds.showTaskStory, 'CHAT-2');
+    const pages = (): vscode.Tab[] =>
+      vscode.window.tabGroups.all
+        .flatMap((g) => g.tabs)
+        .filter((t) => t.input instanceof vscode.TabInputWebview && t.label === 'Story CHAT-2');
+    assert.equal(pages().length, 1, 'one story page');
+    assert.match((pages()[0]!.input as vscode.TabInputWebview).viewType, /ralph\.story$/);
+    await vscode.commands.executeCommand(ChatIds.showTaskStory, 'CHAT-2');
+    assert.equal(pages().length, 1, 'shown again, the same page');
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: ChatIds.storyScheme, path: '/CHAT-2.md' }));
     assert.match(doc.getText(), /^# CHAT-2: Chat task 2/);
     assert.match(doc.getText(), /\*\*human\*\* \(via vscode-chat\) reject: empty tokens must fail/);
