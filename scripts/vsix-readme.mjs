@@ -9,6 +9,11 @@
 // Inlined pictures cost the .vsix about their own size each (base64 deflates back to roughly
 // the JPEG), and the package has a 1,000,000-byte budget (scripts/vsixSize.mjs): only the
 // pictures in VSIX_PICTURES are inlined; every other one becomes a line that says where it is.
+//
+// It writes the .vsix's changelog too (dist/vsix/CHANGELOG.md, vsce --changelog-path): each
+// entry's first sentence under its headings, and where the whole entries are. The full file,
+// with each change's measurements and tests, is for the repository; deflated it would take a
+// fiftieth of the package's budget.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,10 +38,51 @@ export function inlinePictures(markdown, baseDir, keep = VSIX_PICTURES) {
   return { text, count };
 }
 
+/** The first sentence of a text (up to its first '.' before a space), cut at a word past 240 characters. */
+function firstSentence(text) {
+  const m = /^(.+?\.)(\s|$)/.exec(text);
+  const s = m ? m[1] : text;
+  return s.length > 240 ? `${s.slice(0, s.lastIndexOf(' ', 239))} …` : s;
+}
+
+/** The changelog's headings and each top-level entry's first sentence; nested entries left out. */
+export function condenseChangelog(markdown) {
+  const out = [];
+  let entry;
+  const flush = () => {
+    if (entry !== undefined) out.push(`- ${firstSentence(entry)}`);
+    entry = undefined;
+  };
+  for (const line of markdown.split('\n')) {
+    if (/^#{1,6} /.test(line)) {
+      flush();
+      if (out.length > 0 && out.at(-1) !== '') out.push('');
+      out.push(line, '');
+    } else if (line.startsWith('- ')) {
+      flush();
+      entry = line.slice(2).trim();
+    } else if (entry !== undefined && /^ {2}\S/.test(line)) {
+      entry += ` ${line.trim()}`;
+    } else if (line.trim() !== '' && !/^\s+[-*] /.test(line) && entry === undefined && out.length > 0 && out.at(-1) === '') {
+      out.push(firstSentence(line.trim()));
+    } else if (!/^\s/.test(line)) {
+      flush();
+    }
+  }
+  flush();
+  out.push('', "Each entry in full, with what was measured and how it is tested: CHANGELOG.md in the project's repository.", '');
+  return out.join('\n').replace(/\n{3,}/g, '\n\n');
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const { text, count } = inlinePictures(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), root);
   const out = path.join(root, 'dist', 'vsix', 'README.md');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, text);
   console.log(`dist/vsix/README.md: ${count} picture(s) inlined, ${fs.statSync(out).size} bytes`);
+  const changelog = path.join(root, 'dist', 'vsix', 'CHANGELOG.md');
+  fs.writeFileSync(changelog, condenseChangelog(fs.readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8')));
+  console.log(
+    `dist/vsix/CHANGELOG.md: ${fs.statSync(changelog).size} bytes (CHANGELOG.md: ${fs.statSync(path.join(root, 'CHANGELOG.md')).size})`,
+  );
 }

@@ -1,0 +1,58 @@
+// The changelog the .vsix ships: the headings and each entry's first sentence, nested entries
+// and the rest of each entry left for the repository's full CHANGELOG.md.
+import { strict as assert } from 'node:assert';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const SCRIPT = pathToFileURL(resolve(__dirname, '..', '..', '..', 'scripts', 'vsix-readme.mjs')).href;
+
+describe('scripts/vsix-readme.mjs: the condensed changelog', () => {
+  it('given entries over several lines with nested ones, then each keeps its first sentence under its headings', async () => {
+    const { condenseChangelog } = (await import(SCRIPT)) as { condenseChangelog: (md: string) => string };
+    const full = [
+      '# Changelog',
+      '',
+      '## Unreleased',
+      '',
+      '### Team mode',
+      '- The event store on PostgreSQL: the same events, the same',
+      '  projections. Appends with optimistic concurrency.',
+      '  - a nested detail that stays in the full file',
+      '- `ralph store migrate` copies a history (verified event by event)',
+      '',
+      '### Project',
+      '- Skeleton. Bundles and tests.',
+      '',
+    ].join('\n');
+    assert.equal(
+      condenseChangelog(full),
+      [
+        '# Changelog',
+        '',
+        '## Unreleased',
+        '',
+        '### Team mode',
+        '',
+        '- The event store on PostgreSQL: the same events, the same projections.',
+        '- `ralph store migrate` copies a history (verified event by event)',
+        '',
+        '### Project',
+        '',
+        '- Skeleton.',
+        '',
+        "Each entry in full, with what was measured and how it is tested: CHANGELOG.md in the project's repository.",
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('given an entry of one long sentence, then it is cut at a word with a mark that it goes on', async () => {
+    const { condenseChangelog } = (await import(SCRIPT)) as { condenseChangelog: (md: string) => string };
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const line = condenseChangelog(`## X\n- ${words}\n`)
+      .split('\n')
+      .find((l) => l.startsWith('- '))!;
+    assert.ok(line.length <= 2 + 240 + 2, line);
+    assert.match(line, /^- word0 .* word\d+ …$/);
+  });
+});
