@@ -388,6 +388,21 @@ function instructionsSection(py: Python, other: Other, oursRepo: string, theirRe
     `ralph status ${mi(status)} vs the reference's status ${mi(theirs)}: ratio ${status && theirs ? f2(status / theirs) : 'n/a'}; ` +
       `above each runtime's own start: ours ${status ? mi(status - node0) : 'n/a'}, the reference's ${theirs && py0 ? mi(theirs - py0) : 'n/a'}`,
   );
+  // Node reads and parses every certificate NODE_EXTRA_CA_CERTS names at each start, before
+  // any JavaScript runs (python3 does not read it): with a system bundle that is most of
+  // `node -e 0`. Say so, and count node's side again as a shell without it starts it.
+  if (process.env['NODE_EXTRA_CA_CERTS']) {
+    const bare = { ...process.env };
+    delete bare['NODE_EXTRA_CA_CERTS'];
+    const node0Bare = instructions([process.execPath, '-e', '0'], oursRepo, bare);
+    const helpBare = instructions([process.execPath, CLI, 'help'], oursRepo, bare);
+    const statusBare = instructions([process.execPath, CLI, 'status'], oursRepo, bare);
+    console.log(
+      `  NODE_EXTRA_CA_CERTS is set (${process.env['NODE_EXTRA_CA_CERTS']}): node loads it at every start, ` +
+        `${node0 && node0Bare ? mi(node0 - node0Bare) : 'n/a'} of node -e 0. Without it: node -e 0 ${mi(node0Bare)}, ` +
+        `ralph help ${mi(helpBare)}, ralph status ${mi(statusBare)} (ratio ${statusBare && theirs ? f2(statusBare / theirs) : 'n/a'})`,
+    );
+  }
 }
 
 // ---- 3. the mixed sequence ------------------------------------------------------------------

@@ -10,7 +10,7 @@
 // thread) and 'auto' (the extension host's: at this size, in the checkpoint replica's worker
 // thread, src/store/checkpointReplica.ts).
 // Environment: RALPH_BENCH_EVENTS (default 100000), RALPH_BENCH_RUN_MS (default 30000),
-// RALPH_BENCH_CHECKPOINT_MODES (default never,auto).
+// RALPH_BENCH_CHECKPOINT_MODES (default never,auto), RALPH_BENCH_CPU_PROF (a folder: profile each run).
 // Prints numbers; never asserts timings.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -105,7 +105,11 @@ async function main(): Promise<void> {
           .join(' ')}`,
     );
     for (const mode of MODES) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--child', ralphDir, mode], { encoding: 'utf8' });
+      // RALPH_BENCH_CPU_PROF=<dir>: a V8 CPU profile of each measured process, to see what still runs on its main thread.
+      const prof = process.env['RALPH_BENCH_CPU_PROF'];
+      const flags = prof ? ['--cpu-prof', '--cpu-prof-dir', prof, '--cpu-prof-name', `eventloop-${mode}.cpuprofile`] : [];
+      const r = spawnSync(process.execPath, [...flags, '--import', 'tsx', __filename, '--child', ralphDir, mode], { encoding: 'utf8' });
+      if (prof) console.log(`  cpu profile: ${path.join(prof, `eventloop-${mode}.cpuprofile`)}`);
       if (r.status !== 0) throw new Error(`bench child failed: ${r.stderr}`);
       const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as {
         openMs: number;
