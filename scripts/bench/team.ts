@@ -14,7 +14,8 @@ import { controlContext, type ControlContext } from '../../src/control/context';
 import { cliGitPort } from '../../src/cli/gitPort';
 import { domainEvent, toNewEvent } from '../../src/domain/events';
 import { openPgStore } from '../../src/store/postgres/pgStore';
-import { LeaseHeartbeat, claimWithLease, expireLeases, leaseProjection, queuePatchFenced } from '../../src/team/leases';
+import { claimWithLease, expireLeases, leaseProjection, queuePatchFenced } from '../../src/team/leases';
+import { LeaseHeartbeat } from '../../src/team/leaseHeartbeat';
 import { startPgCluster } from '../../test/kit/pgCluster';
 
 const TASKS = 50;

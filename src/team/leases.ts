@@ -210,6 +210,72 @@ export async function expireLeases(ctx: ControlContext, actor: string): Promise<
 }
 
 /**
+ * A lease lost while its holder still works the task, taken again when nobody else holds
+ * the task: the lost lease ran out (a store outage outlasted the heartbeat, a machine
+ * stalled) and the task is pending, or still claimed under an expired lease. In one command
+ * the expired lease ends (`lease.expired`, the task back to pending) and the same holder
+ * claims it again with a fresh lease (`lease.granted` naming `reclaimed_from`), so the
+ * result in flight is fenced by the new lease at queue time. Undefined when another holder
+ * has a live lease, or the task moved on (proposed, done, deferred, blocked, dropped).
+ */
+export async function reclaimLease(
+  ctx: ControlContext,
+  lost: Lease,
+  ttlMs: number,
+  claimedBy: string = lost.owner,
+): Promise<Lease | undefined> {
+  const leaseId = `lease_${randomBytes(8).toString('hex')}`;
+  const { result } = await ctx.store.execute((db): { events: NewEvent[]; result: Lease | undefined } => {
+    const now = ctx.now();
+    const at = now.toISOString();
+    const none = { events: [], result: undefined };
+    const cur = currentLease(db, lost.taskId);
+    if (cur !== undefined && cur.expires_at > at) return cur.lease_id === lost.leaseId ? { events: [], result: asLease(cur) } : none;
+    let task = getTask(db, lost.taskId);
+    const events: NewEvent[] = [];
+    if (cur !== undefined)
+      events.push(
+        leaseEvent(lost.taskId, 'lease.expired', lost.owner, {
+          lease_id: cur.lease_id,
+          owner: cur.owner,
+          host: cur.host,
+          expired_at: cur.expires_at,
+        }),
+      );
+    if (task?.status === 'claimed') {
+      // Claimed under no lease at all is someone's claim this holder never had: left alone.
+      if (cur === undefined) return none;
+      const back = decideTransition(
+        { task, patches: [] },
+        {
+          taskId: lost.taskId,
+          to: 'pending',
+          actor: lost.owner,
+          payload: { reason: `lease ${cur.lease_id} of ${cur.owner} expired`, released_owner: cur.owner },
+        },
+      );
+      events.push(...back.map(toNewEvent));
+      task = { ...task, status: 'pending', claimed_by: null };
+    }
+    if (task?.status !== 'pending') return none;
+    events.push(...decideClaim({ task, patches: [] }, lost.taskId, claimedBy).map(toNewEvent));
+    const lease: Lease = { ...lost, leaseId, expiresAt: new Date(now.getTime() + ttlMs).toISOString() };
+    events.push(
+      leaseEvent(lost.taskId, 'lease.granted', lost.owner, {
+        lease_id: leaseId,
+        owner: lost.owner,
+        host: lost.host,
+        expires_at: lease.expiresAt,
+        ttl_ms: ttlMs,
+        reclaimed_from: lost.leaseId,
+      }),
+    );
+    return { events, result: lease };
+  });
+  return result;
+}
+
+/**
  * queue-patch, fenced: queued only while `lease` is the task's live lease. A late result
  * is recorded as `lease.refused` (the story shows it) and fails with LeaseLostError.
  */
@@ -287,62 +353,4 @@ export async function endLease(
     return { events: events.map(toNewEvent), result: true };
   });
   return result;
-}
-
-/**
- * Renews a lease every third of its time to live until stopped; `signal` aborts the
- * moment the lease is lost, so the worker stops paying for a task that is no longer its.
- */
-export class LeaseHeartbeat {
-  private readonly abort = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private current: Lease;
-  private beating: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly ctx: ControlContext,
-    lease: Lease,
-    private readonly ttlMs: number,
-    private readonly onError: (e: unknown) => void = () => undefined,
-  ) {
-    this.current = lease;
-    this.schedule();
-  }
-
-  get signal(): AbortSignal {
-    return this.abort.signal;
-  }
-
-  get lease(): Lease {
-    return this.current;
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(
-      () => {
-        this.beating = renewLease(this.ctx, this.current, this.ttlMs).then(
-          (l) => {
-            this.current = l;
-            if (!this.abort.signal.aborted) this.schedule();
-          },
-          (e: unknown) => {
-            if (e instanceof LeaseLostError) this.abort.abort(e);
-            else {
-              // The store is away (it waits outages out itself): try again next beat.
-              this.onError(e);
-              if (!this.abort.signal.aborted) this.schedule();
-            }
-          },
-        );
-      },
-      Math.max(50, Math.floor(this.ttlMs / 3)),
-    );
-  }
-
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (!this.abort.signal.aborted) this.abort.abort(new Error('stopped'));
-    await this.beating.catch(() => undefined);
-  }
 }

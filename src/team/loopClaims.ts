@@ -8,14 +8,16 @@
 // The loop's results are fenced like a worker's: its queue-patch, release and block of a
 // task go through the lease it claimed the task with, so a loop whose lease ran out or was
 // taken over (a stall, a suspended laptop) has its late patch refused by the store
-// (`lease.refused`), and the task stays with the lease's holder — or, when nobody took it,
-// returns to pending with `lease.expired`.
+// (`lease.refused`), and the task stays with the lease's holder. When the lease ran out and
+// nobody took the task, this loop takes it again with a new lease (on the heartbeat, or
+// after the refusal) and queues the same verified patch under it, up to `reclaims` times:
+// a stall must not throw away work that fencing can still accept.
 import * as os from 'node:os';
 import type { ControlContext } from '../control/context';
 import { getTask } from '../control/views';
 import type { ClaimLeases } from '../loop/controlAdapter';
 import type { LoopTask } from '../loop/ports';
-import { claimWithLease, endLease, expireLeases, LeaseLostError, queuePatchFenced, renewLease, type Lease } from './leases';
+import { claimWithLease, endLease, expireLeases, LeaseLostError, queuePatchFenced, reclaimLease, renewLease, type Lease } from './leases';
 
 export interface LoopClaimsOptions {
   readonly ttlMs: number;
@@ -23,6 +25,8 @@ export interface LoopClaimsOptions {
   readonly pid?: number;
   /** Told when a renewal fails or a lease is lost (the loop's log). */
   readonly log?: (line: string) => void;
+  /** How often a refused queue-patch is tried again under a lease taken again (default 2). */
+  readonly reclaims?: number;
 }
 
 /** Whether process `pid` of this machine still runs (EPERM: it runs, as someone else). */
@@ -114,17 +118,35 @@ export class LoopClaims implements ClaimLeases {
     const lease = this.claimedWith.get(taskId);
     if (lease === undefined) return undefined;
     return this.fenced(taskId, async () => {
-      try {
-        return await queuePatchFenced(this.ctx, lease, { patchPath, createdBy });
-      } catch (e) {
-        if (e instanceof LeaseLostError) {
+      let current = lease;
+      for (let retry = 0; ; retry++) {
+        try {
+          return await queuePatchFenced(this.ctx, current, { patchPath, createdBy });
+        } catch (e) {
+          if (!(e instanceof LeaseLostError)) throw e;
           this.o.log?.(e.message);
-          // Ran out and nobody took it: back to pending now rather than at the next beat.
-          await expireLeases(this.ctx, `harness@${this.host}:${this.pid}`).catch(() => undefined);
+          const again = retry < (this.o.reclaims ?? 2) ? await this.reclaim(current) : undefined;
+          if (again === undefined) {
+            // Someone else's now, or it moved on; a lease that ran out goes back to pending now.
+            await expireLeases(this.ctx, `harness@${this.host}:${this.pid}`).catch(() => undefined);
+            throw e;
+          }
+          current = again;
         }
-        throw e;
       }
     });
+  }
+
+  /** The task taken again under a new lease when its lease ran out and nobody took it. */
+  private async reclaim(lost: Lease): Promise<Lease | undefined> {
+    const agent = lost.owner.slice(0, lost.owner.lastIndexOf('@'));
+    const again = await reclaimLease(this.ctx, lost, this.o.ttlMs, agent);
+    if (again === undefined) return undefined;
+    this.o.log?.(`lease ${lost.leaseId} on ${lost.taskId} ran out with nobody taking the task: leased again (${again.leaseId})`);
+    this.claimedWith.set(lost.taskId, again);
+    if (!this.closed) this.held.set(lost.taskId, again);
+    this.schedule();
+    return again;
   }
 
   /**
@@ -141,6 +163,8 @@ export class LoopClaims implements ClaimLeases {
   ): Promise<boolean> | undefined {
     const lease = this.claimedWith.get(taskId);
     if (lease === undefined) return undefined;
+    // Not renewed (nor taken again) from here on: this loop is giving the task up.
+    this.held.delete(taskId);
     return this.fenced(taskId, async () => {
       const ended = await endLease(this.ctx, lease, to, reason, actor, extra);
       if (!ended)
@@ -201,16 +225,20 @@ export class LoopClaims implements ClaimLeases {
       if (this.closed) return;
       const task = getTask(this.ctx.store, taskId);
       const current = this.ctx.store.get<{ lease_id: string }>('SELECT lease_id FROM task_lease WHERE task_id = ?', [taskId]);
-      if (task?.status !== 'claimed' || current?.lease_id !== lease.leaseId) {
-        this.held.delete(taskId); // proposed, released, done…: the lease ended with the claim
+      // Pending under no lease while this loop still works it: another process expired it.
+      const expiredByOther = task?.status === 'pending' && current === undefined;
+      if (!expiredByOther && (task?.status !== 'claimed' || current?.lease_id !== lease.leaseId)) {
+        this.held.delete(taskId); // proposed, released, done, another's…: the lease ended with the claim
         continue;
       }
       try {
+        if (expiredByOther) throw new LeaseLostError(taskId, lease.leaseId, 'another process expired it');
         this.held.set(taskId, await renewLease(this.ctx, lease, this.o.ttlMs));
       } catch (e) {
         if (e instanceof LeaseLostError) {
           this.held.delete(taskId);
-          this.o.log?.(`lease ${lease.leaseId} on ${taskId} lost: ${e.reason}`);
+          const again = await this.reclaim(lease).catch(() => undefined);
+          if (again === undefined) this.o.log?.(`lease ${lease.leaseId} on ${taskId} lost: ${e.reason}`);
         } else this.o.log?.(`lease ${lease.leaseId} on ${taskId} not renewed (tried again next beat): ${String(e)}`);
       }
     }

@@ -5,8 +5,12 @@
 // exactly the verified patch pushed as `refs/ralph/patches/<id>`, then queued in the store
 // with its lease as the fencing token (a late result from a lost lease is refused). It
 // never promotes: the elected promoter does. The heartbeat renews the lease while the task
-// runs; a lost lease aborts the agent and the gates at once.
+// runs. A lease that ran out while nobody else took the task (an outage, a stall) is taken
+// again, and the agent goes on: its result is still fenced, by the new lease, at queue
+// time; so is a queue-patch refused for that reason, up to the retry limit. Only when
+// another worker holds the task (or it moved on) are the agent and the gates aborted.
 import { domainEvent, toNewEvent } from '../domain/events';
+import type { NewEvent } from '../store/types';
 import { newPatchId } from '../domain/patch';
 import { touchedPaths } from '../domain/patchText';
 import { ensureWorktree, resetWorktree } from '../git/worktrees';
@@ -15,7 +19,8 @@ import type { ControlContext } from '../control/context';
 import { errorText } from '../loop/context';
 import type { LoopTask } from '../loop/ports';
 import { workerPrompt } from '../loop/prompts';
-import { LeaseHeartbeat, LeaseLostError, claimWithLease, endLease, expireLeases, queuePatchFenced, type Lease } from './leases';
+import { LeaseLostError, claimWithLease, endLease, expireLeases, queuePatchFenced, type Lease } from './leases';
+import { LeaseHeartbeat } from './leaseHeartbeat';
 import { patchRef, pushPatchRef } from './patchRefs';
 import { commitOfPatch, fetchBranchTip } from './remoteBranch';
 import type { TeamHost } from './teamHost';
@@ -109,7 +114,13 @@ export class TeamWorker {
   private async work(first: Lease, stop: AbortSignal): Promise<void> {
     const { host, o } = this;
     const { harness, control, settings } = host;
-    const beat = new LeaseHeartbeat(this.cctx, first, o.leaseTtlMs, (e) => o.log(`${o.name}: heartbeat: ${errorText(e)}`));
+    const beat = new LeaseHeartbeat(
+      this.cctx,
+      first,
+      o.leaseTtlMs,
+      (e) => o.log(`${o.name}: heartbeat: ${errorText(e)}`),
+      (lost, l) => o.log(`${o.name}: lease ${lost} on ${l.taskId} ran out with nobody taking the task: leased again (${l.leaseId})`),
+    );
     const signal = AbortSignal.any([stop, beat.signal]);
     try {
       const task: LoopTask | undefined = control.task(first.taskId);
@@ -195,31 +206,34 @@ export class TeamWorker {
     if (pushed.kind !== 'pushed') throw new Error(`the patch ref ${patchRef(patchId)} is taken on the remote: ${pushed.detail}`);
     const risk = host.harness.promotion.assess(task, files);
     const ref = patchRef(patchId);
-    try {
-      await queuePatchFenced(this.cctx, beat.lease, {
-        patchId,
-        patchPath,
-        createdBy: this.owner,
-        ref,
-        with: (id) => [
-          toNewEvent(
-            domainEvent('patch.gates', id, this.owner, {
-              task_id: taskId,
-              gates: gates.map((g) => ({ gate: g.gate, status: g.status })),
-              base_commit: base,
-              files: touchedPaths(files),
-              risk_tier: risk.tier,
-              ref,
-              commit,
-            }),
-          ),
-        ],
-      });
-    } catch (e) {
-      if (!(e instanceof LeaseLostError)) throw e;
-      this.tally.refused++;
-      o.log(`${o.name}: ${taskId}: patch ${patchId} refused: ${e.reason}`);
-      return;
+    const gateEvents = (id: string): NewEvent[] => [
+      toNewEvent(
+        domainEvent('patch.gates', id, this.owner, {
+          task_id: taskId,
+          gates: gates.map((g) => ({ gate: g.gate, status: g.status })),
+          base_commit: base,
+          files: touchedPaths(files),
+          risk_tier: risk.tier,
+          ref,
+          commit,
+        }),
+      ),
+    ];
+    for (let retry = 0; ; retry++) {
+      try {
+        await queuePatchFenced(this.cctx, beat.lease, { patchId, patchPath, createdBy: this.owner, ref, with: gateEvents });
+        break;
+      } catch (e) {
+        if (!(e instanceof LeaseLostError)) throw e;
+        // Ran out with nobody taking the task: the same verified patch, queued under a new lease.
+        if (retry < host.settings.maxRetries && (await beat.reclaim())) {
+          o.log(`${o.name}: ${taskId}: patch ${patchId} refused (${e.reason}); queued again under lease ${beat.lease.leaseId}`);
+          continue;
+        }
+        this.tally.refused++;
+        o.log(`${o.name}: ${taskId}: patch ${patchId} refused: ${e.reason}`);
+        return;
+      }
     }
     this.tally.queued++;
     await host.control.recordRisk(taskId, risk.tier, touchedPaths(files), patchId).catch(() => undefined);

@@ -15,14 +15,15 @@ import { domainEvent, toNewEvent } from '../../../src/domain/events';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
 import type { EventStore } from '../../../src/store/types';
 import {
-  LeaseHeartbeat,
   LeaseLostError,
   claimWithLease,
   expireLeases,
   leaseProjection,
   queuePatchFenced,
+  reclaimLease,
   type Lease,
 } from '../../../src/team/leases';
+import { LeaseHeartbeat } from '../../../src/team/leaseHeartbeat';
 import { LoopClaims } from '../../../src/team/loopClaims';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { DEFAULT_RISK_PATTERNS } from '../../../src/domain/risk';
@@ -129,7 +130,7 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
       await loop.dispose();
     }
   });
-  it("given the loop's lease lost (taken over, or run out), then its queue-patch and release are refused and the task stays the holder's", async () => {
+  it("given the loop's lease lost, then taken over its queue-patch and release are refused; run out with nobody taking it, the task is leased again and the patch queued", async () => {
     const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
     let skew = 0;
     const clock = (): Date => new Date(Date.now() + skew);
@@ -168,16 +169,37 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
       assert.equal(control.task('W0-001')?.status, 'claimed');
       assert.equal(leaseOf('W0-001'), 'worker-b@elsewhere:1');
 
-      // Run out, nobody took it: refused, and the task is back to pending at once, with the event.
+      // Run out, nobody took it: refused, then leased again in one step and the same patch queued
+      // under the new lease (fencing still holds: the new lease is the task's live one).
       assert.equal((await control.claimReadyTask('worker-1', 'worker', { exclude: [] }))?.task_id, 'W0-002');
       skew = 120_000;
-      await assert.rejects(control.queuePatch('W0-002', path.join(project, 'late.patch'), 'worker-1'), LeaseLostError);
-      assert.deepEqual(types(a, 'W0-002').slice(-4), ['lease.granted', 'lease.refused', 'lease.expired', 'task.pending']);
-      assert.equal(control.patches('W0-002').length, 0);
-      assert.ok(
-        lines.some((l) => /W0-002.*refused/.test(l)),
-        lines.join('\n'),
+      const requeued = await control.queuePatch('W0-002', path.join(project, 'late.patch'), 'worker-1');
+      assert.deepEqual(types(a, 'W0-002').slice(-7), [
+        'lease.granted',
+        'lease.refused',
+        'lease.expired',
+        'task.pending',
+        'task.claimed',
+        'lease.granted',
+        'task.proposed',
+      ]);
+      const regranted = a.store.events({ entityType: 'task', entityId: 'W0-002' }).filter((e) => e.event_type === 'lease.granted');
+      assert.equal(regranted[1]?.payload['reclaimed_from'], regranted[0]?.payload['lease_id']);
+      assert.equal(regranted[1]?.payload['owner'], regranted[0]?.payload['owner']);
+      assert.equal(control.task('W0-002')?.status, 'proposed');
+      assert.deepEqual(
+        a.store
+          .events({ entityType: 'task', entityId: 'W0-002' })
+          .filter((e) => e.event_type === 'task.claimed')
+          .map((e) => e.payload['claimed_by']),
+        ['worker-1', 'worker-1'],
+        "claimed again as the loop's agent",
       );
+      assert.deepEqual(
+        control.patches('W0-002').map((p) => p.patch_id),
+        [requeued],
+      );
+      assert.ok(lines.some((l) => /W0-002.*refused/.test(l)) && lines.some((l) => /W0-002.*leased again/.test(l)), lines.join('\n'));
 
       // Held: queued under the live lease, the lease ends with the claim.
       skew = 0;
@@ -249,7 +271,7 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
     ]);
   });
 
-  it('given a heartbeat on a lease another process expired, then the worker is told at once (its signal aborts)', async () => {
+  it('given a heartbeat on a lease another process expired, then it leases the task again while nobody holds it, and aborts the work once another does', async () => {
     const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
     let skew = 0;
     const a = await machine(url);
@@ -259,10 +281,32 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
     skew = 60_000; // b's clock says the lease ran out long ago
     await b.store.refresh();
     assert.equal((await expireLeases(b, 'worker-b')).length, 1);
-    const beat = new LeaseHeartbeat(a, lease, 900);
-    await new Promise<void>((resolve) => beat.signal.addEventListener('abort', () => resolve(), { once: true }));
-    assert.ok(beat.signal.reason instanceof LeaseLostError, String(beat.signal.reason));
-    await beat.stop();
+    // Nobody took it: the heartbeat takes it again; the agent in flight goes on (not aborted).
+    let beat: LeaseHeartbeat | undefined;
+    const again = await new Promise<Lease>((resolve) => {
+      beat = new LeaseHeartbeat(a, lease, 900, undefined, (_lost, l) => resolve(l));
+    });
+    const hb = beat as LeaseHeartbeat;
+    assert.notEqual(again.leaseId, lease.leaseId);
+    assert.equal(hb.signal.aborted, false);
+    assert.equal(hb.lease.leaseId, again.leaseId);
+    assert.deepEqual(types(a, 'W0-001').slice(-4), ['lease.expired', 'task.pending', 'task.claimed', 'lease.granted']);
+    // The result in flight is fenced by the new lease: queued under it.
+    const mid = await queuePatchFenced(a, hb.lease, { patchPath: '.ralph/mid.patch', createdBy: 'worker-a' });
+    assert.match(mid, /^patch_W0-001_/);
+
+    // Another worker takes a task over (its expiry and claim in one step): the heartbeat aborts the work.
+    await seed(a, ['W0-002']);
+    const second = (await claimWithLease(a, { owner: 'worker-a', ttlMs: 900 })) as Lease;
+    const beat2 = new LeaseHeartbeat(a, second, 900);
+    await b.store.refresh();
+    const taken = await reclaimLease(b, { ...second, leaseId: 'lease_of_b', owner: 'worker-b', host: 'elsewhere' }, 600_000);
+    assert.equal(taken?.owner, 'worker-b');
+    await new Promise<void>((resolve) => beat2.signal.addEventListener('abort', () => resolve(), { once: true }));
+    assert.ok(beat2.signal.reason instanceof LeaseLostError, String(beat2.signal.reason));
+    assert.match(String(beat2.signal.reason), /leased to worker-b/);
+    await beat2.stop();
+    await hb.stop();
   });
 
   it('given the promoter killed -9, then a waiting one is elected within a poll; racing promoters promote a patch once', async () => {

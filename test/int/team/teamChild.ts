@@ -13,7 +13,8 @@ import { pushPatchRef } from '../../../src/team/patchRefs';
 import { CONTROL_PROJECTIONS } from '../../../src/control/index';
 import { controlContext } from '../../../src/control/context';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
-import { LeaseHeartbeat, claimWithLease, leaseProjection, queuePatchFenced } from '../../../src/team/leases';
+import { claimWithLease, leaseProjection, queuePatchFenced } from '../../../src/team/leases';
+import { LeaseHeartbeat } from '../../../src/team/leaseHeartbeat';
 import { transitionTask } from '../../../src/control/tasks';
 import { PromoterLock } from '../../../src/team/promoterLock';
 
