@@ -2,8 +2,9 @@
 // halfway through its log, at 10k and 100k events (a full replay into a scratch database
 // through the control projections), and how long the monitor's time slider takes per move
 // (a replay cursor that folds forward, undoes backward and starts long moves back from its
-// snapshots, then the monitor snapshot over it): the first move, a drag back by small steps,
-// a jump back across the log, a step forward; and the same moves of the cursor alone. RALPH_BENCH_TT_SIZES
+// snapshots, then the monitor snapshot over it): the background prefold, then per-move p50
+// and p99 over the first move, a drag back by small steps, jumps back and forward across the
+// log and moves anywhere; and the cursor alone, its first move folding from event 0. RALPH_BENCH_TT_SIZES
 // overrides the sizes (comma list). Prints numbers; never asserts timings.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -81,21 +82,40 @@ async function main(): Promise<void> {
           `jump to a tenth ${cBack.toFixed(0)} ms (${cursor.restores} moves from a snapshot)`,
       );
       cursor.close();
+      // The slider as the monitor runs it: the prefold walks the log in the background once the
+      // page shows, then every move (the first included) starts from the nearest snapshot.
       const timeline = new MonitorTimeline({ source: store, logsDir: path.join(ralphDir, 'logs') });
+      const tPrefold = performance.now();
+      await timeline.prefold();
+      const prefoldMs = performance.now() - tPrefold;
       const ms = async (index: number): Promise<number> => {
         const t0 = performance.now();
         await timeline.snapshotAt(index);
         return performance.now() - t0;
       };
-      const first = await ms(size);
+      const moves: number[] = [];
+      const first = await ms(Math.floor(size * 0.37));
+      moves.push(first);
       const drag: number[] = [];
-      for (let k = 1; k <= 10; k++) drag.push(await ms(size - k * Math.floor(size / 200)));
+      for (let k = 1; k <= 10; k++) drag.push(await ms(Math.floor(size * 0.37) - k * Math.floor(size / 200)));
+      moves.push(...drag);
       const jump = await ms(Math.floor(size / 3));
       const forward = await ms(Math.floor(size / 3) + 50);
-      const med = [...drag].sort((a, b) => a - b)[5] ?? NaN;
+      const far = await ms(Math.floor(size * 0.9));
+      moves.push(jump, forward, far);
+      // Then moves anywhere (a fixed sequence: the same positions on every run).
+      let seed = 7;
+      for (let k = 0; k < 20; k++) {
+        seed = (seed * 48271) % 2147483647;
+        moves.push(await ms(1 + (seed % size)));
+      }
+      const sorted = [...moves].sort((a, b) => a - b);
+      const q = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
       console.log(
-        `${size} events, slider: first move ${first.toFixed(0)} ms; drag back in 0.5 % steps median ${med.toFixed(0)} ms, worst ${Math.max(...drag).toFixed(0)} ms; ` +
-          `jump to a third ${jump.toFixed(0)} ms; 50 events forward ${forward.toFixed(0)} ms (goal 100 ms per move)`,
+        `${size} events, slider: background prefold ${prefoldMs.toFixed(0)} ms (in slices of a few ms); ${moves.length} moves: ` +
+          `first ${first.toFixed(0)} ms, p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, worst ${sorted.at(-1)?.toFixed(0)} ms ` +
+          `(drag back in 0.5 % steps median ${([...drag].sort((a, b) => a - b)[5] ?? NaN).toFixed(0)} ms; jump to a third ${jump.toFixed(0)} ms; ` +
+          `50 forward ${forward.toFixed(0)} ms; forward to 90 % ${far.toFixed(0)} ms; ${await timeline.restores()} moves from a snapshot); goal 100 ms per move`,
       );
       timeline.dispose();
       await store.close();

@@ -113,10 +113,12 @@ const MAX_SNAPSHOTS = 48;
  * events it has not seen. Backward it undoes: triggers on the projection tables record each
  * row's before-image as an event changes it (an undo log keyed by position), so going back k
  * events restores exactly the rows those k events changed and drops those k events, at a cost
- * proportional to k, not to the log. A long move instead starts from the nearest snapshot at
- * or before the target (the projection tables, rowids included, copied as the fold passed
- * that position) and folds at most the snapshot spacing from there. The monitor's time slider
- * moves one of these.
+ * proportional to k, not to the log. A long move, either way, instead starts from the nearest
+ * snapshot at or before the target (the projection tables, rowids included, copied as the
+ * fold passed that position; the events up to it come from the cursor's own copy of the log
+ * it has read) and folds at most the snapshot spacing from there. A jump forward leaves no
+ * undo log for the positions it skipped: a later move back below it starts from a snapshot.
+ * The monitor's time slider moves one of these.
  */
 export class ReplayCursor {
   private position = 0;
@@ -126,6 +128,10 @@ export class ReplayCursor {
   private readonly snapshots = new Map<number, string>();
   private every: number;
   private restoredCount = 0;
+  /** The undo log covers every position above this one, up to the current position. */
+  private undoFrom = 0;
+  /** Events read from the log so far (the copy in replay_log holds exactly these). */
+  private seen = 0;
 
   private constructor(
     private readonly db: SqlDb,
@@ -147,6 +153,11 @@ export class ReplayCursor {
       'CREATE TEMP TABLE replay_undo (seq INTEGER PRIMARY KEY, pos INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL, rid INTEGER NOT NULL, data TEXT)',
     );
     db.exec('CREATE TEMP TABLE replay_state (pos INTEGER NOT NULL, recording INTEGER NOT NULL)');
+    // The events read so far, by position (also the events table's rowid): a jump forward to a
+    // snapshot copies them from here instead of reading and converting them again.
+    db.exec(
+      'CREATE TEMP TABLE replay_log (pos INTEGER PRIMARY KEY, event_id TEXT NOT NULL, ts TEXT NOT NULL, run_id TEXT NOT NULL, entity_type TEXT NOT NULL, entity_id TEXT NOT NULL, event_type TEXT NOT NULL, actor TEXT NOT NULL, payload TEXT NOT NULL)',
+    );
     db.exec('INSERT INTO replay_state VALUES (0, 1)');
     const c = new ReplayCursor(db, source, options);
     for (const p of CONTROL_PROJECTIONS) for (const t of p.tables) c.recordChangesOf(t);
@@ -175,12 +186,13 @@ export class ReplayCursor {
   /** Moves to the first `target` events of the log (fewer when the log is shorter). */
   moveTo(target: number): void {
     const want = Math.max(0, Math.floor(target));
-    // Back from the nearest snapshot when the events to fold from it, plus the copy (counted
-    // as half a spacing of events), are fewer than the events to undo. Only back: the undo
-    // log then still covers every position up to the snapshot's.
-    const from = this.snapshotAtOrBefore(want);
-    if (from !== undefined && from < this.position && want < this.position && want - from + this.every / 2 < this.position - want)
-      this.restore(from);
+    // From the nearest snapshot (position 0 is the empty one) when the events to fold from it,
+    // plus the copy (counted as half a spacing of events), are fewer than the events to undo
+    // or to fold from here; and back whenever the undo log does not reach the target.
+    const from = this.snapshotAtOrBefore(want) ?? 0;
+    const cost = want - from + this.every / 2;
+    if (want < this.position && from < this.position && (want < this.undoFrom || cost < this.position - want)) this.restore(from);
+    else if (want > this.position && from > this.position && cost < want - this.position) this.restore(from);
     if (want < this.position) this.back(want);
     while (this.position < want) {
       const n = Math.min(want - this.position, 1000, this.every - (this.position % this.every));
@@ -228,9 +240,13 @@ export class ReplayCursor {
     this.snapshots.delete(pos);
   }
 
-  /** Puts the projection tables back as snapshot `pos` holds them, and the events and undo log as they were there. */
+  /**
+   * Puts the projection tables as snapshot `pos` holds them (position 0: empty), and the
+   * events and undo log as they were there. Forward, the events come from replay_log and the
+   * undo log then starts at `pos`.
+   */
   private restore(pos: number): void {
-    const lastId = this.snapshots.get(pos);
+    const lastId = pos === 0 ? null : this.snapshots.get(pos);
     if (lastId === undefined) return;
     const db = this.db;
     db.exec('BEGIN');
@@ -239,16 +255,23 @@ export class ReplayCursor {
       for (const [t, u] of this.undo) {
         const cols = u.cols.map((c) => `"${c}"`).join(', ');
         db.exec(`DELETE FROM main.${t}`);
-        db.exec(`INSERT INTO main.${t} (rowid, ${cols}) SELECT replay_rid, ${cols} FROM temp.${this.snapshotTable(pos, t)}`);
+        if (pos > 0) db.exec(`INSERT INTO main.${t} (rowid, ${cols}) SELECT replay_rid, ${cols} FROM temp.${this.snapshotTable(pos, t)}`);
       }
       db.run('DELETE FROM replay_undo WHERE pos > ?', [pos]);
-      db.run('DELETE FROM events WHERE event_id > ?', [lastId]);
+      if (pos > this.position) {
+        db.run(`INSERT INTO events (rowid, ${EVENT_COLUMNS}) SELECT pos, ${EVENT_COLUMNS} FROM replay_log WHERE pos > ? AND pos <= ?`, [
+          this.position,
+          pos,
+        ]);
+      } else if (lastId === null) db.run('DELETE FROM events');
+      else db.run('DELETE FROM events WHERE event_id > ?', [lastId]);
       db.run('UPDATE replay_state SET recording = 1, pos = ?', [pos]);
       db.exec('COMMIT');
     } catch (e) {
       db.rollbackQuietly();
       throw e;
     }
+    this.undoFrom = pos > this.position ? pos : Math.min(this.undoFrom, pos);
     this.position = pos;
     this.lastId = lastId;
     this.restoredCount += 1;
@@ -313,10 +336,12 @@ export class ReplayCursor {
       let pos = this.position;
       for (const e of events) {
         db.run('UPDATE replay_state SET pos = ?', [++pos]);
+        const row = [e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)];
         db.run(
           'INSERT INTO events (event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-          [e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)],
+          row,
         );
+        if (pos > this.seen) db.run(`INSERT INTO replay_log (pos, ${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [pos, ...row]);
         for (const p of CONTROL_PROJECTIONS) p.apply(db, e);
       }
       db.exec('COMMIT');
@@ -325,6 +350,7 @@ export class ReplayCursor {
       throw e;
     }
     this.position += events.length;
+    this.seen = Math.max(this.seen, this.position);
     this.lastId = events[events.length - 1]?.event_id ?? this.lastId;
   }
 }

@@ -52,14 +52,18 @@ export function createStoreDataSource(o: StoreDataSourceOptions): StoreDataSourc
   const timeline = new MonitorTimeline({ source: o.store, logsDir: o.logsDir });
   return {
     snapshotAt: (index) => timeline.snapshotAt(index, o.project ? { project: o.project() } : {}),
-    snapshot: () =>
-      buildMonitorSnapshot(o.store, o.logsDir, o.now?.() ?? new Date(), {
+    snapshot: () => {
+      // A page shows the live snapshot first: from then on the slider's folds run ahead in
+      // the background, so that its first move needs no fold from the log's start.
+      void timeline.prefold().catch(() => undefined);
+      return buildMonitorSnapshot(o.store, o.logsDir, o.now?.() ?? new Date(), {
         ...(o.run ? o.run() : {}),
         ...(o.project ? { project: o.project() } : {}),
         agents: o.agents?.() ?? [],
         logLines: o.logLines?.() ?? [],
         cache,
-      }),
+      });
+    },
     onDidChange(listener: () => void): Disposable {
       listeners.add(listener);
       return { dispose: () => listeners.delete(listener) };

@@ -3,6 +3,11 @@
 // snapshot code as the live monitor run over that scratch database with `now` at the moment.
 // What only the present knows (running agents, log lines, STATE.json) is left out; the
 // loop's run state comes from its own events up to the moment.
+//
+// So that no move, the first included, folds the log from its start, `prefold()` walks the
+// cursor to the live end in the background, in slices of a few milliseconds between which
+// the event loop runs; the cursor keeps a snapshot every thousand events as it goes, and a
+// move then folds at most that many from the nearest one.
 import type { LoopRun, MonitorSnapshot } from '../protocol/monitor';
 import { ReplayCursor } from '../control/timeTravel';
 import type { SqlReader } from '../store/types';
@@ -12,11 +17,18 @@ import type { SnapshotInput } from './snapshot';
 
 const LOOP_LIFECYCLE = ['loop.started', 'loop.resumed', 'loop.paused', 'loop.stopped'];
 
+/** How long one background slice of the prefold may hold the event loop. */
+const PREFOLD_SLICE_MS = 8;
+/** Events folded per step within a slice. */
+const PREFOLD_STEP = 50;
+
 export interface TimelineOptions {
   /** The live log (the store). */
   readonly source: SqlReader;
   /** `.ralph/logs` */
   readonly logsDir: string;
+  /** The cursor's snapshot spacing (default 1000 events; tests use small logs). */
+  readonly snapshotEvery?: number;
 }
 
 export class MonitorTimeline {
@@ -29,18 +41,52 @@ export class MonitorTimeline {
    */
   private history: { readonly id: string; readonly row: TaskEventRow }[] = [];
   private historyMax: string | null = null;
+  /** The highest position the cursor has folded to (its snapshots reach up to here). */
+  private frontier = 0;
+  private prefolding: Promise<void> | undefined;
+  private disposed = false;
 
   constructor(private readonly o: TimelineOptions) {}
 
+  /**
+   * Folds the log up to its live end in the background (see the header); resolves when it
+   * got there, or when the timeline is disposed. Calling it again returns the same promise
+   * until then, and afterwards starts a walk to the new end.
+   */
+  prefold(): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    this.prefolding ??= this.walkToEnd().finally(() => {
+      this.prefolding = undefined;
+    });
+    return this.prefolding;
+  }
+
+  private async walkToEnd(): Promise<void> {
+    const cursor = await this.openCursor();
+    for (;;) {
+      await new Promise<void>((r) => setImmediate(r));
+      if (this.disposed) return;
+      const total = this.o.source.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
+      if (this.frontier >= total) return;
+      // A move may have taken the cursor back: the first step starts again from the
+      // snapshot nearest the frontier.
+      const t0 = performance.now();
+      do {
+        cursor.moveTo(Math.min(total, this.frontier + PREFOLD_STEP));
+        this.frontier = Math.max(this.frontier, cursor.at);
+      } while (this.frontier < total && performance.now() - t0 < PREFOLD_SLICE_MS);
+    }
+  }
+
   /** The snapshot after the log's first `index` events (1-based count; clamped to the log). */
   async snapshotAt(index: number, input: Pick<SnapshotInput, 'project'> = {}): Promise<MonitorSnapshot> {
-    this.cursor ??= ReplayCursor.open(this.o.source);
-    const cursor = await this.cursor;
+    const cursor = await this.openCursor();
     const live = this.o.source.get<{ n: number; first: string | null; last: string | null }>(
       'SELECT COUNT(*) AS n, MIN(ts) AS first, MAX(ts) AS last FROM events',
     );
     const total = live?.n ?? 0;
     cursor.moveTo(Math.min(Math.max(1, index), total));
+    this.frontier = Math.max(this.frontier, cursor.at);
     const db = cursor.reader;
     const lastId = cursor.lastEventId;
     const last = lastId === null ? undefined : db.get<{ ts: string }>('SELECT ts FROM events WHERE event_id = ?', [lastId]);
@@ -63,6 +109,16 @@ export class MonitorTimeline {
     return snap;
   }
 
+  private openCursor(): Promise<ReplayCursor> {
+    this.cursor ??= ReplayCursor.open(this.o.source, this.o.snapshotEvery !== undefined ? { snapshotEvery: this.o.snapshotEvery } : {});
+    return this.cursor;
+  }
+
+  /** Moves the cursor has taken from a snapshot (tests and the bench). */
+  async restores(): Promise<number> {
+    return (await this.openCursor()).restores;
+  }
+
   /** The task history of the log up to and including event `id` (the snapshot's cache checks its count). */
   private historyUpTo(id: string): TaskEventRow[] {
     const fresh = readTaskEvents(this.o.source, this.historyMax);
@@ -76,6 +132,7 @@ export class MonitorTimeline {
   }
 
   dispose(): void {
+    this.disposed = true;
     void this.cursor?.then((c) => c.close());
     this.cursor = undefined;
   }

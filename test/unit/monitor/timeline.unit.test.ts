@@ -124,6 +124,26 @@ describe('monitor: time travel', () => {
     }
   });
 
+  it('given the background prefold ran to the live end, then every move, the first included, starts from a snapshot and shows that moment', async () => {
+    const timeline = new MonitorTimeline({ source: h.store, logsDir: path.join(h.ralphDir, 'logs'), snapshotEvery: 4 });
+    try {
+      await timeline.prefold();
+      assert.equal(await timeline.restores(), 0, 'the prefold only folds forward');
+      for (const k of [2, seen.length - 2, 1, 9, 4, seen.length - 1, 3]) {
+        const want = seen[k]!;
+        const before = await timeline.restores();
+        const past = await timeline.snapshotAt(want.n);
+        assert.deepEqual(past.tasks, want.snap.tasks, `tasks after ${want.n} events`);
+        assert.deepEqual(past.patches, want.snap.patches);
+        assert.equal(past.events.total, want.n);
+        assert.deepEqual(past.series.flow.at(-1)?.counts, want.snap.tasks.byStatus, `flow after ${want.n} events`);
+        if (k === 2) assert.equal(await timeline.restores(), before + 1, 'the first move starts from a snapshot, not from event 0');
+      }
+    } finally {
+      timeline.dispose();
+    }
+  });
+
   it('given a past position, then the monitor shows the backlog, patches, deferred queue and run state of that moment', async () => {
     const timeline = new MonitorTimeline({ source: h.store, logsDir: path.join(h.ralphDir, 'logs') });
     try {
