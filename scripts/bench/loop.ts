@@ -3,10 +3,12 @@
 // and no gate was running (harness work: claims, worktree resets, captures, promotions,
 // events, store writes), as a share of the total (target < 5 %). Prints; never asserts.
 //
-// Two runs: with no model latency at all (each "invocation" is ~0.5 s of Node start-up, so
-// the share is an upper bound no real run reaches), and with a stated latency per model
-// turn (`RALPH_BENCH_TURN_MS`, default 1500 ms; the seed's metrics show ~19 s per real
-// invocation, so this is still a conservative figure).
+// Runs with 0, 1 and 3 workers beside the primary: with no model latency at all (each
+// "invocation" is ~0.5 s of Node start-up, so the share is an upper bound no real run
+// reaches), and with a stated latency per model turn (`RALPH_BENCH_TURN_MS`, default 1500 ms;
+// the seed's metrics show ~19 s per real invocation, so this is still a conservative figure).
+// Each prints the bench's own count beside the loop summary's (src/loop/busyClock.ts), which
+// must agree: with workers, agent time summed over agents exceeds the wall time.
 import { rmSync } from 'node:fs';
 import { gitCallCount } from '../../src/git/exec';
 import {
@@ -28,11 +30,14 @@ interface RunNumbers {
   readonly modelMs: number;
   readonly gateMs: number;
   readonly gitCalls: number;
+  /** The loop summary's own figures: the union of busy stretches, and per agent. */
+  readonly summaryBusyMs: number;
+  readonly agentBusyMs: Readonly<Record<string, number>>;
   /** The longest stretches with nothing but the harness running. */
   readonly longestGaps: readonly string[];
 }
 
-async function runOnce(turnMs: number): Promise<RunNumbers> {
+async function runOnce(turnMs: number, workers: number): Promise<RunNumbers> {
   const p = createSampleProject();
   const store = await openSampleStore(p.ralphDir);
   const n = 6;
@@ -59,7 +64,12 @@ async function runOnce(turnMs: number): Promise<RunNumbers> {
     turns: (sc['turns'] as Record<string, unknown>[]).map((t) => ({ ...t, delayMs: turnMs })),
   }));
   writeScenario(p, withLatency);
-  const { loop } = scriptedLoop(p, store, { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 } }, true);
+  const { loop } = scriptedLoop(
+    p,
+    store,
+    { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 }, workers: { count: workers, effort: ['S', 'M'] } },
+    true,
+  );
   // With parallel agents, model and gate time overlap; count the wall time during which
   // at least one agent or gate was busy, so overhead is what remains.
   let busy = 0;
@@ -98,6 +108,8 @@ async function runOnce(turnMs: number): Promise<RunNumbers> {
     modelMs: summary.modelMs,
     gateMs: summary.gateMs,
     gitCalls,
+    summaryBusyMs: summary.busyMs,
+    agentBusyMs: summary.agentBusyMs,
     longestGaps: gaps
       .sort((a, b) => b.ms - a.ms)
       .slice(0, 4)
@@ -113,13 +125,22 @@ function report(title: string, r: RunNumbers): void {
   console.log(
     `  harness overhead: ${overhead} ms = ${((100 * overhead) / r.wallMs).toFixed(1)} % of wall time (target < 5 %); ${(overhead / r.tasks).toFixed(0)} ms per task`,
   );
+  const agents = Object.entries(r.agentBusyMs)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([a, ms]) => `${a} ${ms} ms (${((100 * ms) / r.wallMs).toFixed(0)} %)`);
+  console.log(`  loop summary: some agent busy ${r.summaryBusyMs} ms; per agent: ${agents.join(', ')}`);
   console.log(`  longest harness-only stretches: ${r.longestGaps.join('; ')}`);
 }
 
 async function main(): Promise<void> {
   const turnMs = Number(process.env['RALPH_BENCH_TURN_MS'] ?? 1500);
-  report('no model latency (upper bound: scripted invocations of ~0.5 s)', await runOnce(0));
-  report(`model latency ${turnMs} ms per turn (real invocations take ~19 s in the seed's metrics)`, await runOnce(turnMs));
+  for (const workers of [0, 1, 3]) {
+    report(`${workers} worker(s), no model latency (upper bound: scripted invocations of ~0.5 s)`, await runOnce(0, workers));
+    report(
+      `${workers} worker(s), model latency ${turnMs} ms per turn (real invocations take ~19 s in the seed's metrics)`,
+      await runOnce(turnMs, workers),
+    );
+  }
 }
 
 main().catch((e: unknown) => {

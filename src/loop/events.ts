@@ -116,9 +116,20 @@ export interface LoopSummary {
   readonly released: number;
   readonly costUsd: number;
   readonly wallMs: number;
+  /** Invocation time summed over agents (parallel agents overlap). */
   readonly modelMs: number;
+  /** Gate time summed over agents. */
   readonly gateMs: number;
+  /** Wall time during which at least one agent or gate ran (src/loop/busyClock.ts). */
+  readonly busyMs: number;
+  /** Per agent, the wall time during which its invocation or one of its gates ran. */
+  readonly agentBusyMs: Readonly<Record<string, number>>;
   readonly stopReason: string;
+}
+
+function busyOf(v: unknown): Record<string, number> {
+  if (typeof v !== 'object' || v === null) return {};
+  return Object.fromEntries(Object.entries(v).filter((e): e is [string, number] => typeof e[1] === 'number'));
 }
 
 /** A `loop.stopped` event's payload read back as the summary it recorded (missing numbers are 0). */
@@ -135,6 +146,8 @@ export function loopSummaryOf(payload: Readonly<Record<string, unknown>>): LoopS
     wallMs: n('wallMs'),
     modelMs: n('modelMs'),
     gateMs: n('gateMs'),
+    busyMs: n('busyMs'),
+    agentBusyMs: busyOf(payload['agentBusyMs']),
     stopReason: typeof payload['stopReason'] === 'string' ? payload['stopReason'] : 'stopped',
   };
 }

@@ -275,12 +275,19 @@ export function formatLoopEvent(e: LoopEvent): string | null {
 }
 
 export function formatSummary(s: LoopSummary): string {
-  const overhead = s.wallMs > 0 ? Math.max(0, s.wallMs - s.modelMs - s.gateMs) : 0;
+  const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  const pct = (ms: number): string => (s.wallMs > 0 ? `${Math.round((100 * ms) / s.wallMs)} %` : '-');
+  // The harness alone: wall time with no agent and no gate running (busy is their union).
+  const alone = s.wallMs > 0 ? Math.max(0, s.wallMs - s.busyMs) : 0;
+  const agents = Object.entries(s.agentBusyMs)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, ms]) => `${name} ${sec(ms)} (${pct(ms)})`);
   return [
     `=== Ralph loop summary ===`,
     `Stopped: ${s.stopReason}`,
     `Promoted: ${s.promoted} | Deferred: ${s.deferred} | Blocked: ${s.blocked} | Released: ${s.released}`,
     `Iterations: ${s.iterations} | Invocations: ${s.invocations} | Cost: $${s.costUsd.toFixed(4)}`,
-    `Wall: ${(s.wallMs / 1000).toFixed(1)} s | agents ${(s.modelMs / 1000).toFixed(1)} s | gates ${(s.gateMs / 1000).toFixed(1)} s | harness ≥ ${(overhead / 1000).toFixed(1)} s`,
+    `Wall: ${sec(s.wallMs)} | agents ${sec(s.modelMs)} and gates ${sec(s.gateMs)} summed over agents | some agent busy ${sec(s.busyMs)} | harness alone ${sec(alone)} (${pct(alone)})`,
+    ...(agents.length > 0 ? [`Busy: ${agents.join(' | ')}`] : []),
   ].join('\n');
 }

@@ -28,6 +28,7 @@ import type { LoopSettings } from './settings';
 import { systemClock } from './sleep';
 import type { Clock } from './sleep';
 import { emptyTally, notificationsOf, tallyOf } from './storeFeed';
+import { BusyClock } from './busyClock';
 import { WorkerCycle } from './workerCycle';
 
 export interface LoopOptions {
@@ -65,6 +66,8 @@ export class Loop {
   private summary: LoopSummary | null = null;
   private readonly tally = emptyTally();
   private feed: { dispose(): void } | null = null;
+  private busy: BusyClock | null = null;
+  private busyFeed: { dispose(): void } | null = null;
 
   constructor(private readonly options: LoopOptions) {
     this.ralphDir = options.ralphDir ?? join(options.projectDir, '.ralph');
@@ -97,6 +100,9 @@ export class Loop {
   private async doStart(): Promise<void> {
     const { options, lifecycle } = this;
     this.started = this.clock.now();
+    const busy = new BusyClock(this.clock);
+    this.busy = busy;
+    this.busyFeed = this.events.on((e) => busy.note(e));
     lifecycle.setState('starting');
     const branch = options.settings.targetBranch ?? (await currentBranch(options.projectDir));
     if (branch === null) throw new Error(`${options.projectDir}: HEAD is detached; set target_branch in ralph.config.json`);
@@ -241,8 +247,10 @@ export class Loop {
       wallMs: this.clock.now() - this.started,
       modelMs: t.modelMs,
       gateMs: run.ctx.totals.gateMs,
+      ...(this.busy?.times() ?? { busyMs: 0, agentBusyMs: {} }),
       stopReason: lifecycle.stopReason || 'stopped',
     };
+    this.busyFeed?.dispose();
     await control.record([domainEvent('loop.stopped', 'loop', 'harness', { ...this.summary })]).catch(() => undefined);
     this.feed?.dispose();
     lifecycle.setState('stopped', lifecycle.stopReason);

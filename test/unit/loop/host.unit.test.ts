@@ -31,11 +31,15 @@ describe('loop/host formatting', () => {
       wallMs: 10_000,
       modelMs: 6000,
       gateMs: 3000,
+      // Two agents overlapped: 9 s of their time in 8 s of wall time with one of them busy.
+      busyMs: 8000,
+      agentBusyMs: { 'worker-1': 4000, primary: 5000 },
       stopReason: 'backlog empty or blocked',
     });
     assert.match(s, /Stopped: backlog empty or blocked/);
     assert.match(s, /Promoted: 2 \| Deferred: 1 \| Blocked: 0 \| Released: 1/);
-    assert.match(s, /harness ≥ 1\.0 s/);
+    assert.match(s, /some agent busy 8\.0 s \| harness alone 2\.0 s \(20 %\)/);
+    assert.match(s, /^Busy: primary 5\.0 s \(50 %\) \| worker-1 4\.0 s \(40 %\)$/m);
   });
 });
 
