@@ -4,7 +4,7 @@
 // forbidden patterns checked only on the lines the change adds (from the patch).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { confineSpawn } from '../agents/sandbox';
+import { confineSpawn, credentialFreeHome } from '../agents/sandbox';
 import type { Confinement } from '../agents/sandbox';
 import type { ProcessLedgerPort } from '../shared/processLedger';
 import picomatch from 'picomatch';
@@ -48,10 +48,11 @@ export interface GateRunOptions {
   readonly ledger?: ProcessLedgerPort;
   /**
    * Runs the commands in bubblewrap (kind `bwrap`): only `cwd` and `scratch` are writable,
-   * and HOME and TMPDIR are in `scratch`. Other kinds run them as they are.
+   * and HOME and TMPDIR are in `scratch`. Other kinds run them as they are, with a HOME in
+   * `scratch` without the store's credential files when the user's home has some.
    */
   readonly confinement?: Confinement;
-  /** The gates' own writable folder under confinement (created when missing). */
+  /** The gates' own writable folder (created when missing). */
   readonly scratch?: string;
 }
 
@@ -84,7 +85,7 @@ export async function runGate(spec: GateSpec, opts: GateRunOptions): Promise<Gat
     FORCE_COLOR: '0',
     NO_COLOR: '1',
     ...opts.env,
-    ...(confined !== undefined && opts.scratch !== undefined ? scratchVariables(opts.scratch) : {}),
+    ...(opts.scratch === undefined ? {} : confined !== undefined ? scratchVariables(opts.scratch) : credentialFreeHome(opts.scratch)),
   };
   const outcome = await runShell({
     command: spec.command,

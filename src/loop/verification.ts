@@ -46,7 +46,8 @@ export class Verification {
       return await runGates(specs, {
         cwd,
         signal,
-        ...(confinement.kind === 'bwrap' ? { confinement, scratch: await agentScratchDir(this.ctx.projectDir, `${agent}-gates`) } : {}),
+        ...(confinement.kind === 'bwrap' ? { confinement } : {}),
+        scratch: await agentScratchDir(this.ctx.projectDir, `${agent}-gates`),
         onGateStart: (gate) => emitter.emit({ type: 'gate.started', agent, gate, taskId }),
         onGateEnd: (r) =>
           emitter.emit({

@@ -4,7 +4,9 @@
 // ~/.pg_service.conf, $PGSERVICEFILE or $PGSYSCONFDIR/pg_service.conf, and keeps client
 // certificates and keys in ~/.postgresql/. A process that can read them connects to the
 // store as the user — writes events, promotes — so the sandbox shows it empty ones instead.
-import { existsSync, realpathSync, statSync } from 'node:fs';
+// A gate that runs unconfined (no bubblewrap on this machine) gets a home of its own instead
+// (credentialFreeHome): the user's home through links, without these files.
+import { existsSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
@@ -50,4 +52,43 @@ export function storeCredentialPaths(env: Readonly<Record<string, string | undef
     out.set(p, { path: p, kind });
   }
   return [...out.values()];
+}
+
+/** The credential files libpq looks for in a home. */
+const HOME_CREDENTIALS = ['.pgpass', '.pg_service.conf', '.postgresql'];
+
+/**
+ * The environment for a command that runs unconfined as the user (a gate where bubblewrap
+ * is missing) when the user's home holds credential files: HOME is a folder in `scratch`
+ * that shows every other entry of the home (symbolic links, so caches and tool settings
+ * still work) and not those files, and libpq's password, service and system files point at
+ * files that do not exist. `cat ~/.pgpass` and a libpq client then find nothing. A path
+ * spelled out to the real file still reads it: only confinement closes that. Empty (the
+ * environment stays as it is) when the home holds none of them.
+ */
+export function credentialFreeHome(
+  scratch: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
+  const home = env['HOME'] !== undefined && isAbsolute(env['HOME']) ? env['HOME'] : homedir();
+  if (!HOME_CREDENTIALS.some((n) => existsSync(join(home, n)))) return {};
+  const shadow = join(scratch, 'home');
+  const none = join(scratch, 'no-pg');
+  mkdirSync(shadow, { recursive: true });
+  mkdirSync(none, { recursive: true });
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(home);
+  } catch {
+    // an unreadable home: the command gets an empty one
+  }
+  for (const name of entries) {
+    if (HOME_CREDENTIALS.includes(name)) continue;
+    try {
+      symlinkSync(join(home, name), join(shadow, name));
+    } catch {
+      // there already (an earlier run's link, or the command's own file)
+    }
+  }
+  return { HOME: shadow, PGPASSFILE: join(none, 'pgpass'), PGSERVICEFILE: join(none, 'pg_service.conf'), PGSYSCONFDIR: none };
 }

@@ -17,7 +17,7 @@ export {
   symlinkHops,
 } from './bwrap';
 export type { BwrapProbe, BwrapProfile, SymlinkHop } from './bwrap';
-export { storeCredentialPaths } from './credentialFiles';
+export { credentialFreeHome, storeCredentialPaths } from './credentialFiles';
 export type { HiddenPath } from './credentialFiles';
 export { SANDBOX_START_FAILED, sandboxStartFailure } from './startFailure';
 export type { StartFacts } from './startFailure';
