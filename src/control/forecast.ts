@@ -47,12 +47,19 @@ export function readForecast(db: SqlReader, opts: ForecastOptions, today: SpendT
   }
   // Each task's own few events through the entity index: the unary `+` keeps SQLite (no
   // statistics here) from walking every claim of the log by the event type index per task.
-  const done = db.all<{ task_id: string; effort: string | null; started: string | null; finished: string | null }>(
-    `SELECT t.task_id, t.effort,
+  // Only tasks an invocation was recorded for count (below), so only theirs are looked up:
+  // a log of many done tasks and few or no invocations (imported, marked by hand) pays
+  // nothing per task. The `+` on task_id keeps the plan, and so the order, of the scan.
+  const done =
+    costs.size === 0
+      ? []
+      : db.all<{ task_id: string; effort: string | null; started: string | null; finished: string | null }>(
+          `SELECT t.task_id, t.effort,
             (SELECT MIN(ts) FROM events e WHERE e.entity_type = 'task' AND e.entity_id = t.task_id AND +e.event_type = 'task.claimed') AS started,
             (SELECT MAX(ts) FROM events e WHERE e.entity_type = 'task' AND e.entity_id = t.task_id AND +e.event_type = 'task.done') AS finished
-       FROM task_view t WHERE t.status = 'done'`,
-  );
+       FROM task_view t WHERE t.status = 'done'
+        AND +t.task_id IN (SELECT json_extract(payload, '$.task_id') FROM events WHERE event_type = 'agent.finished')`,
+        );
   const finished: FinishedTask[] = [];
   for (const t of done) {
     // A task done without a recorded invocation (marked by hand, imported) says nothing about cost.
