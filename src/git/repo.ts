@@ -95,6 +95,18 @@ export async function isAncestor(repo: string, commit: string, branch: string): 
   return r.exitCode === 0;
 }
 
+/**
+ * The commits after `from` up to `to` that changed any of `paths`, newest first, as
+ * "<short sha> <subject>" (at most `limit`): what a conflicting patch collided with.
+ */
+export async function commitsTouching(repo: string, from: string, to: string, paths: readonly string[], limit = 5): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const r = await runGit(repo, ['log', `--max-count=${limit}`, '--format=%h %s', `${from}..${to}`, '--', ...paths], {
+    allowExitCodes: [128],
+  });
+  return r.exitCode === 0 ? r.stdout.split('\n').filter((l) => l.trim() !== '') : [];
+}
+
 /** Whether `hash` names a commit in the repository's object store. */
 export async function commitExists(repo: string, hash: string): Promise<boolean> {
   const r = await runGit(repo, ['cat-file', '-e', `${hash}^{commit}`], { allowExitCodes: [1, 128] });

@@ -311,6 +311,18 @@ export class ControlAdapter implements LoopControl {
       [taskId],
     );
     const notes: string[] = [];
+    // A re-run after a conflict: the last patch of the task was discarded because the branch
+    // moved under it, and the reason says with what (files and commits).
+    const discarded = this.o.store.get<{ payload: string }>(
+      `SELECT payload FROM events WHERE entity_type = 'patch' AND event_type = 'patch.discarded'
+          AND entity_id IN (SELECT patch_id FROM patch_view WHERE task_id = ?) ORDER BY event_id DESC LIMIT 1`,
+      [taskId],
+    );
+    const reason = discarded ? ((JSON.parse(discarded.payload) as { reason?: unknown }).reason ?? '') : '';
+    if (typeof reason === 'string' && reason.includes(' conflicts in '))
+      notes.push(
+        `Your previous patch conflicted with the branch and was discarded: ${reason}. Work from the branch as it is now and keep those changes.`,
+      );
     for (const r of rows.reverse()) {
       if (open !== null && r.event_id === open.resolutionId) continue;
       try {

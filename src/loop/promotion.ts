@@ -18,7 +18,7 @@ import type { CapturedPatch } from '../git/capture';
 import { resetWorktree } from '../git/worktrees';
 import { formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
-import { branchTip } from '../git/repo';
+import { branchTip, commitsTouching } from '../git/repo';
 import type { HarnessContext } from './context';
 import type { Decomposition } from './decomposition';
 import type { AgentName } from './events';
@@ -288,8 +288,12 @@ export class Promotion {
     if (tip === null) return give(`target branch ${this.ctx.branch} is gone`);
     this.ctx.log(change.agent, 'info', `patch ${patchId} does not apply (${reason}); rebasing ${change.worktree} onto ${tip.slice(0, 8)}`);
     const rb = await rebaseWorktree(change.worktree, tip);
-    if (rb.status !== 'rebased')
-      return give(`patch no longer applies and rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}`);
+    if (rb.status !== 'rebased') {
+      // What it collided with: the branch's commits since the attempt's base on those files.
+      const by = await commitsTouching(this.ctx.projectDir, change.base, tip, rb.files).catch(() => []);
+      const collided = by.length > 0 ? ` (changed on ${this.ctx.branch} since ${change.base.slice(0, 8)} by ${by.join('; ')})` : '';
+      return give(`patch no longer applies and rebase onto ${tip.slice(0, 8)} conflicts in ${rb.files.join(', ')}${collided}`);
+    }
     const v = await this.verification.verify(change.agent, change.task, change.worktree, rb.base, signal);
     // Stopped mid-way: the gates were cancelled, not failed. The patch stays queued for the
     // next run's recovery, which verifies it again on whatever the tip is then.

@@ -8,6 +8,7 @@ import { execFileSync, execSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
+import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
 import {
@@ -17,6 +18,7 @@ import {
   git,
   openSampleStore,
   plan,
+  sampleSettings,
   script,
   scriptedLoop,
   writeScenario,
@@ -382,8 +384,19 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-7');
     await loop.stop();
     assert.ok(released.type === 'task.released');
-    assert.match(released.reason, /rebase onto [0-9a-f]{8} conflicts in README\.md/);
+    assert.match(
+      released.reason,
+      /rebase onto [0-9a-f]{8} conflicts in README\.md \(changed on main since [0-9a-f]{8} by [0-9a-f]{7,} user: version 2\)/,
+    );
     assert.ok(events.some((e) => e.type === 'patch.discarded' && e.taskId === 'T-7'));
+    // The next attempt's prompt is told what it conflicted with.
+    const adapter = new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: sampleSettings().riskPatterns });
+    const notes = adapter.retryNotes('T-7');
+    assert.equal(notes.length, 1, JSON.stringify(notes));
+    assert.match(
+      notes[0]!,
+      /^Your previous patch conflicted with the branch and was discarded: .*conflicts in README\.md .*user: version 2\)\. Work from the branch/,
+    );
     assert.match(git(p.dir, 'log', '-1', '--format=%s', 'main'), /user: version 2/);
     await assertInvariants(p, store);
   });
