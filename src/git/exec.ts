@@ -1,8 +1,8 @@
-// The one way the engine runs `git`: a typed child-process wrapper with Ralph's git
+// The one way the engine runs `git`: the shared runner (shared/runChild.ts) with Ralph's git
 // environment (gitEnv.ts: no hooks, no fsmonitor, no inherited redirections), byte-exact
 // stdout (patches may carry non-UTF-8 content) and an error class carrying output.
-import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { ChildFailed, runChild } from '../shared/runChild';
 import { ralphGitEnv } from './gitEnv';
 
 /** A git command exited with a status the caller did not allow, or could not start. */
@@ -55,40 +55,43 @@ export function gitCallCount(): number {
 }
 
 /** Runs `git <args>` in `cwd`; throws GitError unless the exit code is 0 or allowed. */
-export function runGit(cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
+export async function runGit(cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
   calls++;
   const started = trace ? performance.now() : 0;
-  return new Promise<GitResult>((resolve, reject) => {
-    const child = spawn('git', args, {
+  try {
+    const r = await runChild({
+      file: 'git',
+      args,
       cwd,
       env: ralphGitEnv(options.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      signal: options.signal,
+      stdin: options.input ?? '',
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      // Patches and blobs are read whole.
+      maxBytes: Infinity,
+      // In the caller's process group, as git always ran: a host killed together with its
+      // group mid-promotion takes its git along (test/int/git/crash.int.test.ts relies on it).
+      ownGroup: false,
+      throwOnError: true,
+      ...(options.allowExitCodes !== undefined ? { allowExitCodes: options.allowExitCodes } : {}),
     });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e) => {
-      reject(new GitError(args, cwd, null, Buffer.concat(out).toString('utf8'), Buffer.concat(err).toString('utf8'), e));
-    });
-    child.on('close', (code) => {
-      const stdoutBuffer = Buffer.concat(out);
-      const stdout = stdoutBuffer.toString('utf8');
-      const stderr = Buffer.concat(err).toString('utf8');
-      const exitCode = code ?? -1;
-      if (exitCode === 0 || (options.allowExitCodes ?? []).includes(exitCode)) {
-        resolve({ exitCode, stdout, stdoutBuffer, stderr });
-      } else {
-        reject(new GitError(args, cwd, exitCode, stdout, stderr));
-      }
-    });
-    // EPIPE when git exits before reading all input is reported through 'close'.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? '');
-  }).finally(() => {
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout.toString('utf8'), stdoutBuffer: r.stdout, stderr: r.stderr.toString('utf8') };
+  } catch (e) {
+    if (!(e instanceof ChildFailed)) throw e;
+    const { result } = e;
+    // A git that was stopped or never started has no exit code; one killed by a signal
+    // from elsewhere reads as -1.
+    const exitCode = result.stopReason !== undefined || result.spawnError !== undefined ? null : (result.exitCode ?? -1);
+    throw new GitError(
+      args,
+      cwd,
+      exitCode,
+      result.stdout.toString('utf8'),
+      result.stderr.toString('utf8'),
+      exitCode === null ? e : undefined,
+    );
+  } finally {
     if (trace) process.stderr.write(`[git ${(performance.now() - started).toFixed(1)} ms] ${args.join(' ')}\n`);
-  });
+  }
 }
 
 /** Runs git and returns stdout without the trailing newline. */

@@ -5,7 +5,7 @@
 // anything that must wrap every agent run belongs in `runBackend`.
 import { basename, dirname, relative } from 'node:path';
 import { SANDBOX_START_FAILED } from '../agents/sandbox/startFailure';
-import type { AgentEvent, AgentEventListener, AgentResult } from '../agents/types';
+import type { AgentEventListener, AgentResult } from '../agents/types';
 import { TranscriptWriter, transcriptPath } from '../agents/transcript';
 import { agentScratchDir, worktreesRoot } from '../git/repoCache';
 import { removeWorktree } from '../git/worktrees';
@@ -273,7 +273,6 @@ export class Invocation {
     return { kind: 'incident', incidentId: incident.incidentId, message };
   }
 
-  /** The backend's run of one request: the one place an agent process is started from. */
   /** The run's transcript under .ralph/logs/transcripts, redacting the agents' secret values too. */
   private openTranscript(req: InvokeRequest, taskId: string | null, backend: string): TranscriptWriter {
     const run = {
@@ -294,6 +293,7 @@ export class Invocation {
     );
   }
 
+  /** The backend's run of one request: the one place an agent process is started from. */
   private async runBackend(
     req: InvokeRequest,
     taskId: string | null,
@@ -309,38 +309,20 @@ export class Invocation {
       throw new UnconfinedAgentError(backend.id, backend.confinement.summary, backend.confinement.remedy);
     }
     const scratchDir = await agentScratchDir(this.ctx.projectDir, req.agent);
-    // The stop request reaches the backend only once its process is known to run (its
-    // `init` event): src/agents/process.ts registers its abort listener after an await, so
-    // an abort in that window was lost and the run hung. Harmless once that is fixed there.
-    const local = new AbortController();
-    let running = false;
-    const onStop = (): void => {
-      if (running) local.abort();
-    };
-    signal.addEventListener('abort', onStop, { once: true });
-    const onEvent = (e: AgentEvent): void => {
-      listener(e);
-      if (e.type === 'init' && !running) {
-        running = true;
-        if (signal.aborted) local.abort();
-      }
-    };
-    return backend
-      .run(
-        {
-          prompt: req.prompt,
-          cwd: req.cwd,
-          scratchDir,
-          model: settings.model,
-          maxTurns: settings.maxTurns,
-          ...(budgetUsd > 0 ? { budgetUsd } : {}),
-          timeoutMs: settings.invocationTimeoutMs,
-          signal: local.signal,
-          processLedger: this.ctx.ledger,
-          env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.ctx.agentEnv },
-        },
-        onEvent,
-      )
-      .finally(() => signal.removeEventListener('abort', onStop));
+    return backend.run(
+      {
+        prompt: req.prompt,
+        cwd: req.cwd,
+        scratchDir,
+        model: settings.model,
+        maxTurns: settings.maxTurns,
+        ...(budgetUsd > 0 ? { budgetUsd } : {}),
+        timeoutMs: settings.invocationTimeoutMs,
+        signal,
+        processLedger: this.ctx.ledger,
+        env: { RALPH_PHASE: req.phase, RALPH_TASK: taskId ?? '', RALPH_AGENT: req.agent, ...this.ctx.agentEnv },
+      },
+      listener,
+    );
   }
 }
