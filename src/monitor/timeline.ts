@@ -6,8 +6,8 @@
 //
 // So that no move, the first included, folds the log from its start, `prefold()` walks the
 // cursor to the live end in the background, in slices of a few milliseconds between which
-// the event loop runs; the cursor keeps a snapshot every thousand events as it goes, and a
-// move then folds at most that many from the nearest one.
+// the event loop runs; the cursor keeps a snapshot every 250 events as it goes (fewer, further
+// apart, on a long log), and a move then folds at most that many from the nearest one.
 import type { LoopRun, MonitorSnapshot } from '../protocol/monitor';
 import { ReplayCursor } from '../control/timeTravel';
 import type { SqlReader } from '../store/types';
@@ -21,13 +21,18 @@ const LOOP_LIFECYCLE = ['loop.started', 'loop.resumed', 'loop.paused', 'loop.sto
 const PREFOLD_SLICE_MS = 8;
 /** Events folded per step within a slice. */
 const PREFOLD_STEP = 50;
+/** The replay cursor's first snapshot spacing (see TimelineOptions.snapshotEvery). */
+const SNAPSHOT_EVERY = 250;
 
 export interface TimelineOptions {
   /** The live log (the store). */
   readonly source: SqlReader;
   /** `.ralph/logs` */
   readonly logsDir: string;
-  /** The cursor's snapshot spacing (default 1000 events; tests use small logs). */
+  /**
+   * The cursor's first snapshot spacing, in events (default 250: a move folds at most that
+   * many; the cursor doubles it as the log outgrows its count of snapshots).
+   */
   readonly snapshotEvery?: number;
 }
 
@@ -63,6 +68,8 @@ export class MonitorTimeline {
 
   private async walkToEnd(): Promise<void> {
     const cursor = await this.openCursor();
+    // The flow chart's history too, read once here rather than on the first move.
+    this.readHistory();
     for (;;) {
       await new Promise<void>((r) => setImmediate(r));
       if (this.disposed) return;
@@ -110,7 +117,7 @@ export class MonitorTimeline {
   }
 
   private openCursor(): Promise<ReplayCursor> {
-    this.cursor ??= ReplayCursor.open(this.o.source, this.o.snapshotEvery !== undefined ? { snapshotEvery: this.o.snapshotEvery } : {});
+    this.cursor ??= ReplayCursor.open(this.o.source, { snapshotEvery: this.o.snapshotEvery ?? SNAPSHOT_EVERY });
     return this.cursor;
   }
 
@@ -121,6 +128,12 @@ export class MonitorTimeline {
 
   /** The task history of the log up to and including event `id` (the snapshot's cache checks its count). */
   private historyUpTo(id: string): TaskEventRow[] {
+    this.readHistory();
+    return this.history.filter((h) => h.id <= id).map((h) => h.row);
+  }
+
+  /** Reads the live log's task events not read yet into the history. */
+  private readHistory(): void {
     const fresh = readTaskEvents(this.o.source, this.historyMax);
     if (fresh.length > 0) {
       const lastTs = this.history.at(-1)?.row.tsMs ?? Number.NEGATIVE_INFINITY;
@@ -128,7 +141,6 @@ export class MonitorTimeline {
       for (const f of fresh) if (this.historyMax === null || f.id > this.historyMax) this.historyMax = f.id;
       if ((fresh[0]?.row.tsMs ?? lastTs) < lastTs) this.history.sort((a, b) => a.row.tsMs - b.row.tsMs || (a.id < b.id ? -1 : 1));
     }
-    return this.history.filter((h) => h.id <= id).map((h) => h.row);
   }
 
   dispose(): void {
