@@ -3,8 +3,18 @@
 import type { Patch, Task } from './model';
 import { domainEvent, type DomainEvent, type RecordedEvent } from './events';
 import { InvalidStateError, PatchNotFoundError, TaskNotFoundError } from './errors';
+import { unhandled } from './exhaustive';
 
+/** The events about patches: evolvePatch folds each one or lists it as one it ignores. */
+export type PatchEvent = Extract<RecordedEvent, { readonly type: `patch.${string}` }>;
+
+export function isPatchEvent(e: RecordedEvent): e is PatchEvent {
+  return e.type.startsWith('patch.');
+}
+
+/** A patch row after one event; `undefined` in and out when the event does not create it. */
 export function evolvePatch(patch: Patch | undefined, e: RecordedEvent): Patch | undefined {
+  if (!isPatchEvent(e)) return patch;
   switch (e.type) {
     case 'patch.queued':
       return {
@@ -27,8 +37,14 @@ export function evolvePatch(patch: Patch | undefined, e: RecordedEvent): Patch |
       return patch && { ...patch, status: 'discarded' };
     case 'patch.archived':
       return patch && { ...patch, patch_path: e.data.patch_path };
-    default:
+    // For promotion_view (gates, waiting) and the event log (a failed archive): the row stays.
+    case 'patch.gates':
+    case 'patch.waiting':
+    case 'patch.archive_failed':
       return patch;
+    default:
+      // A new patch event type does not compile until it is folded or ignored above.
+      return unhandled(e, patch);
   }
 }
 

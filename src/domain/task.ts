@@ -13,12 +13,21 @@ import {
   TaskAlreadyClaimedError,
   TaskNotFoundError,
 } from './errors';
+import { unhandled } from './exhaustive';
 
 /** Statuses that end a deferral (reference: pending/done/claimed clear deferred_*). */
 const CLEARS_DEFERRAL: readonly TaskStatus[] = ['pending', 'done', 'claimed'];
 
+/** The events about tasks: evolveTask folds each one or lists it as one it ignores. */
+export type TaskEvent = Extract<RecordedEvent, { readonly type: `task.${string}` }>;
+
+export function isTaskEvent(e: RecordedEvent): e is TaskEvent {
+  return e.type.startsWith('task.');
+}
+
 /** A task row after one event; `undefined` in and out when the event does not create it. */
 export function evolveTask(task: Task | undefined, e: RecordedEvent): Task | undefined {
+  if (!isTaskEvent(e)) return task;
   switch (e.type) {
     case 'task.migrated':
       return { ...newTask({ ...e.data, id: e.entity_id }, 'spec'), status: e.data.status };
@@ -62,8 +71,13 @@ export function evolveTask(task: Task | undefined, e: RecordedEvent): Task | und
       return task && { ...task, risk_tier: e.data.risk_tier };
     case 'task.reprioritized':
       return task && { ...task, wave: e.data.new_wave, version: task.version + 1 };
-    default:
+    // Facts about an attempt, for the story and the next attempt's prompt: the row stays as it is.
+    case 'task.reflected':
+    case 'task.follow_up':
       return task;
+    default:
+      // A new task event type does not compile until it is folded or ignored above.
+      return unhandled(e, task);
   }
 }
 
