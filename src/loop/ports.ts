@@ -3,6 +3,7 @@
 // (spec discovery) and src/agents (prompts, metrics); keeping the seams here lets the
 // loop's orchestration be read in one place and lets each adapter follow its module.
 import type { DomainEvent } from '../domain/events';
+import type { Patch, Task } from '../domain/model';
 import type { StoredEvent } from '../store/types';
 import type { RiskTier } from '../domain/risk';
 import type { PromotionRecord, WaitingPromotion } from '../control/promotionView';
@@ -12,30 +13,25 @@ export type { PromotionRecord, WaitingPromotion };
 /** Releases the harness counts by their cause. */
 export type ReleaseCause = 'no_change';
 
-export interface LoopTask {
-  readonly task_id: string;
-  readonly status: string;
-  readonly title: string | null;
-  readonly source: string | null;
-  readonly effort: string | null;
-  readonly deps: string | null;
-  readonly wave: number;
-  readonly risk_tier: number;
-  readonly claimed_by: string | null;
-  readonly patch_id: string | null;
-  readonly deferred_reason: string | null;
-  readonly deferred_at: string | null;
-}
+/** A task as the loop reads it: the domain's row, typed status included, without its version and provenance. */
+export type LoopTask = Pick<
+  Task,
+  | 'task_id'
+  | 'status'
+  | 'title'
+  | 'source'
+  | 'effort'
+  | 'deps'
+  | 'wave'
+  | 'risk_tier'
+  | 'claimed_by'
+  | 'patch_id'
+  | 'deferred_reason'
+  | 'deferred_at'
+>;
 
-export interface LoopPatch {
-  readonly patch_id: string;
-  readonly task_id: string;
-  readonly status: string;
-  readonly patch_path: string | null;
-  readonly created_by: string | null;
-  readonly created_at: string | null;
-  readonly commit_hash: string | null;
-}
+/** A patch as the loop reads it: the domain's row, typed status included. */
+export type LoopPatch = Pick<Patch, 'patch_id' | 'task_id' | 'status' | 'patch_path' | 'created_by' | 'created_at' | 'commit_hash'>;
 
 export interface ProposalCounts {
   readonly accepted: number;
