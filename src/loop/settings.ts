@@ -70,6 +70,8 @@ export function settingsFromConfig(c: RalphConfig): LoopSettings {
       { name: 'build', command: c.build, timeoutMs: s(gt.build) },
       { name: 'test', command: c.test, timeoutMs: s(gt.test) },
       { name: 'lint', command: c.lint, timeoutMs: s(gt.lint) },
+      // The seed's format check: a gate like the others, skipped when no command is set.
+      { name: 'fmt', command: c.fmt, timeoutMs: s(gt.fmt) },
     ],
     integrationGate: { name: 'test', command: c.test, timeoutMs: s(gt.test) },
     forbiddenPatterns: c.forbidden_patterns,

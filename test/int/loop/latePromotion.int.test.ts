@@ -156,7 +156,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     // The gates ran again, for this task, after the approval, and the commit sits on the moved tip.
     assert.deepEqual(
       gateStartsAfter(events, mark, 'T-4'),
-      ['build', 'test', 'lint'],
+      ['build', 'test', 'lint', 'fmt'],
       JSON.stringify(
         events.slice(mark).filter((e) => e.type !== 'gate.progress'),
         null,

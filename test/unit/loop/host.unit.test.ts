@@ -53,11 +53,17 @@ describe('loop/settings from ralph.config.json', () => {
     assert.equal(s.workers, 1);
     assert.deepEqual(
       s.verifyGates.map((g) => g.name),
-      ['build', 'test', 'lint'],
+      ['build', 'test', 'lint', 'fmt'],
     );
     assert.equal(s.verifyGates[1]?.command, 'pytest');
     assert.equal(s.budgets.perInvocationPrimary, 2.5);
     assert.ok(s.forbiddenPatterns.includes('eval('));
+  });
+
+  it('given a format command, then it is the fourth verification gate, with its own timeout', () => {
+    const r = validateConfig({ name: 'x', lang: 'typescript', fmt: 'npx prettier --check .', limits: { gate_timeouts: { fmt: 45 } } });
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.deepEqual(settingsFromConfig(r.value).verifyGates[3], { name: 'fmt', command: 'npx prettier --check .', timeoutMs: 45_000 });
   });
 });
 
