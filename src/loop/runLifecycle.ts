@@ -10,6 +10,7 @@ import type { AgentName, LoopEmitter, LoopRunState } from './events';
 import { checkRunLimits, countIteration, ZERO_COUNTERS } from './guards';
 import type { RunCounters } from './guards';
 import type { LoopSettings } from './settings';
+import { idlePolicyOf } from './settings';
 import { idleDelayMs, Waker } from './sleep';
 import type { Clock } from './sleep';
 
@@ -199,7 +200,7 @@ export class RunLifecycle {
         return;
       }
     }
-    await this.wait(agent, this.deps.once ? 2000 : idleDelayMs(rounds, this.deps.settings.idle));
+    await this.wait(agent, this.deps.once ? 2000 : idleDelayMs(rounds, idlePolicyOf(agent, this.deps.settings)));
   }
 
   busy(agent: AgentName): void {

@@ -33,7 +33,10 @@ export interface LoopSettings {
   readonly hasUiTests: boolean;
   /** A deferred item older than this is reviewed even below the count threshold. */
   readonly deferredMaxWaitMs: number;
+  /** The primary's idle waits (intervals.primary). */
   readonly idle: IdlePolicy;
+  /** A worker's idle waits (intervals.worker). */
+  readonly workerIdle: IdlePolicy;
   /** Back-off of evolve_goals after a failure (its specs stay unread and it runs again). */
   readonly evolveRetry: EvolveRetryPolicy;
   /** null = the branch checked out in the project when the loop starts. */
@@ -88,10 +91,16 @@ export function settingsFromConfig(c: RalphConfig): LoopSettings {
     },
     hasUiTests: c.periodic.ui,
     deferredMaxWaitMs: 30 * 60_000,
-    idle: { baseMs: s(c.intervals.primary), maxMs: s(Math.max(c.intervals.primary, c.intervals.primary * 6)), factor: 1.5 },
+    idle: { baseMs: s(c.intervals.primary), maxMs: s(c.intervals.primary * 6), factor: 1.5 },
+    workerIdle: { baseMs: s(c.intervals.worker), maxMs: s(c.intervals.worker * 6), factor: 1.5 },
     evolveRetry: DEFAULT_EVOLVE_RETRY,
     targetBranch: c.target_branch ?? null,
     agentsUnconfined: c.agents.unconfined,
     confineGates: c.agents.confine_gates,
   };
+}
+
+/** Whose idle waits an agent takes: the primary's, or a worker's. */
+export function idlePolicyOf(agent: string, settings: Pick<LoopSettings, 'idle' | 'workerIdle'>): IdlePolicy {
+  return agent === 'primary' ? settings.idle : settings.workerIdle;
 }

@@ -221,25 +221,10 @@ const workersSchema = z
   .prefault({})
   .meta({ description: 'Worker agents: full-cycle runs in their own worktrees.' });
 
-const sleepSchema = z
-  .strictObject({
-    implement: seconds('After an implement phase', 5),
-    assess: seconds('After assess', 10),
-    commit: seconds('After commit', 10),
-    plan: seconds('After plan', 15),
-    verify: seconds('After verify', 15),
-    reflect: seconds('After reflect', 15),
-    periodic: seconds('After a periodic phase (evolve_goals, refactor_dry, test_*, review_deferred)', 10),
-    default: seconds('After any other phase', 20),
-  })
-  .prefault({})
-  .meta({ description: 'Adaptive sleep between primary phases, by the phase that ran.' });
-
 const intervalsSchema = z
   .strictObject({
-    primary: seconds('Base sleep between primary iterations', 20),
-    worker: seconds('Sleep between worker cycles', 30),
-    sleep: sleepSchema,
+    primary: seconds('First wait of the idle primary before it looks for work again (grows while idle; new work cuts it short)', 20),
+    worker: seconds('First wait of an idle worker before it looks for work again (grows while idle; new work cuts it short)', 30),
   })
   .prefault({})
   .meta({ description: 'Pacing of the loop.' });
@@ -583,6 +568,15 @@ function valueAt(root: unknown, p: readonly PropertyKey[]): unknown {
   return v;
 }
 
+/**
+ * Keys earlier versions accepted and nothing ever read, with what to do instead: an old file
+ * that still has one is refused with this message, never read as if it worked.
+ */
+const REMOVED_KEYS: Readonly<Record<string, string>> = {
+  'intervals.sleep':
+    'removed: the loop never sleeps between phases while work is ready; intervals.primary and intervals.worker set the waits when none is. Delete the key',
+};
+
 /** Turns zod issues into ConfigIssues with positions and plain-English expectations. */
 function toIssues(error: z.ZodError, raw: unknown, positionOf: (p: JsonPath) => TextPosition | undefined): ConfigIssue[] {
   const out: ConfigIssue[] = [];
@@ -594,11 +588,14 @@ function toIssues(error: z.ZodError, raw: unknown, positionOf: (p: JsonPath) => 
         const full = [...p, key];
         const pos = positionOf(full);
         const hint = suggestKey(key, known);
+        const removed = REMOVED_KEYS[formatJsonPath(full)];
         out.push({
           path: formatJsonPath(full),
           line: pos?.line,
           column: pos?.column,
-          message: `unknown key "${key}"${hint ? `; did you mean "${hint}"?` : known.length ? `; known keys: ${known.join(', ')}` : ''}`,
+          message:
+            removed ??
+            `unknown key "${key}"${hint ? `; did you mean "${hint}"?` : known.length ? `; known keys: ${known.join(', ')}` : ''}`,
         });
       }
       continue;

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { formatLoopEvent, formatSummary } from '../../../src/loop/host';
 import { LoopUsageError, parseStartArgs } from '../../../src/cli/loopCommands';
-import { settingsFromConfig } from '../../../src/loop/settings';
+import { idlePolicyOf, settingsFromConfig } from '../../../src/loop/settings';
 import { validateConfig } from '../../../src/project/config';
 
 describe('loop/host formatting', () => {
@@ -58,6 +58,14 @@ describe('loop/settings from ralph.config.json', () => {
     assert.equal(s.verifyGates[1]?.command, 'pytest');
     assert.equal(s.budgets.perInvocationPrimary, 2.5);
     assert.ok(s.forbiddenPatterns.includes('eval('));
+  });
+
+  it('given intervals, then the primary idles by intervals.primary and each worker by intervals.worker', () => {
+    const r = validateConfig({ name: 'x', lang: 'python', intervals: { primary: 2, worker: 7 } });
+    assert.ok(r.ok, JSON.stringify(r));
+    const s = settingsFromConfig(r.value);
+    assert.deepEqual(idlePolicyOf('primary', s), { baseMs: 2000, maxMs: 12_000, factor: 1.5 });
+    assert.deepEqual(idlePolicyOf('worker-2', s), { baseMs: 7000, maxMs: 42_000, factor: 1.5 });
   });
 
   it('given a format command, then it is the fourth verification gate, with its own timeout', () => {

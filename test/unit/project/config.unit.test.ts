@@ -66,7 +66,7 @@ describe('project/config', () => {
       assert.equal(c.req.coverage, 80);
       assert.equal(c.req.test_line_share, 40);
       assert.equal(c.req.retries, 3);
-      assert.equal(c.intervals.sleep.implement, 5);
+      assert.deepEqual(c.intervals, { primary: 20, worker: 30 });
       assert.equal(c.target_branch, undefined);
     });
   });
@@ -141,6 +141,12 @@ describe('project/config', () => {
     it('suggests within nested objects', () => {
       const e = invalid('{"name": "x", "limits": {"max_retry": 2}}');
       assert.match(e.message, /limits\.max_retry: unknown key "max_retry"; did you mean "max_retries"\?/);
+    });
+    it('given a key earlier versions took and never read, then it is refused saying what to do', () => {
+      const e = invalid('{\n  "name": "x",\n  "intervals": {\n    "sleep": {"implement": 5}\n  }\n}');
+      assert.equal(e.issues.length, 1);
+      assert.equal(e.issues[0]?.line, 4);
+      assert.match(e.message, /ralph\.config\.json:4:5: intervals\.sleep: removed: the loop never sleeps between phases .*Delete the key/);
     });
     it('lists the known keys when nothing is close', () => {
       const e = invalid('{"name": "x", "workers": {"zzzzzzzz": 1}}');
