@@ -319,7 +319,7 @@ export class ControlAdapter implements LoopControl {
       [taskId],
     );
     const reason = discarded ? ((JSON.parse(discarded.payload) as { reason?: unknown }).reason ?? '') : '';
-    if (typeof reason === 'string' && reason.includes(' conflicts in '))
+    if (typeof reason === 'string' && reason.includes('conflicts in '))
       notes.push(
         `Your previous patch conflicted with the branch and was discarded: ${reason}. Work from the branch as it is now and keep those changes.`,
       );

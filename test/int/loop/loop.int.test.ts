@@ -8,6 +8,7 @@ import { execFileSync, execSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
+import { worktreesRoot } from '../../../src/git/repoCache';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import type { LoopEvent } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
@@ -45,6 +46,15 @@ async function assertInvariants(p: SampleProject, store: EventStore): Promise<vo
   assert.equal(viewRows(store), before, 'views rebuilt from events equal the stored views');
   // The user's HEAD, index and working tree agree (no phantom reverse diff of promoted work).
   assert.equal(git(p.dir, 'diff', '--cached', '--name-only'), '');
+}
+
+/** A scripted turn that holds the agent until the test says go (a file in its worktree). */
+const GO_FILE = '.ralph-test-go';
+const AWAIT_GO = { tools: [{ tool: 'bash', command: `while [ ! -e ${GO_FILE} ]; do sleep 0.05; done; rm -f ${GO_FILE}` }] };
+
+/** Lets an agent held by AWAIT_GO go on: the test's own change is made before, never raced. */
+async function letAgentGoOn(projectDir: string, agent: string): Promise<void> {
+  writeFileSync(join(await worktreesRoot(projectDir), agent, GO_FILE), 'go\n');
 }
 
 describe('loop/Loop end to end (scripted claude)', function () {
@@ -338,7 +348,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     await assertInvariants(p, store);
   });
 
-  it('given an uncommitted user edit to a file the task changes, then the promotion waits with the reason and goes through once the user commits', async () => {
+  it('given an uncommitted user edit to a file the task changes, then the promotion waits with the reason; once the user commits it, the conflict sends the task back naming it', async () => {
     await addTasks(store, p.ralphDir, [{ id: 'T-6', title: 'Readme section', effort: 'S', wave: 0 }]);
     writeScenario(p, [script('worker/T-6/attempt-1/', [{ tool: 'write', path: 'README.md', content: '# Sample\n\n## Usage\nrun it\n' }])]);
     writeFileSync(join(p.dir, 'README.md'), '# Sample\nmy local notes\n');
@@ -350,16 +360,20 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     // The user resolves it by committing their edit; the patch then applies 3-way or conflicts visibly.
     git(p.dir, 'commit', '-q', '-am', 'user notes');
     loop.wakeAll();
+    // Both sides add their lines after the same first line: the patch cannot apply on the
+    // user's commit, so the task goes back with that reason, and its next attempt is told.
     const settled = await loop.events.next((e) => (e.type === 'patch.promoted' || e.type === 'task.released') && e.taskId === 'T-6');
     await loop.stop();
     assert.ok(events.some((e) => e.type === 'patch.waiting'));
-    if (settled.type === 'patch.promoted') {
-      assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), '');
-      assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-6'")?.status, 'done');
-    } else {
-      assert.match(settled.type === 'task.released' ? settled.reason : '', /promotion failed after waiting|apply/);
-      assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-6'")?.status, 'pending');
-    }
+    assert.equal(settled.type, 'task.released', JSON.stringify(settled));
+    assert.match(
+      settled.type === 'task.released' ? settled.reason : '',
+      /^promotion failed after waiting: main moved to [0-9a-f]{8} and the patch does not apply there \(conflicts in README\.md\)/,
+    );
+    assert.equal(store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-6'")?.status, 'pending');
+    const adapter = new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: sampleSettings().riskPatterns });
+    assert.match(adapter.retryNotes('T-6').join('\n'), /^Your previous patch conflicted with the branch .*conflicts in README\.md/);
+    assert.equal(readFileSync(join(p.dir, 'README.md'), 'utf8'), '# Sample\nmy local notes\n', "the user's committed edit stays");
     await assertInvariants(p, store);
   });
 
@@ -371,16 +385,18 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
         match: 'RALPH-KEY: worker/T-7/attempt-1/',
         turns: [
           { tools: [{ tool: 'write', path: 'README.md', content: '# Sample, as the agent wants it\n' }] },
-          { text: 'done', delayMs: 1500 },
+          AWAIT_GO,
+          { text: 'done' },
         ],
       },
     ]);
     const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
     await loop.start();
     await loop.events.next((e) => e.type === 'agent.started' && e.taskId === 'T-7');
-    // Meanwhile the user commits a conflicting change of the same line on main.
+    // Meanwhile the user commits a conflicting change of the same line on main; then the agent goes on.
     writeFileSync(join(p.dir, 'README.md'), '# Sample, as the user wants it\n');
     git(p.dir, 'commit', '-q', '-am', 'user: version 2');
+    await letAgentGoOn(p.dir, 'worker-1');
     const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-7');
     await loop.stop();
     assert.ok(released.type === 'task.released');
@@ -407,7 +423,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
       {
         name: 'slow add',
         match: 'RALPH-KEY: worker/T-8/attempt-1/',
-        turns: [{ tools: [{ tool: 'write', path: 'NOTES.md', content: '# Notes\n' }] }, { text: 'done', delayMs: 1500 }],
+        turns: [{ tools: [{ tool: 'write', path: 'NOTES.md', content: '# Notes\n' }] }, AWAIT_GO, { text: 'done' }],
       },
     ]);
     const { loop, events } = scriptedLoop(p, store, { workers: { count: 1 } }, false);
@@ -418,6 +434,7 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     git(p.dir, 'add', 'USER.md');
     git(p.dir, 'commit', '-q', '-m', 'user: unrelated');
     const userCommit = git(p.dir, 'rev-parse', 'main').trim();
+    await letAgentGoOn(p.dir, 'worker-1');
     const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-8');
     await loop.stop();
     assert.ok(promoted.type === 'patch.promoted');
