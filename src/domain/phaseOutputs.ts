@@ -19,6 +19,9 @@ export const PHASES = [
 ] as const;
 export type Phase = (typeof PHASES)[number];
 
+/** The phases the harness does itself, with no agent: it picks the task, runs the gates, promotes. */
+export const HARNESS_PHASES: readonly Phase[] = ['assess', 'verify', 'commit'];
+
 const effort = z.enum(['S', 'M', 'L', 'XL']);
 const confidence = z.number().min(0).max(1);
 const taskId = z.string().min(1);

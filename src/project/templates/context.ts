@@ -23,8 +23,7 @@ export function cmd(command: string): string {
 export function gateList(ctx: TemplateContext): string {
   return [
     `- build: ${cmd(ctx.build)}`,
-    `- unit tests: ${cmd(ctx.test_unit)}`,
-    `- full tests: ${cmd(ctx.test)}`,
+    `- tests: ${cmd(ctx.test)}`,
     `- lint: ${cmd(ctx.lint)}`,
     `- format: ${cmd(ctx.fmt)}`,
     `- forbidden in added lines: ${ctx.forbidden_patterns.length ? ctx.forbidden_patterns.map((p) => `\`${p}\``).join(', ') : '(none)'}`,

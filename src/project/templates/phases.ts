@@ -1,7 +1,8 @@
 // The 11 phase files (.ralph/phases/<phase>.md): the fixed part of each phase's prompt,
 // written for the project's language. The harness appends the dynamic part (task, plan,
-// gate output, deferred item). Each ends by describing the JSON block that
-// src/domain/phaseOutputs.ts validates; keep the two in step.
+// gate output, deferred item). Each phase an agent runs ends by describing the JSON block
+// that src/domain/phaseOutputs.ts validates; keep the two in step. assess, verify and
+// commit run no agent (the harness picks, gates and promotes): their files say what it does.
 import type { Phase } from '../../domain/phaseOutputs';
 import { cmd, commonRules, gateList } from './context';
 import type { TemplateContext } from './context';
@@ -15,26 +16,15 @@ function block(json: string): string {
 }
 
 const RENDER: Record<Phase, (ctx: TemplateContext) => string> = {
-  assess: (ctx) => `# Phase: assess
+  assess: () => `# Phase: assess
 
-Pick the next work item for ${ctx.name}. The harness gives you the ready tasks (pending, dependencies done) from the backlog, the current wave and recent reflections.
+No agent runs in this phase: the harness does it, and nothing in this file is sent to a model.
 
-1. Read the candidate tasks in order (lowest wave first, then top to bottom).
-2. For the first candidate, check the code: is it already implemented? Are its dependencies really present?
-3. Recommend one task to work on, or none when none is workable.
+1. It applies the human decisions waiting in the inbox, retries the promotions that wait on your checkout and expires stale deferrals.
+2. It takes the next ready task (pending, its dependencies done; lowest wave first, then the backlog's order), and the control plane claims it.
+3. With no ready task it runs a periodic phase when one is due (evolve_goals, refactor_dry, test_integration, test_ui, review_deferred), or waits for work.
 
-You only recommend: the control plane claims the task. Do not edit any file in this phase.
-
-${commonRules()}
-
-## Answer
-${block(`{
-  "task_id": "W1-003",
-  "rationale": "why this task, now",
-  "already_done": ["W1-002"],
-  "blocked": [{ "task_id": "W1-004", "reason": "needs the database layer first" }]
-}`)}
-\`task_id\` is null when nothing is workable. \`already_done\` and \`blocked\` may be empty.
+To change what is picked, change the tasks' waves, dependencies or order, not this file.
 `,
 
   plan: (ctx) => `# Phase: plan
@@ -92,24 +82,11 @@ ${block(`{
 
   verify: (ctx) => `# Phase: verify
 
-The harness runs the machine gates itself; their results are below the prompt. Your job is the part a machine cannot check: does the change meet each step's acceptance criterion?
+No agent runs in this phase: the harness runs the gates in the task's worktree, in this order, and stops at the first that fails (a gate without a command is skipped):
 
-Gates:
 ${gateList(ctx)}
 
-1. Read the diff of the task (\`git diff\` against the base the harness names).
-2. For each plan step, check the acceptance criterion against the code and the test output. Run a test yourself when it helps.
-3. Report, do not fix: a failure goes to the reflect phase.
-
-${commonRules()}
-
-## Answer
-${block(`{
-  "acceptance": [{ "step": 1, "met": true, "evidence": "test parser_rejects_empty passes" }],
-  "verdict": "pass",
-  "issues": []
-}`)}
-\`verdict\` is "fail" when any criterion is not met; list why in \`issues\`.
+The forbidden patterns are checked on the lines the change adds, once it is captured as a patch. A failure goes to the reflect phase with the failing gate's output; a pass goes to commit. The commands are \`build\`, \`test\`, \`lint\` and \`fmt\` in ralph.config.json.
 `,
 
   reflect: () => `# Phase: reflect
@@ -140,20 +117,7 @@ ${block(`{
 
   commit: () => `# Phase: commit
 
-All gates passed. Write the commit message for the task's change; the harness creates the commit and promotes it.
-
-1. Read the diff (\`git diff\` against the base the harness names).
-2. Write a conventional-commit subject (\`feat:\`, \`fix:\`, \`refactor:\`, \`test:\`, \`docs:\`), imperative, at most 72 characters, naming the task id; a short body saying why.
-3. List the files the commit contains. Do not run \`git commit\` yourself.
-
-${commonRules()}
-
-## Answer
-${block(`{
-  "message": "feat(parser): reject empty input (W1-003)",
-  "body": "Empty input used to return null and crash callers.",
-  "files": ["src/parser.x", "tests/parser_test.x"]
-}`)}
+No agent runs in this phase: the harness does it. The patch's risk tier comes from the files it really touches. Tiers 0 and 1 are promoted onto the target branch through git plumbing, so your checkout is never touched. Tier 2 is deferred to an independent judge and to you, and tier 3 is decomposed or blocked. The commit's subject is \`ralph(<task id>): <title>\`.
 `,
 
   evolve_goals: () => `# Phase: evolve_goals

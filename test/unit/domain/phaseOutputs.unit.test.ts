@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { extractJsonAnswer } from '../../../src/agents/structured';
 import { staticProfile, LANGUAGES } from '../../../src/project/languages';
-import { PHASES, phaseOutputJsonSchema, proposalSchema, validatePhaseOutput } from '../../../src/domain/phaseOutputs';
+import { HARNESS_PHASES, PHASES, phaseOutputJsonSchema, proposalSchema, validatePhaseOutput } from '../../../src/domain/phaseOutputs';
 import type { TemplateContext } from '../../../src/project/templates/context';
 import { renderPhase } from '../../../src/project/templates/phases';
 import { checkJsonSchema } from '../project/jsonSchemaCheck';
@@ -12,7 +12,17 @@ function ctxFor(lang: (typeof LANGUAGES)[number]): TemplateContext {
 }
 
 describe('domain/phaseOutputs and phase templates', () => {
-  for (const phase of PHASES) {
+  for (const phase of HARNESS_PHASES) {
+    describe(`given the ${phase} phase file, a phase the harness does itself`, () => {
+      const text = renderPhase(phase, ctxFor('rust'));
+      it('then it says that no agent runs it and asks for no answer', () => {
+        assert.match(text, new RegExp(`^# Phase: ${phase}\n\nNo agent runs in this phase: the harness`));
+        assert.doesNotMatch(text, /```json/);
+      });
+    });
+  }
+
+  for (const phase of PHASES.filter((p) => !HARNESS_PHASES.includes(p))) {
     describe(`given the ${phase} phase file`, () => {
       const text = renderPhase(phase, ctxFor('rust'));
       it('then its example JSON block is valid for the harness schema', () => {
