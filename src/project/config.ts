@@ -572,10 +572,12 @@ function valueAt(root: unknown, p: readonly PropertyKey[]): unknown {
  * Keys earlier versions accepted and nothing ever read, with what to do instead: an old file
  * that still has one is refused with this message, never read as if it worked.
  */
-const REMOVED_KEYS: Readonly<Record<string, string>> = {
-  'intervals.sleep':
+const REMOVED_KEYS: ReadonlyMap<string, string> = new Map([
+  [
+    'intervals.sleep',
     'removed: the loop never sleeps between phases while work is ready; intervals.primary and intervals.worker set the waits when none is. Delete the key',
-};
+  ],
+]);
 
 /** Turns zod issues into ConfigIssues with positions and plain-English expectations. */
 function toIssues(error: z.ZodError, raw: unknown, positionOf: (p: JsonPath) => TextPosition | undefined): ConfigIssue[] {
@@ -588,7 +590,8 @@ function toIssues(error: z.ZodError, raw: unknown, positionOf: (p: JsonPath) => 
         const full = [...p, key];
         const pos = positionOf(full);
         const hint = suggestKey(key, known);
-        const removed = REMOVED_KEYS[formatJsonPath(full)];
+        // A Map, not an object: a key such as __proto__ must not find Object.prototype.
+        const removed = REMOVED_KEYS.get(formatJsonPath(full));
         out.push({
           path: formatJsonPath(full),
           line: pos?.line,
