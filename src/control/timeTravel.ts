@@ -112,18 +112,22 @@ const MAX_SNAPSHOTS = 48;
  * through the control projections, movable to any position. Forward it replays only the
  * events it has not seen. Backward it undoes: triggers on the projection tables record each
  * row's before-image as an event changes it (an undo log keyed by position), so going back k
- * events restores exactly the rows those k events changed and drops those k events, at a cost
- * proportional to k, not to the log. A long move, either way, instead starts from the nearest
- * snapshot at or before the target (the projection tables, rowids included, copied as the
- * fold passed that position; the events up to it come from the cursor's own copy of the log
- * it has read) and folds at most the snapshot spacing from there. A jump forward leaves no
+ * events restores exactly the rows those k events changed, at a cost proportional to k, not
+ * to the log. A long move, either way, instead starts from the nearest snapshot at or before
+ * the target (the projection tables, rowids included, copied as the fold passed that
+ * position) and folds at most the snapshot spacing from there. The events table is a view of
+ * the cursor's own copy of the log it has read, up to the position (its rowid, as in a fold
+ * from 0; its `SELECT *` has a `rowid` column too), so no move writes event rows. A jump forward leaves no
  * undo log for the positions it skipped: a later move back below it starts from a snapshot.
  * The monitor's time slider moves one of these.
  */
 export class ReplayCursor {
   private position = 0;
   private lastId: string | null = null;
-  private readonly undo = new Map<string, { readonly update: string; readonly insert: string; readonly cols: readonly string[] }>();
+  private readonly undo = new Map<
+    string,
+    { readonly update: string; readonly insert: string; readonly cols: readonly string[]; readonly triggers: readonly string[] }
+  >();
   /** Snapshot positions, and the id of the last event folded in at each. */
   private readonly snapshots = new Map<number, string>();
   private every: number;
@@ -153,11 +157,17 @@ export class ReplayCursor {
       'CREATE TEMP TABLE replay_undo (seq INTEGER PRIMARY KEY, pos INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL, rid INTEGER NOT NULL, data TEXT)',
     );
     db.exec('CREATE TEMP TABLE replay_state (pos INTEGER NOT NULL, recording INTEGER NOT NULL)');
-    // The events read so far, by position (also the events table's rowid): a jump forward to a
-    // snapshot copies them from here instead of reading and converting them again.
+    // The events read so far, by position, with the events table's indexes. `events` is a view
+    // of its first `pos` rows (the position is its rowid, as in a fold from 0), so a move,
+    // however long, writes no event rows: it only sets the position.
     db.exec(
-      'CREATE TEMP TABLE replay_log (pos INTEGER PRIMARY KEY, event_id TEXT NOT NULL, ts TEXT NOT NULL, run_id TEXT NOT NULL, entity_type TEXT NOT NULL, entity_id TEXT NOT NULL, event_type TEXT NOT NULL, actor TEXT NOT NULL, payload TEXT NOT NULL)',
+      'CREATE TEMP TABLE replay_log (pos INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, ts TEXT NOT NULL, run_id TEXT NOT NULL, entity_type TEXT NOT NULL, entity_id TEXT NOT NULL, event_type TEXT NOT NULL, actor TEXT NOT NULL, payload TEXT NOT NULL)',
     );
+    db.exec('CREATE INDEX temp.idx_replay_log_entity ON replay_log(entity_type, entity_id)');
+    db.exec('CREATE INDEX temp.idx_replay_log_type ON replay_log(event_type)');
+    db.exec('CREATE INDEX temp.idx_replay_log_ts ON replay_log(ts)');
+    db.exec('DROP TABLE main.events');
+    db.exec(`CREATE TEMP VIEW events AS SELECT ${EVENT_COLUMNS}, pos AS rowid FROM replay_log WHERE pos <= (SELECT pos FROM replay_state)`);
     db.exec('INSERT INTO replay_state VALUES (0, 1)');
     const c = new ReplayCursor(db, source, options);
     for (const p of CONTROL_PROJECTIONS) for (const t of p.tables) c.recordChangesOf(t);
@@ -242,8 +252,7 @@ export class ReplayCursor {
 
   /**
    * Puts the projection tables as snapshot `pos` holds them (position 0: empty), and the
-   * events and undo log as they were there. Forward, the events come from replay_log and the
-   * undo log then starts at `pos`.
+   * position and undo log as they were there. Forward, the undo log then starts at `pos`.
    */
   private restore(pos: number): void {
     const lastId = pos === 0 ? null : this.snapshots.get(pos);
@@ -254,17 +263,12 @@ export class ReplayCursor {
       db.run('UPDATE replay_state SET recording = 0');
       for (const [t, u] of this.undo) {
         const cols = u.cols.map((c) => `"${c}"`).join(', ');
+        this.setTriggers(t, false);
         db.exec(`DELETE FROM main.${t}`);
         if (pos > 0) db.exec(`INSERT INTO main.${t} (rowid, ${cols}) SELECT replay_rid, ${cols} FROM temp.${this.snapshotTable(pos, t)}`);
+        this.setTriggers(t, true);
       }
       db.run('DELETE FROM replay_undo WHERE pos > ?', [pos]);
-      if (pos > this.position) {
-        db.run(`INSERT INTO events (rowid, ${EVENT_COLUMNS}) SELECT pos, ${EVENT_COLUMNS} FROM replay_log WHERE pos > ? AND pos <= ?`, [
-          this.position,
-          pos,
-        ]);
-      } else if (lastId === null) db.run('DELETE FROM events');
-      else db.run('DELETE FROM events WHERE event_id > ?', [lastId]);
       db.run('UPDATE replay_state SET recording = 1, pos = ?', [pos]);
       db.exec('COMMIT');
     } catch (e) {
@@ -288,15 +292,30 @@ export class ReplayCursor {
     const old = `json_array(${cols.map((c) => `OLD."${c}"`).join(', ')})`;
     const record = (op: string, rid: string, data: string): string =>
       `INSERT INTO replay_undo (pos, tbl, op, rid, data) SELECT pos, '${table}', '${op}', ${rid}, ${data} FROM replay_state WHERE recording = 1;`;
-    this.db.exec(`CREATE TEMP TRIGGER replay_i_${table} AFTER INSERT ON main.${table} BEGIN ${record('i', 'NEW.rowid', 'NULL')} END`);
-    this.db.exec(`CREATE TEMP TRIGGER replay_u_${table} AFTER UPDATE ON main.${table} BEGIN ${record('u', 'OLD.rowid', old)} END`);
-    this.db.exec(`CREATE TEMP TRIGGER replay_d_${table} AFTER DELETE ON main.${table} BEGIN ${record('d', 'OLD.rowid', old)} END`);
     const values = cols.map((_, i) => `json_extract(?1, '$[${i}]')`);
     this.undo.set(table, {
       cols,
       update: `UPDATE ${table} SET ${cols.map((c, i) => `"${c}" = ${values[i]}`).join(', ')} WHERE rowid = ?2`,
       insert: `INSERT INTO ${table} (rowid, ${cols.map((c) => `"${c}"`).join(', ')}) VALUES (?2, ${values.join(', ')})`,
+      triggers: [
+        `CREATE TEMP TRIGGER replay_i_${table} AFTER INSERT ON main.${table} BEGIN ${record('i', 'NEW.rowid', 'NULL')} END`,
+        `CREATE TEMP TRIGGER replay_u_${table} AFTER UPDATE ON main.${table} BEGIN ${record('u', 'OLD.rowid', old)} END`,
+        `CREATE TEMP TRIGGER replay_d_${table} AFTER DELETE ON main.${table} BEGIN ${record('d', 'OLD.rowid', old)} END`,
+      ],
     });
+    this.setTriggers(table, true);
+  }
+
+  /**
+   * Creates or drops the undo triggers of `table`. A restore drops them while it replaces the
+   * table: a trigger, even one that records nothing, runs once per row and keeps SQLite from
+   * emptying the table at once.
+   */
+  private setTriggers(table: string, on: boolean): void {
+    const u = this.undo.get(table);
+    if (u === undefined) return;
+    if (on) for (const t of u.triggers) this.db.exec(t);
+    else for (const op of ['i', 'u', 'd']) this.db.exec(`DROP TRIGGER IF EXISTS temp.replay_${op}_${table}`);
   }
 
   /** Undoes the events after position `want`, newest first, and drops them. */
@@ -315,10 +334,7 @@ export class ReplayCursor {
         else db.run(u.op === 'u' ? sql.update : sql.insert, [u.data, u.rid]);
       }
       db.run('DELETE FROM replay_undo WHERE pos > ?', [want]);
-      const last =
-        want === 0 ? undefined : db.get<{ id: string }>('SELECT event_id AS id FROM events ORDER BY event_id LIMIT 1 OFFSET ?', [want - 1]);
-      if (last === undefined) db.run('DELETE FROM events');
-      else db.run('DELETE FROM events WHERE event_id > ?', [last.id]);
+      const last = want === 0 ? undefined : db.get<{ id: string }>('SELECT event_id AS id FROM replay_log WHERE pos = ?', [want]);
       db.run('UPDATE replay_state SET recording = 1, pos = ?', [want]);
       db.exec('COMMIT');
       this.position = want;
@@ -336,12 +352,12 @@ export class ReplayCursor {
       let pos = this.position;
       for (const e of events) {
         db.run('UPDATE replay_state SET pos = ?', [++pos]);
-        const row = [e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)];
-        db.run(
-          'INSERT INTO events (event_id, ts, run_id, entity_type, entity_id, event_type, actor, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-          row,
-        );
-        if (pos > this.seen) db.run(`INSERT INTO replay_log (pos, ${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [pos, ...row]);
+        if (pos > this.seen) {
+          db.run(`INSERT INTO replay_log (pos, ${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+            pos,
+            ...[e.event_id, e.ts, e.run_id, e.entity_type, e.entity_id, e.event_type, e.actor, JSON.stringify(e.payload)],
+          ]);
+        }
         for (const p of CONTROL_PROJECTIONS) p.apply(db, e);
       }
       db.exec('COMMIT');

@@ -146,8 +146,14 @@ const stateFileSchema = z.object({
   current_item: z.string().nullable().catch(null),
 });
 
+/** A table, or a view standing for one (the time slider's `events`), in either schema. */
 function tableExists(db: SqlReader, name: string): boolean {
-  return db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", [name])?.n === 1;
+  return (
+    (db.get<{ n: number }>(
+      "SELECT (SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1) + (SELECT COUNT(*) FROM sqlite_temp_master WHERE type IN ('table', 'view') AND name = ?1) AS n",
+      [name],
+    )?.n ?? 0) > 0
+  );
 }
 
 function parsePayload(text: unknown): Record<string, unknown> {
