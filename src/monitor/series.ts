@@ -66,17 +66,43 @@ export function runWindow(
   nowMs: number,
   running: boolean,
 ): RunWindow | null {
-  const times = [...lines.map((l) => l.tsMs), ...taskRows.map((r) => r.tsMs)].filter((t) => t <= nowMs).sort((a, b) => a - b);
-  const last = times[times.length - 1];
+  // Newest first, merged from the two lists' ends: the walk back stops at the gap, so a long
+  // history costs what the latest run holds, not a sort of everything.
+  const a = inOrder(lines) ? lines : [...lines].filter((l) => !Number.isNaN(l.tsMs)).sort((x, y) => x.tsMs - y.tsMs);
+  const b = inOrder(taskRows) ? taskRows : [...taskRows].filter((r) => !Number.isNaN(r.tsMs)).sort((x, y) => x.tsMs - y.tsMs);
+  let i = a.length - 1;
+  let j = b.length - 1;
+  while (i >= 0 && (a[i]?.tsMs ?? 0) > nowMs) i--;
+  while (j >= 0 && (b[j]?.tsMs ?? 0) > nowMs) j--;
+  const next = (): number | undefined => {
+    const x = i >= 0 ? a[i]?.tsMs : undefined;
+    const y = j >= 0 ? b[j]?.tsMs : undefined;
+    if (x === undefined && y === undefined) return undefined;
+    if (y === undefined || (x !== undefined && x >= y)) {
+      i--;
+      return x;
+    }
+    j--;
+    return y;
+  };
+  const last = next();
   if (last === undefined) return null;
   let from = last;
-  for (let i = times.length - 2; i >= 0; i--) {
-    const t = times[i] ?? from;
+  for (let t = next(); t !== undefined; t = next()) {
     if (from - t > RUN_GAP_MS) break;
     from = t;
   }
   // A loop still running but quiet for longer than the gap: its run began at that activity.
   return { fromMs: from, toMs: running ? nowMs : last };
+}
+
+/** Whether the times never decrease (and none is NaN). */
+function inOrder(xs: readonly { readonly tsMs: number }[]): boolean {
+  for (let k = 0; k < xs.length; k++) {
+    const t = xs[k]?.tsMs ?? Number.NaN;
+    if (Number.isNaN(t) || (k > 0 && (xs[k - 1]?.tsMs ?? Number.NaN) > t)) return false;
+  }
+  return true;
 }
 
 /** Cost and tokens summed per bucket of the window; empty buckets are kept so the bars read as time. */

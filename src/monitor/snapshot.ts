@@ -64,6 +64,35 @@ export interface SnapshotInput {
    * default: the folder holding `.ralph/`. Null: no REQ section.
    */
   readonly projectDir?: string | null;
+  /**
+   * The task history up to `now` in time order, rows with a time only, when the caller has
+   * it (the time slider: its prefix of the log's); the cache's is then not read.
+   */
+  readonly history?: readonly TaskEventRow[];
+  /** Answers for the event counts and the last ten events without a scan (the time slider's). */
+  readonly eventIndex?: EventIndex;
+}
+
+/** An event table's row as the events panel reads it. */
+export interface RecentEventDbRow {
+  event_id: string;
+  ts: string;
+  entity_type: string;
+  entity_id: string;
+  event_type: string;
+  actor: string;
+  payload: string;
+}
+
+/**
+ * What readEvents would count and list, known another way; each answer is exactly the
+ * query's or undefined (then the query runs).
+ */
+export interface EventIndex {
+  /** `COUNT(*) WHERE ts >= lo AND julianday(ts) >= julianday(at)`. */
+  countSince(lo: string, at: string): number | undefined;
+  /** `ORDER BY ts DESC, event_id DESC LIMIT n`. */
+  recent(n: number): readonly RecentEventDbRow[] | undefined;
 }
 
 /** The task events already read, in time order; opaque to callers. */
@@ -265,28 +294,33 @@ function countByStatus<K extends string>(
 }
 
 /** Totals, the two time windows and the last ten events. */
-function readEvents(db: SqlReader, nowMs: number): EventSummary {
+function readEvents(db: SqlReader, nowMs: number, index: EventIndex | undefined): EventSummary {
   // The ts index narrows to a bound one second early; julianday() then decides exactly, so
   // a stamp without milliseconds ('…:07Z', sorting after '…:07.500Z') is not miscounted,
   // and nothing is compared with SQLite's space-separated datetime() (reference defect 7).
-  const countSince = (ms: number): number =>
-    db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ? AND julianday(ts) >= julianday(?)', [
-      new Date(ms - 1000).toISOString(),
-      new Date(ms).toISOString(),
-    ])?.n ?? 0;
-  const recent: EventRow[] = db
-    .all<{ event_id: string; ts: string; entity_type: string; entity_id: string; event_type: string; actor: string; payload: string }>(
+  const countSince = (ms: number): number => {
+    const lo = new Date(ms - 1000).toISOString();
+    const at = new Date(ms).toISOString();
+    return (
+      index?.countSince(lo, at) ??
+      db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts >= ? AND julianday(ts) >= julianday(?)', [lo, at])?.n ??
+      0
+    );
+  };
+  const rows =
+    index?.recent(10) ??
+    db.all<RecentEventDbRow>(
       'SELECT event_id, ts, entity_type, entity_id, event_type, actor, payload FROM events ORDER BY ts DESC, event_id DESC LIMIT 10',
-    )
-    .map((r) => ({
-      eventId: r.event_id,
-      ts: r.ts,
-      entityType: r.entity_type,
-      entityId: r.entity_id,
-      eventType: r.event_type,
-      actor: r.actor,
-      summary: summarizePayload(parsePayload(r.payload)),
-    }));
+    );
+  const recent: EventRow[] = rows.map((r) => ({
+    eventId: r.event_id,
+    ts: r.ts,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    eventType: r.event_type,
+    actor: r.actor,
+    summary: summarizePayload(parsePayload(r.payload)),
+  }));
   return {
     total: db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0,
     lastHour: countSince(nowMs - 3_600_000),
@@ -392,7 +426,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     pendingFiles: hasPatches ? pendingPatchFiles(db) : [],
   };
 
-  if (hasEvents) snap.events = readEvents(db, nowMs);
+  if (hasEvents) snap.events = readEvents(db, nowMs, input.eventIndex);
   if (hasTasks) snap.deferred = readDeferred(db, hasEvents);
 
   // Metrics: today's cost, the cost series, per-phase durations
@@ -411,7 +445,7 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     byAgent,
   };
   const run = input.run ?? 'stopped';
-  const history = hasEvents ? taskHistory(db, input.cache) : [];
+  const history = hasEvents ? (input.history ?? taskHistory(db, input.cache)) : [];
   const window = runWindow(metrics.lines, history, nowMs, run !== 'stopped');
   const cost = costSeries(metrics.lines, window, maxBuckets);
   const flow = flowSeries(history, window, maxBuckets);

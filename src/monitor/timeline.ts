@@ -13,6 +13,7 @@ import { ReplayCursor } from '../control/timeTravel';
 import type { SqlReader } from '../store/types';
 import { buildMonitorSnapshot, createSnapshotCache, readTaskEvents } from './snapshot';
 import type { TaskEventRow } from './series';
+import { EventTimes } from './eventTimes';
 import type { SnapshotInput } from './snapshot';
 
 const LOOP_LIFECYCLE = ['loop.started', 'loop.resumed', 'loop.paused', 'loop.stopped'];
@@ -46,8 +47,11 @@ export class MonitorTimeline {
    */
   private history: { readonly id: string; readonly row: TaskEventRow }[] = [];
   private historyMax: string | null = null;
+  /** Every history row has a time and their ids ascend (a log in time order). */
+  private historyPlain = true;
   /** The highest position the cursor has folded to (its snapshots reach up to here). */
   private frontier = 0;
+  private readonly times = new EventTimes();
   private prefolding: Promise<void> | undefined;
   private disposed = false;
 
@@ -82,6 +86,7 @@ export class MonitorTimeline {
         cursor.moveTo(Math.min(total, this.frontier + PREFOLD_STEP));
         this.frontier = Math.max(this.frontier, cursor.at);
       } while (this.frontier < total && performance.now() - t0 < PREFOLD_SLICE_MS);
+      this.times.extend(cursor.reader);
     }
   }
 
@@ -95,6 +100,7 @@ export class MonitorTimeline {
     cursor.moveTo(Math.min(Math.max(1, index), total));
     this.frontier = Math.max(this.frontier, cursor.at);
     const db = cursor.reader;
+    this.times.extend(db);
     const lastId = cursor.lastEventId;
     const last = lastId === null ? undefined : db.get<{ ts: string }>('SELECT ts FROM events WHERE event_id = ?', [lastId]);
     const at = last ? new Date(last.ts) : new Date(live?.first ?? 0);
@@ -102,10 +108,9 @@ export class MonitorTimeline {
       ...input,
       run: runAt(db),
       past: true,
-      cache:
-        lastId === null
-          ? { rows: [], lastEventId: null, metricsFiles: this.metricsFiles }
-          : { rows: this.historyUpTo(lastId), lastEventId: lastId, metricsFiles: this.metricsFiles },
+      eventIndex: this.times.at(db, cursor.at),
+      cache: { rows: [], lastEventId: null, metricsFiles: this.metricsFiles },
+      history: lastId === null ? [] : this.historyUpTo(lastId),
     });
     snap.timeline = {
       total,
@@ -126,10 +131,22 @@ export class MonitorTimeline {
     return (await this.openCursor()).restores;
   }
 
-  /** The task history of the log up to and including event `id` (the snapshot's cache checks its count). */
+  /** The task history of the log up to and including event `id`, the rows with a time only. */
   private historyUpTo(id: string): TaskEventRow[] {
     this.readHistory();
-    return this.history.filter((h) => h.id <= id).map((h) => h.row);
+    const h = this.history;
+    if (this.historyPlain) {
+      // Ids ascend along the history: its part up to `id` is a prefix, found by bisection.
+      let lo = 0;
+      let hi = h.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((h[mid]?.id ?? '') <= id) lo = mid + 1;
+        else hi = mid;
+      }
+      return h.slice(0, lo).map((x) => x.row);
+    }
+    return h.filter((x) => x.id <= id && !Number.isNaN(x.row.tsMs)).map((x) => x.row);
   }
 
   /** Reads the live log's task events not read yet into the history. */
@@ -137,9 +154,13 @@ export class MonitorTimeline {
     const fresh = readTaskEvents(this.o.source, this.historyMax);
     if (fresh.length > 0) {
       const lastTs = this.history.at(-1)?.row.tsMs ?? Number.NEGATIVE_INFINITY;
+      const from = this.history.length;
       this.history.push(...fresh);
       for (const f of fresh) if (this.historyMax === null || f.id > this.historyMax) this.historyMax = f.id;
-      if ((fresh[0]?.row.tsMs ?? lastTs) < lastTs) this.history.sort((a, b) => a.row.tsMs - b.row.tsMs || (a.id < b.id ? -1 : 1));
+      if ((fresh[0]?.row.tsMs ?? lastTs) < lastTs) {
+        this.history.sort((a, b) => a.row.tsMs - b.row.tsMs || (a.id < b.id ? -1 : 1));
+        this.historyPlain = plainFrom(this.history, 0, true);
+      } else this.historyPlain = plainFrom(this.history, from, this.historyPlain);
     }
   }
 
@@ -148,6 +169,16 @@ export class MonitorTimeline {
     void this.cursor?.then((c) => c.close());
     this.cursor = undefined;
   }
+}
+
+/** Whether `h` from `from` on keeps `plain` (every row timed, ids ascending). */
+function plainFrom(h: readonly { readonly id: string; readonly row: TaskEventRow }[], from: number, plain: boolean): boolean {
+  if (!plain) return false;
+  for (let i = from; i < h.length; i++) {
+    const x = h[i];
+    if (!x || Number.isNaN(x.row.tsMs) || (i > 0 && (h[i - 1]?.id ?? '') >= x.id)) return false;
+  }
+  return true;
 }
 
 /** Whether a loop ran at the cursor's moment: its last lifecycle event says. */
