@@ -104,8 +104,12 @@ export interface ReplayCursorOptions {
   readonly snapshotEvery?: number;
 }
 
-/** Snapshots a cursor keeps at most (memory: each holds every projection row at its position). */
-const MAX_SNAPSHOTS = 48;
+/**
+ * Snapshots a cursor keeps at most (memory: each holds every projection row at its position;
+ * at 100k events of scripts/bench/timeTravel.ts the cursor's temp schema, its log copy
+ * included, holds 84 MB, spaced 1000 events apart).
+ */
+const MAX_SNAPSHOTS = 100;
 
 /**
  * A scratch database holding the log's first `position` events (in event id order) folded
@@ -239,6 +243,13 @@ export class ReplayCursor {
       );
     }
     this.snapshots.set(pos, this.lastId);
+    // Undo records further back than two spacings would only serve moves a snapshot serves
+    // (a fold of the whole log kept them all: most of the cursor's memory).
+    const keepFrom = pos - 2 * this.every;
+    if (keepFrom > this.undoFrom) {
+      this.db.run('DELETE FROM replay_undo WHERE pos <= ?', [keepFrom]);
+      this.undoFrom = keepFrom;
+    }
     if (this.snapshots.size > MAX_SNAPSHOTS) {
       this.every *= 2;
       for (const p of [...this.snapshots.keys()]) if (p % this.every !== 0) this.dropSnapshot(p);
@@ -264,8 +275,15 @@ export class ReplayCursor {
       for (const [t, u] of this.undo) {
         const cols = u.cols.map((c) => `"${c}"`).join(', ');
         this.setTriggers(t, false);
+        // Its secondary indexes are built again from the sorted rows, faster than kept up row by row.
+        const indexes = db.all<{ name: string; sql: string }>(
+          "SELECT name, sql FROM main.sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+          [t],
+        );
+        for (const i of indexes) db.exec(`DROP INDEX main."${i.name}"`);
         db.exec(`DELETE FROM main.${t}`);
         if (pos > 0) db.exec(`INSERT INTO main.${t} (rowid, ${cols}) SELECT replay_rid, ${cols} FROM temp.${this.snapshotTable(pos, t)}`);
+        for (const i of indexes) db.exec(i.sql);
         this.setTriggers(t, true);
       }
       db.run('DELETE FROM replay_undo WHERE pos > ?', [pos]);

@@ -50,6 +50,8 @@ export class EventTimes {
         );
         return at - first;
       },
+      // The view holds positions 1..at, whatever their order.
+      total: () => at,
       // In time order, ts DESC then event_id DESC is position descending.
       recent: (n) =>
         ok

@@ -56,7 +56,8 @@ export interface SnapshotInput {
   readonly cache?: SnapshotCache;
   /**
    * `now` is a past moment and `db` holds the log up to it (the time slider): STATE.json (the
-   * loop's position today) is not read, and metrics lines after `now` do not count.
+   * loop's position today) is not read, metrics lines after `now` do not count, and the
+   * timeline (where the moment lies in the live log) is the caller's to fill.
    */
   readonly past?: boolean;
   /**
@@ -91,6 +92,8 @@ export interface RecentEventDbRow {
 export interface EventIndex {
   /** `COUNT(*) WHERE ts >= lo AND julianday(ts) >= julianday(at)`. */
   countSince(lo: string, at: string): number | undefined;
+  /** `COUNT(*)`. */
+  total(): number | undefined;
   /** `ORDER BY ts DESC, event_id DESC LIMIT n`. */
   recent(n: number): readonly RecentEventDbRow[] | undefined;
 }
@@ -322,7 +325,7 @@ function readEvents(db: SqlReader, nowMs: number, index: EventIndex | undefined)
     summary: summarizePayload(parsePayload(r.payload)),
   }));
   return {
-    total: db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0,
+    total: index?.total() ?? db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0,
     lastHour: countSince(nowMs - 3_600_000),
     last10Min: countSince(nowMs - 600_000),
     recent,
@@ -499,8 +502,13 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     } catch (e) {
       warnings.push(`forecast: ${(e as Error).message}`);
     }
-    const span = db.get<{ first: string | null; last: string | null }>('SELECT MIN(ts) AS first, MAX(ts) AS last FROM events');
-    snap.timeline = { total: snap.events.total, firstTs: span?.first ?? null, lastTs: span?.last ?? null, at: null };
+    // Past moments: the time slider says where the moment lies in the live log.
+    if (!input.past) {
+      // One min() or max() per query is read from the ts index; both in one scan the log.
+      const first = db.get<{ ts: string | null }>('SELECT MIN(ts) AS ts FROM events')?.ts ?? null;
+      const last = db.get<{ ts: string | null }>('SELECT MAX(ts) AS ts FROM events')?.ts ?? null;
+      snap.timeline = { total: snap.events.total, firstTs: first, lastTs: last, at: null };
+    }
   }
   const projectDir = input.projectDir === undefined ? (basename(ralphDir) === '.ralph' ? dirname(ralphDir) : null) : input.projectDir;
   if (hasEvents && projectDir !== null) {

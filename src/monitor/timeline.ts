@@ -52,6 +52,7 @@ export class MonitorTimeline {
   /** The highest position the cursor has folded to (its snapshots reach up to here). */
   private frontier = 0;
   private readonly times = new EventTimes();
+  private counted: { readonly newest: string | null; readonly n: number } | undefined;
   private prefolding: Promise<void> | undefined;
   private disposed = false;
 
@@ -77,7 +78,7 @@ export class MonitorTimeline {
     for (;;) {
       await new Promise<void>((r) => setImmediate(r));
       if (this.disposed) return;
-      const total = this.o.source.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
+      const total = this.liveCount();
       if (this.frontier >= total) return;
       // A move may have taken the cursor back: the first step starts again from the
       // snapshot nearest the frontier.
@@ -93,10 +94,12 @@ export class MonitorTimeline {
   /** The snapshot after the log's first `index` events (1-based count; clamped to the log). */
   async snapshotAt(index: number, input: Pick<SnapshotInput, 'project'> = {}): Promise<MonitorSnapshot> {
     const cursor = await this.openCursor();
-    const live = this.o.source.get<{ n: number; first: string | null; last: string | null }>(
-      'SELECT COUNT(*) AS n, MIN(ts) AS first, MAX(ts) AS last FROM events',
-    );
-    const total = live?.n ?? 0;
+    // One min() or max() a query reads from the ts index; both in one would scan the log.
+    const live = {
+      first: this.o.source.get<{ ts: string | null }>('SELECT MIN(ts) AS ts FROM events')?.ts ?? null,
+      last: this.o.source.get<{ ts: string | null }>('SELECT MAX(ts) AS ts FROM events')?.ts ?? null,
+    };
+    const total = this.liveCount();
     cursor.moveTo(Math.min(Math.max(1, index), total));
     this.frontier = Math.max(this.frontier, cursor.at);
     const db = cursor.reader;
@@ -119,6 +122,18 @@ export class MonitorTimeline {
       at: lastId === null || !last ? null : { index: cursor.at, eventId: lastId, ts: last.ts },
     };
     return snap;
+  }
+
+  /**
+   * The live log's event count. Counting reads the whole log (tens of ms at 100k events), so
+   * it is counted again only when the log's newest event id moved: the log only grows.
+   */
+  private liveCount(): number {
+    const newest = this.o.source.get<{ id: string | null }>('SELECT MAX(event_id) AS id FROM events')?.id ?? null;
+    if (this.counted?.newest !== newest) {
+      this.counted = { newest, n: this.o.source.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0 };
+    }
+    return this.counted.n;
   }
 
   private openCursor(): Promise<ReplayCursor> {
