@@ -4,7 +4,7 @@
 // refused (fencing by lease id); a promoter killed -9 is replaced within a poll; two
 // promoters racing on one patch promote it once.
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -29,32 +29,7 @@ import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { DEFAULT_RISK_PATTERNS } from '../../../src/domain/risk';
 import { PromoterLock } from '../../../src/team/promoterLock';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
-
-const CHILD = path.join(__dirname, 'teamChild.ts');
-
-function spawnChild(args: string[]): { proc: ChildProcess; line: Promise<string> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const line = new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    proc.on('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
-  });
-  return { proc, line };
-}
-
-function killed(proc: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-    proc.once('exit', () => resolve());
-    proc.kill('SIGKILL');
-  });
-}
+import { backlogEvents, killed, spawnTeamChild } from '../../kit/teamChildren';
 
 describe('team: leases with fencing, one elected promoter (real PostgreSQL, several processes)', function () {
   let cluster: PgCluster | undefined;
@@ -72,20 +47,7 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
     });
   }
   async function seed(ctx: ControlContext, ids: string[]): Promise<void> {
-    await ctx.store.append(
-      ids.map((id) =>
-        toNewEvent(
-          domainEvent('task.created', id, 'test', {
-            title: `task ${id}`,
-            source: 'ES:1',
-            effort: 'S',
-            deps: '-',
-            wave: 0,
-            provenance: 'spec',
-          }),
-        ),
-      ),
-    );
+    await ctx.store.append(backlogEvents(ids));
   }
   const types = (ctx: ControlContext, id: string): string[] =>
     ctx.store.events({ entityType: 'task', entityId: id }).map((e) => e.event_type);
@@ -218,7 +180,7 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
     const url = (cluster as PgCluster).createDatabase(`lease_${++n}`);
     const b = await machine(url);
     await seed(b, ['W0-001']);
-    const child = spawnChild(['lease', url, 'worker-a', '600']);
+    const child = spawnTeamChild(['lease', url, 'worker-a', '600']);
     children.push(child.proc);
     const dead = JSON.parse(await child.line) as Lease;
     assert.equal(dead.taskId, 'W0-001');
@@ -311,7 +273,7 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
 
   it('given the promoter killed -9, then a waiting one is elected within a poll; racing promoters promote a patch once', async () => {
     const url = (cluster as PgCluster).createDatabase(`promote_${++n}`);
-    const first = spawnChild(['promoter', url]);
+    const first = spawnTeamChild(['promoter', url]);
     children.push(first.proc);
     assert.equal((JSON.parse(await first.line) as { elected: boolean }).elected, true);
     assert.equal(await PromoterLock.tryAcquire(url), undefined, 'one promoter at a time');

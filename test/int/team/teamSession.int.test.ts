@@ -4,42 +4,16 @@
 // the store's LISTEN/NOTIFY delivers them, and a human decision made in the session is in
 // PostgreSQL at once. The URL's password is in no log line, event or view.
 import * as assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { domainEvent, toNewEvent } from '../../../src/domain/events';
 import { CONTROL_PROJECTIONS } from '../../../src/control/index';
 import { Engine, CommandFailedError } from '../../../src/session/engine';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
-
-const CHILD = path.join(__dirname, 'teamChild.ts');
-
-function spawnChild(args: string[]): { proc: ChildProcess; line: Promise<string> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const line = new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    proc.on('exit', (code) => reject(new Error(`child exited ${code}: ${err}`)));
-  });
-  return { proc, line };
-}
-
-function killed(proc: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-    proc.once('exit', () => resolve());
-    proc.kill('SIGKILL');
-  });
-}
+import { backlogEvents, killed, spawnTeamChild } from '../../kit/teamChildren';
 
 /** Resolves once `ok()` holds, re-checked on each batch of events the session receives. */
 function until(engine: Engine, ok: () => boolean): Promise<void> {
@@ -73,20 +47,7 @@ describe('team: the engine session attached to the team store (real PostgreSQL, 
     const c = cluster as PgCluster;
     const url = c.createDatabase('session_1');
     const seeder = await openPgStore({ url, mode: 'writer', projections: CONTROL_PROJECTIONS });
-    await seeder.append(
-      ['T-1', 'T-2', 'T-3'].map((id) =>
-        toNewEvent(
-          domainEvent('task.created', id, 'test', {
-            title: `task ${id}`,
-            source: 'ES:1',
-            effort: 'S',
-            deps: '-',
-            wave: 0,
-            provenance: 'spec',
-          }),
-        ),
-      ),
-    );
+    await seeder.append(backlogEvents(['T-1', 'T-2', 'T-3']));
     await seeder.close();
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-team-session-'));
@@ -113,7 +74,7 @@ describe('team: the engine session attached to the team store (real PostgreSQL, 
     assert.equal(engine.loopState(), 'stopped');
 
     // A worker on another machine claims a task: its lease is the session's agent, by machine.
-    const worker = spawnChild(['lease', url, 'worker-1@child-host:1', '60000']);
+    const worker = spawnTeamChild(['lease', url, 'worker-1@child-host:1', '60000']);
     children.push(worker.proc);
     const held = JSON.parse(await worker.line) as { taskId: string };
     await until(engine, () => engine.agents().length === 1);
@@ -126,7 +87,7 @@ describe('team: the engine session attached to the team store (real PostgreSQL, 
     assert.equal(engine.loopState(), 'running');
 
     // Another worker's patch deferred for a human: the deferred queue shows it.
-    const deferrer = spawnChild(['deferred', url, 'worker-2@child-host:2', '60000']);
+    const deferrer = spawnTeamChild(['deferred', url, 'worker-2@child-host:2', '60000']);
     children.push(deferrer.proc);
     const deferred = JSON.parse(await deferrer.line) as { taskId: string; patchId: string };
     await until(engine, () => engine.deferred().some((t) => t.task_id === deferred.taskId));
