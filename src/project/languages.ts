@@ -1,13 +1,14 @@
 // Over 400 lines because it is one table of language profiles (commands, patterns, conventions) with the detection that picks one.
 // Language detection (the reference's order) and, per language, the gate commands,
 // forbidden patterns and conventions that `ralph init` writes into ralph.config.json and
-// the phase files. TypeScript projects are read, not guessed: their own package.json
-// scripts become the commands.
+// the phase files. Node projects are read, not guessed: their own package.json scripts
+// become the commands, and a typescript dependency or a .ts source tells TypeScript from
+// plain JavaScript (whose rules say nothing of types).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { pathExists } from '../shared/fs';
 
-export const LANGUAGES = ['rust', 'python', 'typescript', 'go', 'java', 'ruby', 'csharp', 'generic'] as const;
+export const LANGUAGES = ['rust', 'python', 'typescript', 'javascript', 'go', 'java', 'ruby', 'csharp', 'generic'] as const;
 export type Language = (typeof LANGUAGES)[number];
 
 /** What `--lang` accepts besides the canonical names. */
@@ -16,9 +17,9 @@ const ALIASES: Readonly<Record<string, Language>> = {
   py: 'python',
   python3: 'python',
   ts: 'typescript',
-  js: 'typescript',
-  javascript: 'typescript',
-  node: 'typescript',
+  js: 'javascript',
+  node: 'javascript',
+  nodejs: 'javascript',
   golang: 'go',
   kotlin: 'java',
   rb: 'ruby',
@@ -107,7 +108,8 @@ async function findByExtension(dir: string, exts: readonly string[], depth: numb
 const DETECTION_ORDER: readonly (readonly [Language, readonly string[]])[] = [
   ['rust', ['Cargo.toml']],
   ['python', ['pyproject.toml', 'setup.py', 'requirements.txt', 'Pipfile']],
-  ['typescript', ['package.json', 'tsconfig.json']],
+  // tsconfig.json first: it alone says TypeScript; a bare package.json is read further.
+  ['typescript', ['tsconfig.json', 'package.json']],
   ['go', ['go.mod']],
   ['java', ['pom.xml', 'build.gradle', 'build.gradle.kts']],
   ['ruby', ['Gemfile']],
@@ -116,12 +118,31 @@ const DETECTION_ORDER: readonly (readonly [Language, readonly string[]])[] = [
 /** Detects the project's language in the reference order; *.csproj / *.sln by globbing. */
 export async function detectLanguage(dir: string): Promise<Detection> {
   for (const [lang, files] of DETECTION_ORDER) {
-    for (const f of files) if (await pathExists(path.join(dir, f))) return { lang, evidence: f };
+    for (const f of files) {
+      if (!(await pathExists(path.join(dir, f)))) continue;
+      return f === 'package.json' ? detectNodeLanguage(dir) : { lang, evidence: f };
+    }
   }
   const dotnet = await findByExtension(dir, ['.sln', '.csproj'], 2);
   const first = dotnet[0];
   if (first !== undefined) return { lang: 'csharp', evidence: first };
   return { lang: 'generic', evidence: null };
+}
+
+/** TypeScript sources (not declaration files, which plain JavaScript packages ship too). */
+const TS_SOURCE = /\.(ts|tsx|mts|cts)$/i;
+const TS_DECLARATION = /\.d\.(ts|mts|cts)$/i;
+
+/** A package.json without tsconfig.json: TypeScript when it depends on typescript or has .ts sources. */
+async function detectNodeLanguage(dir: string): Promise<Detection> {
+  const pkg = await readPackageJson(dir);
+  if ('typescript' in { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) }) {
+    return { lang: 'typescript', evidence: 'package.json (typescript dependency)' };
+  }
+  const sources = await findByExtension(dir, ['.ts', '.tsx', '.mts', '.cts'], 2);
+  const source = sources.find((f) => TS_SOURCE.test(f) && !TS_DECLARATION.test(f));
+  if (source !== undefined) return { lang: 'typescript', evidence: source };
+  return { lang: 'javascript', evidence: 'package.json' };
 }
 
 interface PackageJson {
@@ -142,9 +163,19 @@ async function readJsonFile(p: string): Promise<unknown> {
 /** npm's placeholder test script, which always fails. */
 const NPM_PLACEHOLDER_TEST = /no test specified/;
 
-async function typescriptCommands(dir: string): Promise<Pick<LanguageProfile, 'build' | 'test' | 'test_unit' | 'lint' | 'fmt' | 'notes'>> {
+async function readPackageJson(dir: string): Promise<PackageJson> {
   const raw = await readJsonFile(path.join(dir, 'package.json'));
-  const pkg: PackageJson = raw !== null && typeof raw === 'object' ? (raw as PackageJson) : {};
+  return raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as PackageJson) : {};
+}
+
+/** A JavaScript project without a build: every tracked or new script must at least parse. */
+const NODE_SYNTAX_CHECK = "git ls-files -z --cached --others --exclude-standard '*.js' '*.mjs' '*.cjs' | xargs -0 -r -n1 node --check";
+
+async function nodeCommands(
+  dir: string,
+  lang: 'typescript' | 'javascript',
+): Promise<Pick<LanguageProfile, 'build' | 'test' | 'test_unit' | 'lint' | 'fmt' | 'notes'>> {
+  const pkg = await readPackageJson(dir);
   const scripts: Record<string, string> = {};
   for (const [k, v] of Object.entries(pkg.scripts ?? {})) if (typeof v === 'string') scripts[k] = v;
   const deps = { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) };
@@ -170,7 +201,10 @@ async function typescriptCommands(dir: string): Promise<Pick<LanguageProfile, 'b
   const buildScript = firstScript('build', 'compile', 'typecheck');
   if (buildScript) build = run(buildScript);
   else if (await pathExists(path.join(dir, 'tsconfig.json'))) build = `${exec} tsc --noEmit -p .`;
-  else notes.push('no build script and no tsconfig.json: the build gate is disabled');
+  else if (lang === 'javascript') {
+    build = NODE_SYNTAX_CHECK;
+    notes.push('no build script: the build gate checks that every .js/.mjs/.cjs file parses (node --check)');
+  } else notes.push('no build script and no tsconfig.json: the build gate is disabled');
 
   const test = has('test') ? run('test') : '';
   if (!test) notes.push('no test script in package.json: the test gate is disabled');
@@ -242,7 +276,7 @@ async function genericCommands(dir: string): Promise<Pick<LanguageProfile, 'buil
 
 type StaticProfile = Omit<LanguageProfile, 'lang' | 'notes'>;
 
-const STATIC: Readonly<Record<Exclude<Language, 'typescript' | 'java' | 'generic'>, StaticProfile>> = {
+const STATIC: Readonly<Record<Exclude<Language, 'typescript' | 'javascript' | 'java' | 'generic'>, StaticProfile>> = {
   rust: {
     displayName: 'Rust',
     build: 'cargo check --workspace',
@@ -342,6 +376,23 @@ const TYPESCRIPT: StaticProfile = {
   gitignore: ['node_modules/', 'dist/', 'coverage/'],
 };
 
+const JAVASCRIPT: StaticProfile = {
+  displayName: 'JavaScript',
+  build: NODE_SYNTAX_CHECK,
+  test: 'npm test',
+  test_unit: 'npm test',
+  lint: 'npx eslint .',
+  fmt: '',
+  forbidden_patterns: ['console.log(', 'eval(', 'debugger;'],
+  forbidden_exclude: TYPESCRIPT.forbidden_exclude,
+  conventions: [
+    '`const` and `let`, never `var`; `===` and `!==`, never `==`.',
+    'No `console.log` in production code (use the project logger); no `eval(`; no `debugger;` left behind.',
+    'JSDoc on exported functions; validate external input at the edges; tests beside the code or under test/.',
+  ],
+  gitignore: TYPESCRIPT.gitignore,
+};
+
 const JAVA: StaticProfile = {
   displayName: 'Java',
   build: 'mvn -q compile',
@@ -379,7 +430,9 @@ const GENERIC: StaticProfile = {
 export async function languageProfile(lang: Language, dir: string): Promise<LanguageProfile> {
   switch (lang) {
     case 'typescript':
-      return { lang, ...TYPESCRIPT, ...(await typescriptCommands(dir)) };
+      return { lang, ...TYPESCRIPT, ...(await nodeCommands(dir, lang)) };
+    case 'javascript':
+      return { lang, ...JAVASCRIPT, ...(await nodeCommands(dir, lang)) };
     case 'java':
       return { lang, ...JAVA, ...(await javaCommands(dir)) };
     case 'generic':
@@ -394,6 +447,8 @@ export function staticProfile(lang: Language): LanguageProfile {
   switch (lang) {
     case 'typescript':
       return { lang, ...TYPESCRIPT, notes: [] };
+    case 'javascript':
+      return { lang, ...JAVASCRIPT, notes: [] };
     case 'java':
       return { lang, ...JAVA, notes: [] };
     case 'generic':

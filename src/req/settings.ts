@@ -19,6 +19,11 @@ export const REQ_LANGUAGE_DEFAULTS: Record<Language, ReqLanguageDefaults> = {
     coverage: 'npx --no-install c8 --reporter=text-summary npm test',
     testFiles: ['**/*.test.ts', '**/*.spec.ts', '**/*.test.js', '**/*.spec.js', 'test/**', 'tests/**', '**/__tests__/**'],
   },
+  javascript: {
+    testUtils: 'test/test-utils.js',
+    coverage: 'npx --no-install c8 --reporter=text-summary npm test',
+    testFiles: ['**/*.test.js', '**/*.spec.js', '**/*.test.mjs', '**/*.spec.mjs', 'test/**', 'tests/**', '**/__tests__/**'],
+  },
   python: {
     testUtils: 'tests/test_utils.py',
     coverage: 'coverage run -m pytest && coverage report',

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runGit } from '../../../src/git/exec';
+import { runGate } from '../../../src/loop/gates';
 import { loadConfig } from '../../../src/project/config';
 import { initProject, RALPH_DIRS, RALPH_FILES } from '../../../src/project/init';
 import { formatInitReport, parseInitArgs } from '../../../src/project/initReport';
@@ -39,11 +40,12 @@ const CASES: readonly { fixture: string; lang: Language; evidence: string | null
   {
     fixture: 'typescript',
     lang: 'typescript',
-    evidence: 'package.json',
+    evidence: 'tsconfig.json',
     build: 'npm run build',
     test: 'npm test',
     pattern: 'console.log(',
   },
+  { fixture: 'javascript', lang: 'javascript', evidence: 'package.json', build: 'node --check', test: 'npm test', pattern: 'debugger;' },
   { fixture: 'go', lang: 'go', evidence: 'go.mod', build: 'go build ./...', test: 'go test ./...', pattern: 'os.Exit(' },
   { fixture: 'java', lang: 'java', evidence: 'pom.xml', build: 'mvn -q compile', test: 'mvn -q test', pattern: 'System.out.println' },
   {
@@ -155,6 +157,49 @@ describe('project/init (real files, real git)', function () {
       assert.equal(c.value.lint, 'npm run lint');
       assert.equal(c.value.fmt, 'npm run format:check');
       assert.equal(c.value.name, 'tsapp');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('given a JavaScript project, then core.md says nothing of types and its build gate parses every script', async () => {
+    const dir = await fromFixture('javascript');
+    try {
+      const r = await initProject({ gitInit: true, dir });
+      assert.equal(r.lang, 'javascript');
+      const core = await fs.readFile(path.join(dir, '.ralph/core.md'), 'utf8');
+      assert.doesNotMatch(core, /`any`|TypeScript/);
+      assert.match(core, /`const` and `let`/);
+      const c = loadConfig(dir);
+      assert.ok(c.ok, c.ok ? '' : c.error.message);
+      if (!c.ok) return;
+      assert.ok(
+        r.notes.some((n) => /node --check/.test(n)),
+        r.notes.join('\n'),
+      );
+      const gate = { name: 'build', command: c.value.build, timeoutMs: 60_000 };
+      assert.equal((await runGate(gate, { cwd: dir })).status, 'passed');
+      await fs.writeFile(path.join(dir, 'src/broken.mjs'), 'export const x = ;\n');
+      const broken = await runGate(gate, { cwd: dir });
+      assert.equal(broken.status, 'failed');
+      assert.match(broken.outputTail, /broken\.mjs/);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('given a package.json without tsconfig.json, then a typescript dependency or a .ts source says TypeScript', async () => {
+    const dir = await tempDir();
+    try {
+      const write = (rel: string, text: string): Promise<void> =>
+        fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true }).then(() => fs.writeFile(path.join(dir, rel), text));
+      await write('package.json', JSON.stringify({ name: 'n' }));
+      await write('types/index.d.ts', 'export declare const x: number;\n');
+      assert.deepEqual(await detectLanguage(dir), { lang: 'javascript', evidence: 'package.json' });
+      await write('src/lib/a.ts', 'export const a = 1;\n');
+      assert.deepEqual(await detectLanguage(dir), { lang: 'typescript', evidence: 'src/lib/a.ts' });
+      await write('package.json', JSON.stringify({ name: 'n', devDependencies: { typescript: '5.9.3' } }));
+      assert.deepEqual(await detectLanguage(dir), { lang: 'typescript', evidence: 'package.json (typescript dependency)' });
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

@@ -8,6 +8,13 @@ describe('project/languages', () => {
     assert.equal(normaliseLanguage('c#'), 'csharp');
     assert.equal(normaliseLanguage('golang'), 'go');
     assert.equal(normaliseLanguage(' Python '), 'python');
+    for (const js of ['js', 'JavaScript', 'node', 'nodejs']) assert.equal(normaliseLanguage(js), 'javascript');
+  });
+  it('given JavaScript, then its rules say nothing of types and TypeScript keeps forbidding any', () => {
+    const js = staticProfile('javascript');
+    assert.ok(!js.forbidden_patterns.some((p) => p.includes('any')), js.forbidden_patterns.join(' '));
+    assert.ok(!js.conventions.some((c) => /`any`|TypeScript|types?\b/i.test(c)), js.conventions.join('\n'));
+    assert.ok(staticProfile('typescript').forbidden_patterns.includes(': any'));
   });
   it('given an unknown language, then an UnknownLanguageError listing the choices', () => {
     assert.throws(
@@ -21,6 +28,7 @@ describe('project/languages', () => {
       rust: ['cargo check --workspace', 'cargo test --workspace', 'cargo clippy', '.unwrap()'],
       python: ['compileall', 'pytest', 'ruff check', 'eval('],
       typescript: ['npm run build', 'npm test', 'eslint', 'eval('],
+      javascript: ['node --check', 'npm test', 'eslint', 'debugger;'],
       go: ['go build ./...', 'go test ./...', 'golangci-lint', 'panic('],
       java: ['mvn -q compile', 'mvn -q test', 'checkstyle', 'System.out.println'],
       ruby: ['ruby -c', 'rspec', 'rubocop', 'rescue Exception'],
