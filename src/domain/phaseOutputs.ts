@@ -1,4 +1,4 @@
-// The structured JSON block each phase must end with, as zod schemas. The phase files
+// The structured JSON block each agent phase must end with, as zod schemas. The phase files
 // (project/templates/phases.ts) describe the same shapes to the agent; the loop validates the
 // block with these and treats a mismatch as a retryable failure whose message (from
 // formatOutputIssues) is injected into the retry prompt.
@@ -20,22 +20,19 @@ export const PHASES = [
 export type Phase = (typeof PHASES)[number];
 
 /** The phases the harness does itself, with no agent: it picks the task, runs the gates, promotes. */
-export const HARNESS_PHASES: readonly Phase[] = ['assess', 'verify', 'commit'];
+export const HARNESS_PHASES = ['assess', 'verify', 'commit'] as const satisfies readonly Phase[];
+export type HarnessPhase = (typeof HARNESS_PHASES)[number];
+/** The phases an agent runs, each answering with a JSON block of its own schema. */
+export type AgentPhase = Exclude<Phase, HarnessPhase>;
+
+export function isAgentPhase(phase: Phase): phase is AgentPhase {
+  return !(HARNESS_PHASES as readonly Phase[]).includes(phase);
+}
 
 const effort = z.enum(['S', 'M', 'L', 'XL']);
 const confidence = z.number().min(0).max(1);
 const taskId = z.string().min(1);
 const repoPath = z.string().min(1);
-
-export const assessOutputSchema = z.looseObject({
-  /** The task the agent recommends working on, or null when nothing is workable. */
-  task_id: taskId.nullable(),
-  rationale: z.string().min(1),
-  /** Tasks found already satisfied by the code (the control plane checks, never trusts). */
-  already_done: z.array(taskId).default([]),
-  /** Tasks that cannot proceed, with the reason. */
-  blocked: z.array(z.looseObject({ task_id: taskId, reason: z.string().min(1) })).default([]),
-});
 
 export const planStepSchema = z.looseObject({
   id: z.number().int().positive(),
@@ -65,13 +62,6 @@ export const implementOutputSchema = z.looseObject({
   notes: z.string().optional(),
 });
 
-export const verifyOutputSchema = z.looseObject({
-  /** The agent's review of the change against each step's acceptance criterion. */
-  acceptance: z.array(z.looseObject({ step: z.number().int().positive(), met: z.boolean(), evidence: z.string().min(1) })),
-  verdict: z.enum(['pass', 'fail']),
-  issues: z.array(z.string().min(1)).default([]),
-});
-
 export const REFLECTION_CLASSES = ['transient', 'recoverable', 'environment', 'fundamental'] as const;
 export type ReflectionClass = (typeof REFLECTION_CLASSES)[number];
 
@@ -85,13 +75,6 @@ export const reflectOutputSchema = z.looseObject({
     .looseObject({ trigger: z.string().min(1), instruction: z.string().min(1) })
     .nullable()
     .default(null),
-});
-
-export const commitOutputSchema = z.looseObject({
-  /** Conventional-commit style subject line, at most 72 characters. */
-  message: z.string().min(1).max(72),
-  body: z.string().default(''),
-  files: z.array(repoPath).min(1),
 });
 
 const proposedTask = z.looseObject({
@@ -174,20 +157,17 @@ export const reqIterationOutputSchema = z.looseObject({
 });
 
 export const PHASE_OUTPUT_SCHEMAS = {
-  assess: assessOutputSchema,
   plan: planOutputSchema,
   implement: implementOutputSchema,
-  verify: verifyOutputSchema,
   reflect: reflectOutputSchema,
-  commit: commitOutputSchema,
   evolve_goals: evolveGoalsOutputSchema,
   refactor_dry: refactorDryOutputSchema,
   test_integration: testIntegrationOutputSchema,
   test_ui: testUiOutputSchema,
   review_deferred: reviewDeferredOutputSchema,
-} as const satisfies Record<Phase, z.ZodType>;
+} as const satisfies Record<AgentPhase, z.ZodType>;
 
-export type PhaseOutput<P extends Phase> = z.output<(typeof PHASE_OUTPUT_SCHEMAS)[P]>;
+export type PhaseOutput<P extends AgentPhase> = z.output<(typeof PHASE_OUTPUT_SCHEMAS)[P]>;
 
 /** One line per problem, `path: message`, for the retry prompt. */
 export function formatOutputIssues(error: z.ZodError): string {
@@ -202,10 +182,10 @@ export function formatOutputIssues(error: z.ZodError): string {
     .join('\n');
 }
 
-export type PhaseOutputResult<P extends Phase> = { ok: true; value: PhaseOutput<P> } | { ok: false; message: string };
+export type PhaseOutputResult<P extends AgentPhase> = { ok: true; value: PhaseOutput<P> } | { ok: false; message: string };
 
 /** Validates an already-extracted JSON answer against the phase's schema. */
-export function validatePhaseOutput<P extends Phase>(phase: P, value: unknown): PhaseOutputResult<P> {
+export function validatePhaseOutput<P extends AgentPhase>(phase: P, value: unknown): PhaseOutputResult<P> {
   if (value === undefined) {
     return { ok: false, message: `the ${phase} answer did not end with a fenced \`\`\`json block` };
   }
@@ -219,6 +199,6 @@ export function validatePhaseOutput<P extends Phase>(phase: P, value: unknown): 
  * (`claude -p --json-schema`). Refinements (e.g. modify needs a modification) are not
  * representable there; validatePhaseOutput still checks them.
  */
-export function phaseOutputJsonSchema(phase: Phase): Record<string, unknown> {
+export function phaseOutputJsonSchema(phase: AgentPhase): Record<string, unknown> {
   return z.toJSONSchema(PHASE_OUTPUT_SCHEMAS[phase], { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
 }

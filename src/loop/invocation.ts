@@ -16,7 +16,7 @@ import { extractJsonAnswer } from '../agents/structured';
 import { domainEvent } from '../domain/events';
 import type { DomainEvent } from '../domain/events';
 import { validatePhaseOutput } from '../domain/phaseOutputs';
-import type { Phase as OutputPhase, PhaseOutput } from '../domain/phaseOutputs';
+import type { AgentPhase, PhaseOutput } from '../domain/phaseOutputs';
 import type { HarnessContext } from './context';
 import type { AgentName } from './events';
 import { checkBudget, invocationBudget, summarizeSpend, utcDay } from './guards';
@@ -64,7 +64,7 @@ export type InvokeOutcome =
   | { readonly kind: 'stopped' };
 
 /** The structured answer of a run, validated against the phase's schema. */
-export function structuredOutput<P extends OutputPhase>(
+export function structuredOutput<P extends AgentPhase>(
   phase: P,
   result: AgentResult,
 ): { ok: true; value: PhaseOutput<P> } | { ok: false; message: string } {

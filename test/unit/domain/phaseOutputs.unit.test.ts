@@ -1,7 +1,14 @@
 import * as assert from 'node:assert/strict';
 import { extractJsonAnswer } from '../../../src/agents/structured';
 import { staticProfile, LANGUAGES } from '../../../src/project/languages';
-import { HARNESS_PHASES, PHASES, phaseOutputJsonSchema, proposalSchema, validatePhaseOutput } from '../../../src/domain/phaseOutputs';
+import {
+  HARNESS_PHASES,
+  isAgentPhase,
+  PHASES,
+  phaseOutputJsonSchema,
+  proposalSchema,
+  validatePhaseOutput,
+} from '../../../src/domain/phaseOutputs';
 import type { TemplateContext } from '../../../src/project/templates/context';
 import { renderPhase } from '../../../src/project/templates/phases';
 import { checkJsonSchema } from '../project/jsonSchemaCheck';
@@ -22,7 +29,7 @@ describe('domain/phaseOutputs and phase templates', () => {
     });
   }
 
-  for (const phase of PHASES.filter((p) => !HARNESS_PHASES.includes(p))) {
+  for (const phase of PHASES.filter(isAgentPhase)) {
     describe(`given the ${phase} phase file`, () => {
       const text = renderPhase(phase, ctxFor('rust'));
       it('then its example JSON block is valid for the harness schema', () => {
