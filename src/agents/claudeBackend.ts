@@ -1,4 +1,4 @@
-// The Claude Code CLI backend: builds the headless command line of AGENT-CLIS.md, runs it
+// The Claude Code CLI backend: builds the headless `claude -p` command line, runs it
 // through the process wrapper with the prompt on stdin, folds stream-json into events and
 // the final result. The scripted backend is this same backend with another executable.
 import { claudeResult, foldClaudeLine, INITIAL_CLAUDE_STATE } from './claudeStream';

@@ -1,4 +1,4 @@
-// Pure parser of Claude Code's `--output-format stream-json` lines (AGENT-CLIS.md rules):
+// Pure parser of Claude Code's `--output-format stream-json` lines:
 // key order never matters, unknown types/subtypes are ignored, the last `result` line wins,
 // tokens and cost come from `modelUsage` (it includes sub-agents), the model is the
 // costliest `modelUsage` key, a missing result means the run was cancelled or crashed.

@@ -1,4 +1,4 @@
-// Pure parser of `codex exec --json` events (AGENT-CLIS.md): thread/turn/item lifecycle,
+// Pure parser of `codex exec --json` events: thread/turn/item lifecycle,
 // cumulative usage on turn.completed, failures on turn.failed / error. Codex reports no
 // cost, model, duration or turn count: the harness supplies duration and model, prices
 // the tokens with a price table (pricing.ts), and counts turns from the items it saw.

@@ -4,7 +4,7 @@
 // project, under a key made of everything it depends on: the file's path and text, and the
 // build that judged it (the version and the CLI entry's size and time, so a rebuilt CLI
 // judges again). The text is read each time (the config is a few KiB); only the schema is
-// skipped. Every cache failure only means judging as before. Under the sources (tests run
+// skipped. Every cache failure only means judging the file in full. Under the sources (tests run
 // through tsx) there is no build to key on: the file is judged each time.
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 // The ralphctl-compatible commands of `ralph`: arguments and output text as the reference
-// prints them (REFERENCE.md), plus `--json` where a program reads the answer. One table, in
+// ralphctl prints them (scripts written for it keep working), plus `--json` where a program reads the answer. One table, in
 // the order `ralph help` lists them, from the modules that own each group.
 import type { CommandSpec } from './commandSpec';
 import { TASK_COMMANDS } from './taskCommands';

@@ -1,6 +1,7 @@
 // The deferred queue: listing it for the judge, deciding when a review is due, the
-// judge's verdicts (approve is backed by a promoted patch: defect 3) and expiry after 20
-// promoted commits with the tier lowered by one (defect 10: the reference counted events).
+// judge's verdicts (an approve counts only once its patch is promoted) and expiry after 20
+// promoted commits (commits, not events, which a busy loop makes by the hundred) with the
+// tier lowered by one.
 import {
   decideExpireDeferrals,
   decideResolveDeferred,

@@ -226,7 +226,7 @@ export function statusFactsOf(
   let perDay: number | undefined;
   const perDayBudgetUsd = (): number => (perDay ??= readPerDayBudgetUsd());
   const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
-  // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (defect 7).
+  // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (see store/schema.ts).
   const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(now)])?.n ?? 0;
   const today = readSpendToday(db, now);
   const forecast = readForecast(db, { now, perDayBudgetUsd }, today);

@@ -1,5 +1,5 @@
 // Patch commands (queue, promote, discard) and the risk / policy checks that read the
-// files a patch really touches from the patch file itself (reference defect 2).
+// files a patch really touches from the patch file itself, never from the agent's word.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlReader } from '../store/types';

@@ -1,5 +1,5 @@
 // Task commands: emit-event, transition-task, pick-ready-task and the atomic
-// claim-ready-task (reference defect 4: picking did not claim).
+// claim-ready-task (pick and claim in one append, so two agents never take one task).
 import type { NewEvent, SqlReader, StoredEvent } from '../store/types';
 import { isDomainEventType, toNewEvent, type DomainEvent } from '../domain/events';
 import { InvalidArgumentError, ReservedEventTypeError } from '../domain/errors';
@@ -137,7 +137,7 @@ export async function claimReadyTask(
 
 /**
  * Returns claimed tasks to pending, each with a `task.pending` event (repair and the
- * loop's crash recovery use it; the reference reset claims by direct SQL, defect 9).
+ * loop's crash recovery use it, so a reset claim is in the log like any other change).
  * `owner` limits it to one owner's claims; `except` keeps the named tasks.
  */
 export async function releaseClaims(

@@ -1,7 +1,7 @@
 // The primary agent's state machine: the 11 phases and the transition function the HARNESS
 // uses to pick the next phase from machine facts (validated plan, build/gate results,
-// reflection class, retry counter, periodic counters). The model never decides a transition
-// (reference defect 13). Pure: no I/O, no clock; the loop feeds facts and performs effects.
+// reflection class, retry counter, periodic counters). The model never decides a transition:
+// its answers are facts to check. Pure: no I/O, no clock; the loop feeds facts and performs effects.
 
 // The phase list is the one the phase files and output schemas are keyed by.
 import { PHASES } from './phaseOutputs';
@@ -83,7 +83,7 @@ export interface AssessFacts {
   readonly deferredWaitedLong: boolean;
   /** No pending/claimed work left for the primary (done/dropped/blocked/deferred only). */
   readonly backlogEmpty: boolean;
-  /** Specs changed since the last evolve (by content hash): defect 8, once per change. */
+  /** Specs changed since the last evolve (by content hash): evolve once per change. */
   readonly specsChanged: boolean;
   /** evolve_goals failed a short while ago and waits out its back-off (its specs stay unread). */
   readonly evolveHeld?: boolean;
@@ -116,8 +116,8 @@ export interface PeriodicDecision {
 }
 
 /**
- * The seed's override order when the primary is in assess. The reference forces
- * evolve_goals on every cycle with an empty backlog (defect 8); here the empty-backlog
+ * The seed's override order when the primary is in assess. Forcing
+ * evolve_goals on every cycle with an empty backlog would rerun it for nothing; the empty-backlog
  * trigger needs `specsChanged`, which the loop clears once evolve_goals has run.
  */
 export function periodicOverride(c: PeriodicCounters, f: AssessFacts, iv: PeriodicIntervals = DEFAULT_INTERVALS): PeriodicDecision | null {
@@ -178,7 +178,7 @@ export interface GateOutcome {
 /**
  * promoted: on the branch; deferred/decomposed: left to the judge or proposals;
  * waiting: the user's checkout blocks promotion (retried later); no_change: nothing to
- * promote (task released, defect 5); conflict: the patch no longer applies after rebase;
+ * promote (the task is released, never marked done); conflict: the patch no longer applies after rebase;
  * blocked: the patch may not land at all (Ralph's control files), the task is blocked.
  */
 export type CommitOutcome = 'promoted' | 'deferred' | 'decomposed' | 'waiting' | 'no_change' | 'conflict' | 'abandoned' | 'blocked';

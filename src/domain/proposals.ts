@@ -1,7 +1,7 @@
 // Backlog proposals (`.ralph/proposals/prop_*.json`): their schema and the seed's
 // auto-accept table. A proposal is accepted (task events), deferred to the judge (it
 // qualifies but needs a second opinion, or would exceed a limit) or rejected with the
-// reason it is invalid — never silently deferred (reference defect 14).
+// reason it is invalid — never silently deferred.
 import { z } from 'zod';
 import { EFFORTS, formatDeps, type Task } from './model';
 import { domainEvent, formatZodIssues, type DomainEvent } from './events';

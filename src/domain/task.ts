@@ -409,8 +409,8 @@ export interface ReviewFollowUp {
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 
 /**
- * ARCHITECTURE.md's "modify -> follow-up task": after a reviewer's modify the task is pending
- * again (REFERENCE.md's contract) and its next attempt starts from the reviewed patch with
+ * A reviewer's modify becomes a follow-up: the task is pending again (as ralphctl leaves
+ * it) and its next attempt starts from the reviewed patch with
  * the modification on top. Given the task's review history in append order (its
  * task.deferred, task.deferral_resolved and task.deferral_expired events and the
  * patch.discarded events of its patches), the follow-up still open, or null. Open while the

@@ -68,7 +68,7 @@ export function preflightMessage(report: PreflightReport, folderName: string | u
  * machine that cannot run agents hears so at once. Returns the probes it made, memoized, for
  * the loop host's own preflight to reuse (the same answers, no second `--version` run), or
  * null when it failed and the notification is showing. A config that does not load is the
- * loop host's to report, as before.
+ * loop host's to report (it names the file and the place).
  */
 export function preflightBeforeStart(c: PreflightNoticeContext): Partial<PreflightDeps> | null {
   const loaded = loadConfig(c.projectDir);

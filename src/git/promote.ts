@@ -3,7 +3,7 @@
 // (temp index, apply, write-tree, commit-tree, compare-and-swap update-ref), and, when the
 // user has that branch checked out, their checkout follows like a fast-forward merge.
 //
-// Why the checkout step matters (REFERENCE.md defect 1): moving the branch ref alone leaves
+// Why the checkout step matters: moving the branch ref alone leaves
 // the user's index at the old tree, so `git status` shows the promoted work as a reverse
 // diff and the next ordinary commit silently reverts it. Here the ref and the checkout move
 // together, or not at all: if the promotion would overwrite an uncommitted user edit, it

@@ -1,4 +1,4 @@
-// The gates the HARNESS runs (never the model's word, defect 13): build, test, lint commands
+// The gates the HARNESS runs (a model's "tests pass" is never taken): build, test, lint commands
 // from ralph.config.json, each in the worktree with a timeout, output captured with a
 // bounded tail, the process group killed on stop or timeout, progress lines streamed; and
 // forbidden patterns checked only on the lines the change adds (from the patch).

@@ -178,7 +178,7 @@ export interface LoopControl {
   renderViews(state: LoopStateSnapshot): Promise<void>;
 }
 
-/** Spec discovery (src/project): evolve_goals runs once per spec change (defect 8). */
+/** Spec discovery (src/project): evolve_goals runs once per spec change. */
 export interface SpecWatch {
   /** Spec files changed since the last evolve (by content hash). */
   changed(): Promise<readonly string[]>;

@@ -2,7 +2,7 @@
 // .ralph/phases/<phase>.md, GUARDRAILS.md, review_deferred.md) and the loop's task, and calls
 // the builders in src/agents/prompts, which own the content, the `RALPH-*` markers scripted
 // scenarios match on, and the byte budgets. The judge gets only the task, the diff, the gate
-// results and the rules (generator/judge separation, defect 11).
+// results and the rules: it never sees the generator's reasoning, so it judges the change, not the story.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildDecomposePrompt, buildJudgePrompt, buildPrimaryPrompt, buildWorkerPrompt } from '../agents/prompts';

@@ -300,7 +300,7 @@ function countByStatus<K extends string>(
 function readEvents(db: SqlReader, nowMs: number, index: EventIndex | undefined): EventSummary {
   // The ts index narrows to a bound one second early; julianday() then decides exactly, so
   // a stamp without milliseconds ('…:07Z', sorting after '…:07.500Z') is not miscounted,
-  // and nothing is compared with SQLite's space-separated datetime() (reference defect 7).
+  // and nothing is compared with SQLite's space-separated datetime() (see store/schema.ts).
   const countSince = (ms: number): number => {
     const lo = new Date(ms - 1000).toISOString();
     const at = new Date(ms).toISOString();

@@ -1,8 +1,8 @@
 // Spec discovery: the documents in specs/, docs/ and adrs/ that evolve_goals turns into
 // backlog proposals. Content hashes live in .ralph/specs.json so the loop can ask which
 // specs are new or changed since evolve_goals last read them; SPEC_REGISTRY.md is the
-// human-readable table of the same. `isEvolveDue` is the pure rule that fixes reference
-// defect 8 (evolve_goals forced on every cycle while the backlog is empty).
+// human-readable table of the same. `isEvolveDue` is the pure rule that keeps evolve_goals
+// from running on every cycle while the backlog is empty and the specs are unchanged.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -291,7 +291,7 @@ export type EvolveDecision =
 /**
  * Whether evolve_goals is due. Every `evolveEvery` commits; and, with an empty backlog
  * and specs present, once per change of the spec set, not on every cycle: a run that
- * found nothing to add is not repeated until a spec changes (reference defect 8).
+ * found nothing to add is not repeated until a spec changes (it would find nothing again).
  */
 export function isEvolveDue(input: EvolveDueInput): EvolveDecision {
   if (input.evolveEvery > 0 && input.commitsSinceLastEvolve >= input.evolveEvery) return { due: true, reason: 'interval' };

@@ -11,8 +11,8 @@ export interface Migration {
 /*
  * `events.ts` is ISO 8601 UTC with milliseconds ('2026-11-29T17:26:33.123Z'). SQLite's own
  * datetime('now', ...) yields '2026-11-29 16:26:33', and comparing the two as strings
- * puts 'T' after ' ', so `ts > datetime('now','-1 hour')` counts the whole day (the
- * reference's defect 7). Compare like with like instead:
+ * puts 'T' after ' ', so `ts > datetime('now','-1 hour')` counts the whole day. Compare
+ * like with like instead:
  *   ts > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour')   -- uses idx_events_ts
  *   julianday(ts) > julianday('now', '-1 hour')              -- parses the ISO form
  */

@@ -1,6 +1,6 @@
 // `ralph repair [--fix]`: every check (files, git, STATE.json, locks, proposals, the store
 // files, the opened store), and with --fix the repairs in a safe order, each through the
-// control plane's commands (events, never direct SQL: reference defect 9). After fixing,
+// control plane's commands (events, never direct SQL, so every fix is in the log). After fixing,
 // every check runs again on what is now on disk; those findings decide the exit code.
 import { promises as fsp } from 'node:fs';
 import * as fs from 'node:fs';
