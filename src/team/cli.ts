@@ -123,7 +123,7 @@ export async function workerCommand(projectDir: string, argv: readonly string[],
       const r = host.preflight.confinement.find((c) => c.role === 'worker');
       if (r !== undefined && !args.quiet) io.out(`agents: worker (${r.backend}) ${r.kind}: ${r.summary}\n`);
     }
-    io.out(`ralph worker: ${args.count} worker(s) on ${host.where}, branch ${host.branch} of ${args.remote}\n`);
+    io.out(`ralph worker: ${args.count} worker(s) on machine ${host.host}, store ${host.where}, branch ${host.branch} of ${args.remote}\n`);
     const workers = Array.from(
       { length: args.count },
       (_, i) =>

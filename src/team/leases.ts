@@ -6,7 +6,6 @@
 // and its event happen in one store command, so on a shared store two processes racing
 // (a renewal and an expiry, two expiries) re-decide rather than both winning.
 import { randomBytes } from 'node:crypto';
-import * as os from 'node:os';
 import { ControlError } from '../domain/errors';
 import { toNewEvent, type DomainEvent } from '../domain/events';
 import type { Task } from '../domain/model';
@@ -15,6 +14,7 @@ import { decideClaim, decideTransition, DEFAULT_WORKER_EFFORTS, pickReady } from
 import type { ControlContext } from '../control/context';
 import { allTasks, getPatch, getTask, patchesOf } from '../control/views';
 import type { NewEvent, Projection, SqlReader, SqlWriter, StoredEvent } from '../store/types';
+import { resolveMachine } from './machine';
 
 export interface Lease {
   readonly taskId: string;
@@ -133,7 +133,7 @@ export interface ClaimOptions {
 /** Picks and claims a ready task with a lease, in one command; undefined when none is ready. */
 export async function claimWithLease(ctx: ControlContext, o: ClaimOptions): Promise<Lease | undefined> {
   const leaseId = `lease_${randomBytes(8).toString('hex')}`;
-  const host = o.host ?? os.hostname();
+  const host = o.host ?? resolveMachine();
   const { result } = await ctx.store.execute((db) => {
     const task: Task | undefined =
       o.taskId !== undefined

@@ -12,12 +12,12 @@
 // nobody took the task, this loop takes it again with a new lease (on the heartbeat, or
 // after the refusal) and queues the same verified patch under it, up to `reclaims` times:
 // a stall must not throw away work that fencing can still accept.
-import * as os from 'node:os';
 import type { ControlContext } from '../control/context';
 import { getTask } from '../control/views';
 import type { ClaimLeases } from '../loop/controlAdapter';
 import type { LoopTask } from '../loop/ports';
 import { claimWithLease, endLease, expireLeases, LeaseLostError, queuePatchFenced, reclaimLease, renewLease, type Lease } from './leases';
+import { resolveMachine } from './machine';
 
 export interface LoopClaimsOptions {
   readonly ttlMs: number;
@@ -63,7 +63,7 @@ export class LoopClaims implements ClaimLeases {
     private readonly ctx: ControlContext,
     private readonly o: LoopClaimsOptions,
   ) {
-    this.host = o.host ?? os.hostname();
+    this.host = o.host ?? resolveMachine();
     this.pid = o.pid ?? process.pid;
   }
 

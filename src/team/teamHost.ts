@@ -3,7 +3,6 @@
 // the agent backends built exactly as the loop builds them (src/loop/host.ts: confined as
 // this machine allows, refused by the preflight when they cannot start), and one Harness
 // for invocations, gates and promotions.
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
 import { CONTROL_PROJECTIONS } from '../control/views';
@@ -21,6 +20,7 @@ import { openPgStore } from '../store/postgres/pgStore';
 import { redactStoreUrl, resolveStoreLocation, STORE_URL_ENV } from '../store/storeUrl';
 import type { EventStore } from '../store/types';
 import { leaseProjection } from './leases';
+import { resolveMachine } from './machine';
 import { teamPatchProjection } from './teamPatches';
 
 export const TEAM_PROJECTIONS = [...CONTROL_PROJECTIONS, leaseProjection, teamPatchProjection];
@@ -52,6 +52,8 @@ export interface TeamHostOptions {
   readonly noAgents?: boolean;
   readonly publish?: (commit: string) => Promise<void>;
   readonly signal?: AbortSignal;
+  /** Where RALPH_MACHINE is read (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface TeamHost {
@@ -64,6 +66,7 @@ export interface TeamHost {
   readonly harness: Harness;
   readonly emitter: LoopEmitter;
   readonly branch: string;
+  /** This machine's name in the team (RALPH_MACHINE, else the hostname): qualifies agent names. */
   readonly host: string;
   /** The store URL without its password, for messages. */
   readonly where: string;
@@ -72,6 +75,8 @@ export interface TeamHost {
 }
 
 export async function openTeamHost(o: TeamHostOptions): Promise<TeamHost> {
+  // First: a bad RALPH_MACHINE fails before anything connects or starts.
+  const machine = resolveMachine(o.env);
   const config = requireConfig(o.projectDir);
   const settings = settingsFromConfig(config);
   const branch = settings.targetBranch ?? (await currentBranch(o.projectDir));
@@ -111,7 +116,7 @@ export async function openTeamHost(o: TeamHostOptions): Promise<TeamHost> {
     harness,
     emitter,
     branch,
-    host: hostname(),
+    host: machine,
     where: redactStoreUrl(o.url),
     preflight,
     close: () => store.close(),

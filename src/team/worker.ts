@@ -25,6 +25,7 @@ import { patchRef, pushPatchRef } from './patchRefs';
 import { commitOfPatch, fetchBranchTip } from './remoteBranch';
 import type { TeamHost } from './teamHost';
 import { nextAppendOrPoll } from './nextAppend';
+import { machineAgentName } from '../domain/agentName';
 
 export interface TeamWorkerOptions {
   /** The local agent name (`worker-1`): names its worktree and its logs. */
@@ -52,6 +53,9 @@ function backlogOpen(ctx: ControlContext): boolean {
 }
 
 export class TeamWorker {
+  /** The agent's name in the team's events: `worker-1@<machine>`. */
+  readonly agent: string;
+  /** The lease holder: the agent and its process (`worker-1@<machine>:<pid>`). */
   readonly owner: string;
   readonly tally: WorkerTally = { queued: 0, refused: 0, released: 0, blocked: 0 };
   private readonly cctx: ControlContext;
@@ -60,8 +64,10 @@ export class TeamWorker {
     private readonly host: TeamHost,
     private readonly o: TeamWorkerOptions,
   ) {
-    // Unique across the team: several clones on one machine each run a `worker-1`.
-    this.owner = `${o.name}@${host.host}:${process.pid}`;
+    // The machine says where the agent runs (the views group by it); the pid keeps the
+    // owner unique across the team, as several clones on one machine each run a `worker-1`.
+    this.agent = machineAgentName(o.name, host.host);
+    this.owner = `${this.agent}:${process.pid}`;
     this.cctx = host.control.ctx;
   }
 
@@ -131,7 +137,7 @@ export class TeamWorker {
       for (let attempt = 1; attempt <= settings.maxRetries + 1; attempt++) {
         const prompt = workerPrompt(harness.ctx.promptContext, task, o.name, failure, control.retryNotes(task.task_id), attempt);
         const out = await harness.invocation.invoke(
-          { agent: o.name, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt - 1 },
+          { agent: this.agent, role: 'worker', phase: 'worker', task, prompt, cwd: wt.path, iteration: attempt - 1 },
           signal,
         );
         if (await this.stopped(beat, stop)) return;
@@ -144,7 +150,7 @@ export class TeamWorker {
           failure = { gate: 'agent', output: `${out.result.status}: ${out.result.errors.join('; ') || out.result.stderrTail}` };
           continue;
         }
-        const v = await harness.verification.verify(o.name, task, wt.path, wt.base, signal);
+        const v = await harness.verification.verify(this.agent, task, wt.path, wt.base, signal);
         if (await this.stopped(beat, stop)) return;
         if (v.restricted !== undefined) {
           await resetWorktree(wt.path, wt.base).catch(() => undefined);
