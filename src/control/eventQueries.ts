@@ -73,3 +73,12 @@ export function eventsOfLatestRun(db: SqlReader, types: readonly string[]): Stor
   );
   return rows.map(rowToEvent);
 }
+
+/** The events of the given types at or after `sinceTs` (ISO), oldest first (the team's agents of today). */
+export function eventsSince(db: SqlReader, types: readonly string[], sinceTs: string): StoredEvent[] {
+  const rows = db.all<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE ts >= ? AND event_type IN (${types.map(() => '?').join(', ')}) ORDER BY event_id`,
+    [sinceTs, ...types],
+  );
+  return rows.map(rowToEvent);
+}

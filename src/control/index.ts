@@ -7,6 +7,7 @@ export {
   lastTaskEvent,
   lastDeferralVerdict,
   eventsOfLatestRun,
+  eventsSince,
   type TaskEventSummary,
   type DeferralVerdict,
 } from './eventQueries';

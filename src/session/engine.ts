@@ -10,7 +10,7 @@
 // adapts it (src/extension/engine.ts: the file watcher); plain mocha tests it directly.
 import * as path from 'node:path';
 import type { InboxCommand, InboxResult, ControlContext } from '../control';
-import { controlContext, drainInbox, eventsOfLatestRun, submitToInbox } from '../control';
+import { controlContext, drainInbox, eventsOfLatestRun, eventsSince, submitToInbox } from '../control';
 import { loopSummaryOf } from '../loop/events';
 import type { LoopEvent, LoopSummary } from '../loop/events';
 import { notificationsOf } from '../loop/storeFeed';
@@ -33,12 +33,13 @@ import { CoalescedRefresh } from './refresh';
 import { SpecCounter } from './specCounter';
 import { SessionViews } from './views';
 import { liveWriter, openShortLivedWriter } from './writer';
-import { openSessionStore, submitToTeamStore, teamAgentRows } from './storeSource';
+import { openSessionStore, submitToTeamStore } from './storeSource';
+import { groupAgentsByMachine, startOfUtcDay, TeamAgentsTracker, type MachineAgents } from './teamAgents';
 import { redactText } from '../shared/redaction';
 import type { RunningAgent } from '../protocol/monitor';
 
 export { CommandFailedError, LoopBusyError } from './errors';
-export type { TeamMachine } from './storeSource';
+export type { TeamMachine, MachineAgents } from './teamAgents';
 export type { SubmitOutcome } from './errors';
 
 export interface EngineLog {
@@ -68,6 +69,8 @@ export class Engine extends SessionViews {
   private host: LoopHost | undefined;
   private starting = false;
   private readonly tracker = new AgentsTracker();
+  /** On the team's store: every machine's agents, from their own events. */
+  private readonly teamTracker = new TeamAgentsTracker();
   private readonly logTail = new LogTail();
   private storeSub: DisposableLike | undefined;
   private readonly refresh = this._register(new CoalescedRefresh(() => this.refreshNow()));
@@ -182,9 +185,14 @@ export class Engine extends SessionViews {
 
   /** The agents of the loop this window runs, or of the writer it follows; none when no loop runs. */
   agents(): AgentRow[] {
-    if (this.isTeam()) return teamAgentRows(this.machines());
+    if (this.isTeam()) return this.teamTracker.rows(this.machines());
     if (!this.host && this.role() !== 'observer') return [];
     return this.tracker.list();
+  }
+
+  /** On the team's store, agents() grouped by the machine their names carry; undefined otherwise. */
+  agentsByMachine(): MachineAgents[] | undefined {
+    return this.isTeam() ? groupAgentsByMachine(this.agents()) : undefined;
   }
 
   /** The monitor's shape of agents(). */
@@ -240,10 +248,15 @@ export class Engine extends SessionViews {
   private catchUpWithWriter(store: EventStore): void {
     this.tracker.clear();
     this.tracker.foldStored(eventsOfLatestRun(store, ['agent.started', 'agent.finished', 'loop.stopped']) ?? []);
+    // The team's log has many writers and no one run: its agents are today's.
+    this.teamTracker.clear();
+    if (this.storeLocation().kind === 'postgres')
+      this.teamTracker.fold(eventsSince(store, ['agent.started', 'agent.finished'], startOfUtcDay(new Date())));
   }
 
   private followWriter(events: readonly StoredEvent[]): void {
     this.tracker.foldStored(events);
+    if (this.isTeam()) this.teamTracker.fold(events);
     for (const n of notificationsOf(events)) this._onDidLoopEvent.fire(n);
   }
 

@@ -2,7 +2,7 @@
 // whichever process writes it), or the team's PostgreSQL store the folder's config or
 // RALPH_STORE_URL names. On the team store every process appends (by compare-and-swap), so
 // the session opens it as a writer: its human decisions go straight into the shared log.
-// The team's agents are its live leases, one row per holder, grouped by machine.
+// The team's machines are those of its live leases (teamAgents.ts makes the agents' rows).
 import * as path from 'node:path';
 import { CONTROL_PROJECTIONS, drainInbox, submitToInbox } from '../control';
 import type { ControlContext, InboxCommand } from '../control';
@@ -10,7 +10,7 @@ import { openProjectStore } from '../store/open';
 import { redactStoreUrl, resolveStoreLocation } from '../store/storeUrl';
 import type { EventStore, SqlReader } from '../store/types';
 import { currentLeases, leaseProjection, type Lease } from '../team/leases';
-import type { AgentRow } from './agentsTracker';
+import type { TeamMachine } from './teamAgents';
 import { CommandFailedError, type SubmitOutcome } from './errors';
 
 export type SessionStoreLocation =
@@ -48,12 +48,6 @@ export function openSessionStore(ralphDir: string, where: SessionStoreLocation, 
   );
 }
 
-export interface TeamMachine {
-  readonly host: string;
-  /** The live leases of this machine's agents (`worker-1@host:pid`), by holder. */
-  readonly leases: readonly Lease[];
-}
-
 /** The machines holding live leases now, by host name. */
 export function teamMachines(db: SqlReader, now: Date): TeamMachine[] {
   const at = now.toISOString();
@@ -63,22 +57,6 @@ export function teamMachines(db: SqlReader, now: Date): TeamMachine[] {
     byHost.set(l.host, [...(byHost.get(l.host) ?? []), l]);
   }
   return [...byHost].map(([host, leases]) => ({ host, leases }));
-}
-
-/** One agent row per lease holder: `worker-1@host:pid` working on its task. */
-export function teamAgentRows(machines: readonly TeamMachine[]): AgentRow[] {
-  return machines.flatMap((m) =>
-    m.leases.map((l): AgentRow => ({
-      name: l.owner,
-      role: l.owner.startsWith('primary@') ? 'primary' : 'worker',
-      phase: `leased on ${m.host}`,
-      taskId: l.taskId,
-      startedAt: null,
-      busy: true,
-      costUsd: 0,
-      invocations: 0,
-    })),
-  );
 }
 
 /**

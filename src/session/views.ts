@@ -12,7 +12,8 @@ import { CONFIG_FILE } from '../project/config';
 import { DB_FILE, JOURNAL_FILE } from '../store';
 import type { EventStore, StoredEvent } from '../store';
 import { Disposable } from '../shared/lifecycle';
-import { sessionStoreOf, teamMachines, type SessionStoreLocation, type TeamMachine } from './storeSource';
+import { sessionStoreOf, teamMachines, type SessionStoreLocation } from './storeSource';
+import type { TeamMachine } from './teamAgents';
 
 export abstract class SessionViews extends Disposable {
   readonly ralphDir: string;

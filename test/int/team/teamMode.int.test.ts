@@ -180,9 +180,12 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
     );
     const t0 = Date.now();
     procs.push(ralph('promoter', clone('promoter'), promoterEnv, ['start', '--once']));
-    for (const w of ['a', 'b', 'c']) {
+    const machines = ['machine-a', 'machine-b', 'machine-c'];
+    for (const [k, w] of ['a', 'b', 'c'].entries()) {
       // A lease outlives the outage: the heartbeat cannot renew while the server is down.
-      procs.push(ralph(`worker-${w}`, clone(`clone-${w}`), workerEnv, ['worker', '--exit-when-idle', '--lease-ttl', '60']));
+      // Each clone says which machine it is: the agent names in the log carry it.
+      const env = { ...workerEnv, RALPH_MACHINE: machines[k] };
+      procs.push(ralph(`worker-${w}`, clone(`clone-${w}`), env, ['worker', '--exit-when-idle', '--lease-ttl', '60']));
     }
 
     // PostgreSQL goes away for 20 s once the first promotions are in (polled, not slept on).
@@ -239,7 +242,30 @@ describe('team mode: `ralph worker` in clones, `ralph start` as the elected prom
       assert.equal(promotedPatches.length, TASKS.length);
       const granted = after.all<{ actor: string }>("SELECT actor FROM events WHERE event_type = 'lease.granted'");
       assert.ok(granted.length >= TASKS.length);
-      assert.ok(new Set(granted.map((g) => g.actor.split('@')[1])).size >= 2, 'more than one clone claimed tasks');
+      // Owners are worker-1@<machine>:<pid>, the machine each clone was given.
+      const ownerShape = /^worker-1@(machine-[abc]):\d+$/;
+      for (const g of granted) assert.match(g.actor, ownerShape);
+      assert.ok(new Set(granted.map((g) => ownerShape.exec(g.actor)?.[1])).size >= 2, 'more than one clone claimed tasks');
+      // The agents' own events name them worker-1@<machine>: the task each ran, by machine.
+      const claimed = after.all<{ entity_id: string; actor: string }>(
+        "SELECT entity_id, actor FROM events WHERE event_type = 'task.claimed'",
+      );
+      assert.ok(claimed.length >= TASKS.length);
+      for (const c of claimed) assert.match(c.actor, ownerShape, c.entity_id);
+      const ran = after.all<{ entity_id: string; actor: string; task_id: string }>(
+        "SELECT entity_id, actor, json_extract(payload, '$.task_id') AS task_id FROM events WHERE event_type IN ('agent.started', 'agent.finished')",
+      );
+      const workerRuns = ran.filter((r) => r.task_id !== null && r.entity_id.startsWith('worker-'));
+      assert.ok(workerRuns.length >= 2 * TASKS.length, JSON.stringify(ran));
+      for (const r of workerRuns) {
+        assert.match(r.entity_id, /^worker-1@machine-[abc]$/);
+        assert.equal(r.actor, r.entity_id);
+      }
+      // Every task's agent ran on the machine that held its lease.
+      for (const r of workerRuns) {
+        const holders = claimed.filter((c) => c.entity_id === r.task_id).map((c) => ownerShape.exec(c.actor)?.[1]);
+        assert.ok(holders.includes(r.entity_id.split('@')[1]), `${r.task_id}: ${r.entity_id} vs ${holders.join(', ')}`);
+      }
       const refs = after.all<{ ref: string }>('SELECT ref FROM team_patch');
       assert.ok(refs.length >= TASKS.length && refs.every((r) => r.ref.startsWith('refs/ralph/patches/')));
     } finally {
