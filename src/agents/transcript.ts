@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { redactText } from '../shared/redaction';
 import { idFilePath } from '../shared/idFiles';
 import type { AgentEvent, AgentResult } from './types';
+import { agentFileStem } from '../domain/agentName';
 
 /** The folder under `.ralph/` where transcripts live. */
 export const TRANSCRIPTS_DIR = path.join('logs', 'transcripts');
@@ -90,7 +91,7 @@ export function transcriptPath(ralphDir: string, run: TranscriptRun): string {
   const stamp = run.startedAt.toISOString().replace(/[-:.TZ]/g, '');
   return idFilePath(
     path.join(ralphDir, TRANSCRIPTS_DIR),
-    [['part', stamp], ['agent', run.agent], ...(run.taskId === null ? [] : [['task', run.taskId] as const])],
+    [['part', stamp], ['agent', agentFileStem(run.agent)], ...(run.taskId === null ? [] : [['task', run.taskId] as const])],
     '.log',
   );
 }

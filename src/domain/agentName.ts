@@ -26,3 +26,13 @@ export function splitAgentName(name: string): QualifiedAgentName {
   const machine = colon >= 0 ? rest.slice(0, colon) : rest;
   return machine === '' ? { local: name, machine: null } : { local: name.slice(0, at), machine };
 }
+
+/**
+ * The part of an agent's name its files on this machine are named by (scratch folder,
+ * transcript, pending patch): the name without its machine. The files never leave the
+ * machine, so the machine adds nothing there, and the '@' would break the id grammar file
+ * names follow (domain/ids.ts).
+ */
+export function agentFileStem(name: string): string {
+  return splitAgentName(name).local;
+}

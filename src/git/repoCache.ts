@@ -8,6 +8,7 @@ import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { ralphCacheDir } from '../shared/cacheDir';
 import { gitCommonDir } from './repo';
+import { agentFileStem } from '../domain/agentName';
 
 const cached = new Map<string, string>();
 
@@ -49,10 +50,11 @@ export async function legacyWorktreesRoot(repo: string): Promise<string> {
   return join(await gitCommonDir(repo), 'ralph', 'worktrees');
 }
 
-/** The folder an agent's own HOME, TMPDIR and CLI configuration live in. */
+/** The folder an agent's own HOME, TMPDIR and CLI configuration live in (a team agent's by its name without the machine). */
 export async function agentScratchDir(repo: string, agent: string): Promise<string> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(agent)) throw new Error(`invalid agent name ${JSON.stringify(agent)}`);
-  return join(await repoCacheDir(repo), 'agents', agent);
+  const stem = agentFileStem(agent);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(stem)) throw new Error(`invalid agent name ${JSON.stringify(agent)}`);
+  return join(await repoCacheDir(repo), 'agents', stem);
 }
 
 /** The parent of the judge's per-review empty folders. */

@@ -18,6 +18,7 @@ import type { AgentName } from './events';
 import { forbiddenPatternsGate, runGates } from './gates';
 import type { GateResult, GateSpec } from './gates';
 import type { LoopTask } from './ports';
+import { agentFileStem } from '../domain/agentName';
 
 export interface Verified {
   readonly gates: GateResult[];
@@ -106,7 +107,7 @@ export class Verification {
     const stamp = new Date(this.ctx.clock.now()).toISOString().replace(/[-:.TZ]/g, '');
     return idFilePath(
       join(this.ctx.ralphDir, 'commits', 'pending'),
-      [['task', taskId], ['agent', agent], ['part', stamp], ++this.patchSeq],
+      [['task', taskId], ['agent', agentFileStem(agent)], ['part', stamp], ++this.patchSeq],
       '.patch',
     );
   }

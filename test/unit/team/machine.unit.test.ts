@@ -1,7 +1,9 @@
 // The machine a team process names itself by: RALPH_MACHINE (validated), else the hostname;
 // and agent names split back into their name and machine.
 import * as assert from 'node:assert/strict';
-import { machineAgentName, splitAgentName } from '../../../src/domain/agentName';
+import { agentFileStem, machineAgentName, splitAgentName } from '../../../src/domain/agentName';
+import { agentScratchDir } from '../../../src/git/repoCache';
+import { idFileName } from '../../../src/domain/ids';
 import { InvalidMachineNameError, resolveMachine } from '../../../src/team/machine';
 
 describe('team/machine', () => {
@@ -51,5 +53,13 @@ describe('team/machine', () => {
     assert.deepEqual(splitAgentName('@x'), { local: '@x', machine: null });
     assert.deepEqual(splitAgentName('odd@'), { local: 'odd@', machine: null });
     assert.deepEqual(splitAgentName('w@:12'), { local: 'w@:12', machine: null });
+  });
+
+  it("given a team agent's name, then its files on this machine are named without the machine", async () => {
+    assert.equal(agentFileStem('worker-1@machine-a'), 'worker-1');
+    assert.equal(agentFileStem('primary'), 'primary');
+    assert.equal(idFileName([['agent', agentFileStem('worker-1@machine-a')], 1], '.log'), 'worker-1_1.log');
+    assert.throws(() => idFileName([['agent', 'worker-1@machine-a']], '.log'), /invalid agent id/);
+    assert.match(await agentScratchDir(process.cwd(), 'worker-1@machine-a'), /[\\/]agents[\\/]worker-1$/);
   });
 });
