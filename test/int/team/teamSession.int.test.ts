@@ -10,10 +10,20 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { CONTROL_PROJECTIONS } from '../../../src/control/index';
+import { domainEvent, toNewEvent } from '../../../src/domain/events';
+import type { NewEvent } from '../../../src/store/types';
 import { Engine, CommandFailedError } from '../../../src/session/engine';
 import { openPgStore } from '../../../src/store/postgres/pgStore';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 import { backlogEvents, killed, spawnTeamChild } from '../../kit/teamChildren';
+
+const run = (phase: string, taskId: string) => ({ role: 'worker' as const, phase, task_id: taskId, backend: 'claude' });
+const agentStarted = (agent: string, taskId: string): NewEvent =>
+  toNewEvent(domainEvent('agent.started', agent, agent, { ...run('worker', taskId), prompt_bytes: 10, budget_usd: 1 }));
+const agentFinished = (agent: string, taskId: string, cost: number): NewEvent =>
+  toNewEvent(
+    domainEvent('agent.finished', agent, agent, { ...run('worker', taskId), status: 'success', turns: 2, cost_usd: cost, duration_ms: 5 }),
+  );
 
 /** Resolves once `ok()` holds, re-checked on each batch of events the session receives. */
 function until(engine: Engine, ok: () => boolean): Promise<void> {
@@ -48,6 +58,8 @@ describe('team: the engine session attached to the team store (real PostgreSQL, 
     const url = c.createDatabase('session_1');
     const seeder = await openPgStore({ url, mode: 'writer', projections: CONTROL_PROJECTIONS });
     await seeder.append(backlogEvents(['T-1', 'T-2', 'T-3']));
+    // Earlier today, on another machine: an agent that ran and finished (the catch-up reads it).
+    await seeder.append([agentStarted('worker-3@other-box', 'T-3'), agentFinished('worker-3@other-box', 'T-3', 0.1)]);
     await seeder.close();
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-team-session-'));
@@ -77,12 +89,34 @@ describe('team: the engine session attached to the team store (real PostgreSQL, 
     const worker = spawnTeamChild(['lease', url, 'worker-1@child-host:1', '60000']);
     children.push(worker.proc);
     const held = JSON.parse(await worker.line) as { taskId: string };
-    await until(engine, () => engine.agents().length === 1);
+    await until(engine, () => engine.agents().some((r) => r.busy));
     assert.deepEqual(
       engine.machines().map((m) => [m.host, m.leases.map((l) => [l.owner, l.taskId])]),
       [['child-host', [['worker-1@child-host:1', held.taskId]]]],
     );
-    assert.equal(engine.agents()[0]?.name, 'worker-1@child-host:1');
+    assert.ok(engine.agents().some((r) => r.name === 'worker-1@child-host' && r.busy));
+    // The Agents view's grouping: each machine with its agents, their phase and today's cost.
+    const byMachine = (): unknown =>
+      engine.agentsByMachine()?.map((g) => [g.machine, g.busy, g.agents.map((r) => [r.name, r.phase, r.taskId, r.busy, r.costUsd])]);
+    assert.deepEqual(byMachine(), [
+      ['child-host', 1, [['worker-1@child-host', 'claimed', held.taskId, true, 0]]],
+      ['other-box', 0, [['worker-3@other-box', 'worker', 'T-3', false, 0.1]]],
+    ]);
+    // Its agent starts and finishes one invocation, written by another process: live here.
+    const agentLog = await openPgStore({ url, mode: 'writer', projections: CONTROL_PROJECTIONS });
+    try {
+      await agentLog.append([agentStarted('worker-1@child-host', held.taskId)]);
+      await until(engine, () => engine.agents().some((r) => r.name === 'worker-1@child-host' && r.phase === 'worker'));
+      await agentLog.append([agentFinished('worker-1@child-host', held.taskId, 0.4)]);
+      await until(engine, () => engine.agents().some((r) => r.name === 'worker-1@child-host' && r.costUsd > 0));
+    } finally {
+      await agentLog.close();
+    }
+    assert.deepEqual(byMachine(), [
+      // Still leased: between invocations a worker is at its task.
+      ['child-host', 1, [['worker-1@child-host', 'worker', held.taskId, true, 0.4]]],
+      ['other-box', 0, [['worker-3@other-box', 'worker', 'T-3', false, 0.1]]],
+    ]);
     assert.equal(engine.task(held.taskId)?.status, 'claimed');
     assert.equal(engine.loopState(), 'running');
 
