@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { capturePatch } from '../../src/git/capture';
-import { gitCallCount } from '../../src/git/exec';
+import { gitCallCount, runGit } from '../../src/git/exec';
 import { promotePatch } from '../../src/git/promote';
 import { ensureWorktree } from '../../src/git/worktrees';
 
@@ -79,9 +79,35 @@ async function run(checkedOut: boolean): Promise<void> {
   }
 }
 
+/**
+ * This process's own CPU per git call (spawn, pipes, the runner's bookkeeping), which the
+ * machine's load barely moves, unlike the wall times above.
+ */
+async function runnerCpu(): Promise<void> {
+  const repo = mkdtempSync(join(tmpdir(), 'ralph-bench-git-cpu-'));
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, '-c', 'user.name=B', '-c', 'user.email=b@example.com', 'commit', '-q', '--allow-empty', '-m', 'x');
+  try {
+    const calls = 200;
+    for (let i = 0; i < 10; i++) await runGit(repo, ['rev-parse', 'HEAD']);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < calls; i++) await runGit(repo, ['rev-parse', 'HEAD']);
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - t0;
+    console.log(
+      `git runner: ${calls} calls of rev-parse, this process's CPU ${((cpu.user + cpu.system) / calls / 1000).toFixed(2)} ms per call, ` +
+        `wall ${(wall / calls).toFixed(2)} ms per call`,
+    );
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   await run(true);
   await run(false);
+  await runnerCpu();
 }
 
 main().catch((e: unknown) => {

@@ -18,6 +18,22 @@ describe('shared/runChild (real processes)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('given an environment with undefined entries, then the child has exactly the defined ones', async () => {
+    const r = await runChild({
+      file: 'sh',
+      args: ['-c', 'env | sort'],
+      cwd: dir,
+      env: { PATH: process.env.PATH, RALPH_KEPT: 'yes', HOME: undefined, RALPH_GONE: undefined },
+    });
+    const names = r.stdout
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.slice(0, l.indexOf('=')));
+    assert.ok(names.includes('RALPH_KEPT'), names.join(' '));
+    assert.ok(!names.includes('RALPH_GONE') && !names.includes('HOME'), names.join(' '));
+  });
+
   describe('the stop path', () => {
     it('given a signal aborted before the start, then nothing is spawned', async () => {
       const c = new AbortController();
