@@ -13,7 +13,8 @@
 // It writes the .vsix's changelog too (dist/vsix/CHANGELOG.md, vsce --changelog-path): each
 // entry's first sentence under its headings, and where the whole entries are. The full file,
 // with each change's measurements and tests, is for the repository; deflated it would take a
-// fiftieth of the package's budget.
+// fiftieth of the package's budget. Sections about the project's own tests and CI are left
+// out: the Extensions view's changelog is read by users of the extension.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,17 +39,27 @@ export function inlinePictures(markdown, baseDir, keep = VSIX_PICTURES) {
   return { text, count };
 }
 
-/** The first sentence of a text (up to its first '.' before a space), cut at a word past 240 characters. */
+/** Characters of an entry's first sentence the condensed changelog keeps. */
+export const SENTENCE_LIMIT = 160;
+
+/** Headings of sections about the project's own tests and CI, which users of the extension do not need. */
+const INTERNAL_SECTION = /^#{2,6} Tests and CI\s*$/;
+
+/** The first sentence of a text (up to its first '.' before a space), cut at a word past SENTENCE_LIMIT characters. */
 function firstSentence(text) {
   const m = /^(.+?\.)(\s|$)/.exec(text);
   const s = m ? m[1] : text;
-  return s.length > 240 ? `${s.slice(0, s.lastIndexOf(' ', 239))} …` : s;
+  return s.length > SENTENCE_LIMIT ? `${s.slice(0, s.lastIndexOf(' ', SENTENCE_LIMIT - 1))} …` : s;
 }
 
-/** The changelog's headings and each top-level entry's first sentence; nested entries left out. */
+/**
+ * The changelog's headings and each top-level entry's first sentence; nested entries and
+ * the sections about tests and CI left out.
+ */
 export function condenseChangelog(markdown) {
   const out = [];
   let entry;
+  let skipping = false;
   const flush = () => {
     if (entry !== undefined) out.push(`- ${firstSentence(entry)}`);
     entry = undefined;
@@ -56,8 +67,12 @@ export function condenseChangelog(markdown) {
   for (const line of markdown.split('\n')) {
     if (/^#{1,6} /.test(line)) {
       flush();
+      skipping = INTERNAL_SECTION.test(line);
+      if (skipping) continue;
       if (out.length > 0 && out.at(-1) !== '') out.push('');
       out.push(line, '');
+    } else if (skipping) {
+      continue;
     } else if (line.startsWith('- ')) {
       flush();
       entry = line.slice(2).trim();
