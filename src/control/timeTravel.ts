@@ -130,10 +130,7 @@ const MAX_SNAPSHOTS = 100;
 export class ReplayCursor {
   private position = 0;
   private lastId: string | null = null;
-  private readonly undo = new Map<
-    string,
-    { readonly update: string; readonly insert: string; readonly cols: readonly string[]; readonly triggers: readonly string[] }
-  >();
+  private readonly undo = new Map<string, { readonly update: string; readonly insert: string; readonly triggers: readonly string[] }>();
   /**
    * Snapshot positions, each with the id of the last event folded in there and an image of
    * the projection tables then: a database of its own, a page copy of the cursor's main
@@ -283,20 +280,14 @@ export class ReplayCursor {
    * Puts the projection tables as snapshot `pos` holds them (position 0: empty), and the
    * position and undo log as they were there. Forward, the undo log then starts at `pos`.
    * The tables are copied back page by page (no row inserted, no index rebuilt: a few ms
-   * where copying 20k task rows took 50-70). The copy fires no trigger, and it reloads the
-   * main schema: the temp undo triggers on its tables are created again over the new one.
+   * where copying 20k task rows took 50-70). The copy fires no trigger, so it records no
+   * undo; the temp undo triggers on the tables outlive it and record the folds after it.
    */
   private restore(pos: number): void {
     const snap = pos === 0 ? { lastId: null, image: this.empty } : this.snapshots.get(pos);
     if (snap === undefined) return;
     const db = this.db;
-    const tables = [...this.undo.keys()];
-    for (const t of tables) this.setTriggers(t, false);
-    try {
-      copyPages(this.SQL, db.raw, 'main', snap.image, 'main');
-    } finally {
-      for (const t of tables) this.setTriggers(t, true);
-    }
+    copyPages(this.SQL, db.raw, 'main', snap.image, 'main');
     db.exec('BEGIN');
     try {
       db.run('DELETE FROM replay_undo WHERE pos > ?', [pos]);
@@ -328,7 +319,6 @@ export class ReplayCursor {
       `INSERT INTO replay_undo (pos, tbl, op, rid, data) SELECT pos, '${table}', '${op}', ${rid}, ${data} FROM replay_state WHERE recording = 1;`;
     const values = cols.map((_, i) => `json_extract(?1, '$[${i}]')`);
     this.undo.set(table, {
-      cols,
       update: `UPDATE ${table} SET ${cols.map((c, i) => `"${c}" = ${values[i]}`).join(', ')} WHERE rowid = ?2`,
       insert: `INSERT INTO ${table} (rowid, ${cols.map((c) => `"${c}"`).join(', ')}) VALUES (?2, ${values.join(', ')})`,
       triggers: [
@@ -337,19 +327,7 @@ export class ReplayCursor {
         `CREATE TEMP TRIGGER replay_d_${table} AFTER DELETE ON main.${table} BEGIN ${record('d', 'OLD.rowid', old)} END`,
       ],
     });
-    this.setTriggers(table, true);
-  }
-
-  /**
-   * Creates or drops the undo triggers of `table`. A restore drops them while it replaces the
-   * table: a trigger, even one that records nothing, runs once per row and keeps SQLite from
-   * emptying the table at once.
-   */
-  private setTriggers(table: string, on: boolean): void {
-    const u = this.undo.get(table);
-    if (u === undefined) return;
-    if (on) for (const t of u.triggers) this.db.exec(t);
-    else for (const op of ['i', 'u', 'd']) this.db.exec(`DROP TRIGGER IF EXISTS temp.replay_${op}_${table}`);
+    for (const t of this.undo.get(table)?.triggers ?? []) this.db.exec(t);
   }
 
   /** Undoes the events after position `want`, newest first, and drops them. */
