@@ -113,6 +113,14 @@ export interface ReplayCursorOptions {
  */
 const MAX_SNAPSHOTS = 100;
 
+/** An event undone costs about this many folded (the bench: all in SQL, no projection code runs). */
+const UNDO_COST = 0.25;
+/**
+ * A snapshot restored costs about as much as this share of a spacing of events folded (a
+ * page copy of a few MB: at 100k events, spaced 1000 apart, some 50 events' fold).
+ */
+const RESTORE_COST = 1 / 20;
+
 /**
  * A scratch database holding the log's first `position` events (in event id order) folded
  * through the control projections, movable to any position. Forward it replays only the
@@ -130,17 +138,17 @@ const MAX_SNAPSHOTS = 100;
 export class ReplayCursor {
   private position = 0;
   private lastId: string | null = null;
-  private readonly undo = new Map<string, { readonly update: string; readonly insert: string; readonly triggers: readonly string[] }>();
+  private readonly undo = new Map<string, { readonly restore: string; readonly triggers: readonly string[] }>();
   /**
    * Snapshot positions, each with the id of the last event folded in there and an image of
    * the projection tables then: a database of its own, a page copy of the cursor's main
    * schema (position 0's, the empty tables, is `empty`).
    */
-  private readonly snapshots = new Map<number, { readonly lastId: string; readonly image: Database }>();
+  private readonly snapshots = new Map<number, { readonly lastId: string; readonly image: Database; readonly bytes: number }>();
   private every: number;
   private restoredCount = 0;
-  /** The undo log covers every position above this one, up to the current position. */
-  private undoFrom = 0;
+  /** The position of the snapshot keepExtraSnapshot() kept, while it is kept. */
+  private extra: number | undefined;
   /** Events read from the log so far (the copy in replay_log holds exactly these). */
   private seen = 0;
 
@@ -167,6 +175,7 @@ export class ReplayCursor {
     db.exec(
       'CREATE TEMP TABLE replay_undo (seq INTEGER PRIMARY KEY, pos INTEGER NOT NULL, tbl TEXT NOT NULL, op TEXT NOT NULL, rid INTEGER NOT NULL, data TEXT)',
     );
+    db.exec('CREATE INDEX temp.idx_replay_undo_pos ON replay_undo(tbl, pos)');
     db.exec('CREATE TEMP TABLE replay_state (pos INTEGER NOT NULL, recording INTEGER NOT NULL)');
     // The events read so far, by position, with the events table's indexes. `events` is a view
     // of its first `pos` rows (the position is its rowid, as in a fold from 0), so a move,
@@ -199,6 +208,13 @@ export class ReplayCursor {
     return this.lastId;
   }
 
+  /** The snapshots' images: how many, and their size in bytes (the bench prints it). */
+  get snapshotImages(): { readonly count: number; readonly bytes: number } {
+    let bytes = 0;
+    for (const s of this.snapshots.values()) bytes += s.bytes;
+    return { count: this.snapshots.size, bytes };
+  }
+
   /** Moves taken from a snapshot so far (for tests and the bench). */
   get restores(): number {
     return this.restoredCount;
@@ -207,13 +223,18 @@ export class ReplayCursor {
   /** Moves to the first `target` events of the log (fewer when the log is shorter). */
   moveTo(target: number): void {
     const want = Math.max(0, Math.floor(target));
-    // From the nearest snapshot (position 0 is the empty one) when the events to fold from it,
-    // plus the copy (counted as half a spacing of events), are fewer than the events to undo
-    // or to fold from here; and back whenever the undo log does not reach the target.
-    const from = this.snapshotAtOrBefore(want) ?? 0;
-    const cost = want - from + this.every / 2;
-    if (want < this.position && from < this.position && (want < this.undoFrom || cost < this.position - want)) this.restore(from);
-    else if (want > this.position && from > this.position && cost < want - this.position) this.restore(from);
+    // The cheapest of three starts, counted in events folded: from here (folding forward, or
+    // undoing back at UNDO_COST an event); from the nearest snapshot at or before the target
+    // (position 0 is the empty one), folding forward; from the nearest one after it, undoing
+    // back. A restore counts RESTORE_COST spacings. The undo log covers every position read (1..seen).
+    const here = want >= this.position ? want - this.position : (this.position - want) * UNDO_COST;
+    const below = this.nearestSnapshot(want, -1) ?? 0;
+    const above = want <= this.seen ? this.nearestSnapshot(want, 1) : undefined;
+    const restore = RESTORE_COST * this.every;
+    const fromBelow = restore + (want - below);
+    const fromAbove = above === undefined ? Number.POSITIVE_INFINITY : restore + (above - want) * UNDO_COST;
+    if (fromAbove < here && fromAbove <= fromBelow && above !== undefined) this.restore(above);
+    else if (fromBelow < here) this.restore(below);
     if (want < this.position) this.back(want);
     while (this.position < want) {
       const n = Math.min(want - this.position, 1000, this.every - (this.position % this.every));
@@ -230,9 +251,24 @@ export class ReplayCursor {
     }
   }
 
-  private snapshotAtOrBefore(target: number): number | undefined {
+  /**
+   * Keeps a snapshot at the current position besides the spaced ones, replacing the one it
+   * kept before (the monitor keeps one at the live end, where no spaced one may be near).
+   */
+  keepExtraSnapshot(): void {
+    const pos = this.position;
+    if (pos === 0 || this.snapshots.has(pos) || this.lastId === null) return;
+    if (this.extra !== undefined && this.extra !== pos) this.dropSnapshot(this.extra);
+    this.extra = pos;
+    this.keepSnapshot();
+  }
+
+  /** The snapshot position nearest `target` at or before it (`dir` -1) or at or after it (1). */
+  private nearestSnapshot(target: number, dir: -1 | 1): number | undefined {
     let best: number | undefined;
-    for (const pos of this.snapshots.keys()) if (pos <= target && (best === undefined || pos > best)) best = pos;
+    for (const pos of this.snapshots.keys()) {
+      if ((pos - target) * dir >= 0 && (best === undefined || (best - pos) * dir > 0)) best = pos;
+    }
     return best;
   }
 
@@ -257,28 +293,24 @@ export class ReplayCursor {
   private keepSnapshot(): void {
     const pos = this.position;
     if (pos === 0 || this.snapshots.has(pos) || this.lastId === null) return;
-    this.snapshots.set(pos, { lastId: this.lastId, image: this.image() });
-    // Undo records further back than two spacings would only serve moves a snapshot serves
-    // (a fold of the whole log kept them all: most of the cursor's memory).
-    const keepFrom = pos - 2 * this.every;
-    if (keepFrom > this.undoFrom) {
-      this.db.run('DELETE FROM replay_undo WHERE pos <= ?', [keepFrom]);
-      this.undoFrom = keepFrom;
-    }
-    if (this.snapshots.size > MAX_SNAPSHOTS) {
+    const image = this.image();
+    this.snapshots.set(pos, { lastId: this.lastId, image, bytes: imageBytes(image) });
+    if (this.snapshots.size > MAX_SNAPSHOTS + (this.extra === undefined ? 0 : 1)) {
       this.every *= 2;
-      for (const p of [...this.snapshots.keys()]) if (p % this.every !== 0) this.dropSnapshot(p);
+      for (const p of [...this.snapshots.keys()]) if (p % this.every !== 0 && p !== this.extra) this.dropSnapshot(p);
     }
   }
 
   private dropSnapshot(pos: number): void {
     this.snapshots.get(pos)?.image.close();
     this.snapshots.delete(pos);
+    if (this.extra === pos) this.extra = undefined;
   }
 
   /**
    * Puts the projection tables as snapshot `pos` holds them (position 0: empty), and the
-   * position and undo log as they were there. Forward, the undo log then starts at `pos`.
+   * position there. The undo log stays: it records what each event did, wherever the fold
+   * that passed it started.
    * The tables are copied back page by page (no row inserted, no index rebuilt: a few ms
    * where copying 20k task rows took 50-70). The copy fires no trigger, so it records no
    * undo; the temp undo triggers on the tables outlive it and record the folds after it.
@@ -288,16 +320,7 @@ export class ReplayCursor {
     if (snap === undefined) return;
     const db = this.db;
     copyPages(this.SQL, db.raw, 'main', snap.image, 'main');
-    db.exec('BEGIN');
-    try {
-      db.run('DELETE FROM replay_undo WHERE pos > ?', [pos]);
-      db.run('UPDATE replay_state SET recording = 1, pos = ?', [pos]);
-      db.exec('COMMIT');
-    } catch (e) {
-      db.rollbackQuietly();
-      throw e;
-    }
-    this.undoFrom = pos > this.position ? pos : Math.min(this.undoFrom, pos);
+    db.run('UPDATE replay_state SET pos = ?', [pos]);
     this.position = pos;
     this.lastId = snap.lastId;
     this.restoredCount += 1;
@@ -317,10 +340,13 @@ export class ReplayCursor {
     const old = `json_array(${cols.map((c) => `OLD."${c}"`).join(', ')})`;
     const record = (op: string, rid: string, data: string): string =>
       `INSERT INTO replay_undo (pos, tbl, op, rid, data) SELECT pos, '${table}', '${op}', ${rid}, ${data} FROM replay_state WHERE recording = 1;`;
-    const values = cols.map((_, i) => `json_extract(?1, '$[${i}]')`);
+    const values = cols.map((_, i) => `json_extract(data, '$[${i}]')`);
     this.undo.set(table, {
-      update: `UPDATE ${table} SET ${cols.map((c, i) => `"${c}" = ${values[i]}`).join(', ')} WHERE rowid = ?2`,
-      insert: `INSERT INTO ${table} (rowid, ${cols.map((c) => `"${c}"`).join(', ')}) VALUES (?2, ${values.join(', ')})`,
+      // Each row's earliest record in (?2, ?3], by position then by the order its event wrote them.
+      restore:
+        `INSERT INTO main.${table} (rowid, ${cols.map((c) => `"${c}"`).join(', ')}) SELECT rid, ${values.join(', ')} FROM ` +
+        `(SELECT rid, op, data, ROW_NUMBER() OVER (PARTITION BY rid ORDER BY pos, seq) AS k FROM replay_undo WHERE tbl = ?1 AND pos > ?2 AND pos <= ?3) ` +
+        `WHERE k = 1 AND op <> 'i'`,
       triggers: [
         `CREATE TEMP TRIGGER replay_i_${table} AFTER INSERT ON main.${table} BEGIN ${record('i', 'NEW.rowid', 'NULL')} END`,
         `CREATE TEMP TRIGGER replay_u_${table} AFTER UPDATE ON main.${table} BEGIN ${record('u', 'OLD.rowid', old)} END`,
@@ -330,24 +356,26 @@ export class ReplayCursor {
     for (const t of this.undo.get(table)?.triggers ?? []) this.db.exec(t);
   }
 
-  /** Undoes the events after position `want`, newest first, and drops them. */
+  /**
+   * Undoes the events after position `want` up to the current one at once, table by table:
+   * a row those events touched is deleted, then put back as the first of them found it (the
+   * before-image of its earliest record; none when its first record is its insert).
+   */
   private back(want: number): void {
     const db = this.db;
     db.exec('BEGIN');
     try {
       db.run('UPDATE replay_state SET recording = 0');
-      for (const u of db.all<{ tbl: string; op: string; rid: number; data: string | null }>(
-        'SELECT tbl, op, rid, data FROM replay_undo WHERE pos > ? ORDER BY seq DESC',
-        [want],
-      )) {
-        const sql = this.undo.get(u.tbl);
-        if (sql === undefined) continue;
-        if (u.op === 'i') db.run(`DELETE FROM ${u.tbl} WHERE rowid = ?`, [u.rid]);
-        else db.run(u.op === 'u' ? sql.update : sql.insert, [u.data, u.rid]);
+      for (const [t, u] of this.undo) {
+        db.run(`DELETE FROM main.${t} WHERE rowid IN (SELECT rid FROM replay_undo WHERE tbl = ?1 AND pos > ?2 AND pos <= ?3)`, [
+          t,
+          want,
+          this.position,
+        ]);
+        db.run(u.restore, [t, want, this.position]);
       }
-      db.run('DELETE FROM replay_undo WHERE pos > ?', [want]);
       const last = want === 0 ? undefined : db.get<{ id: string }>('SELECT event_id AS id FROM replay_log WHERE pos = ?', [want]);
-      db.run('UPDATE replay_state SET recording = 1, pos = ?', [want]);
+      db.run('UPDATE replay_state SET pos = ?', [want]);
       db.exec('COMMIT');
       this.position = want;
       this.lastId = last?.id ?? null;
@@ -363,7 +391,9 @@ export class ReplayCursor {
     try {
       let pos = this.position;
       for (const e of events) {
-        db.run('UPDATE replay_state SET pos = ?', [++pos]);
+        pos += 1;
+        // The undo log already holds what a position read before did.
+        db.run('UPDATE replay_state SET pos = ?, recording = ?', [pos, pos > this.seen ? 1 : 0]);
         if (pos > this.seen) {
           db.run(`INSERT INTO replay_log (pos, ${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
             pos,
@@ -381,4 +411,10 @@ export class ReplayCursor {
     this.seen = Math.max(this.seen, this.position);
     this.lastId = events[events.length - 1]?.event_id ?? this.lastId;
   }
+}
+
+/** The size of an image's file: its pages. */
+function imageBytes(image: Database): number {
+  const r = image.exec('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()')[0]?.values[0]?.[0];
+  return typeof r === 'number' ? r : 0;
 }

@@ -79,7 +79,11 @@ export class MonitorTimeline {
       await new Promise<void>((r) => setImmediate(r));
       if (this.disposed) return;
       const total = this.liveCount();
-      if (this.frontier >= total) return;
+      if (this.frontier >= total) {
+        // A snapshot at the live end too: a move near it then undoes from there.
+        if (cursor.at === this.frontier) cursor.keepExtraSnapshot();
+        return;
+      }
       // A move may have taken the cursor back: the first step starts again from the
       // snapshot nearest the frontier.
       const t0 = performance.now();
