@@ -12,6 +12,7 @@ import type {
   DeferredItem,
   EventRow,
   EventSummary,
+  FlowPoint,
   LogLine,
   LoopRun,
   LoopState,
@@ -28,7 +29,7 @@ import { createReqEventsCache, readReqSection } from './reqSection';
 import type { ReqEventsCache } from './reqSection';
 import type { MetricsFileCache, MetricsLine } from './metrics';
 import { costSeries, flowSeries, phaseDurations, runWindow, statusAfterEvent } from './series';
-import type { TaskEventRow } from './series';
+import type { RunWindow, TaskEventRow } from './series';
 
 export interface SnapshotInput {
   /** Whether a loop runs (this window's or another process's); default stopped. */
@@ -72,6 +73,14 @@ export interface SnapshotInput {
   readonly history?: readonly TaskEventRow[];
   /** Answers for the event counts and the last ten events without a scan (the time slider's). */
   readonly eventIndex?: EventIndex;
+  /** The charts' run window and task flow without a walk of the history (the time slider's). */
+  readonly taskFlow?: TaskFlow;
+}
+
+/** What runWindow and flowSeries answer over the task history up to `now`, known another way. */
+export interface TaskFlow {
+  runWindow(lines: readonly { readonly tsMs: number }[], nowMs: number, running: boolean): RunWindow | null;
+  flow(window: RunWindow | null, maxBuckets: number): { bucketSec: number; points: FlowPoint[] };
 }
 
 /** An event table's row as the events panel reads it. */
@@ -448,10 +457,13 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
     byAgent,
   };
   const run = input.run ?? 'stopped';
-  const history = hasEvents ? (input.history ?? taskHistory(db, input.cache)) : [];
-  const window = runWindow(metrics.lines, history, nowMs, run !== 'stopped');
+  const taskFlow = hasEvents ? input.taskFlow : undefined;
+  const history = hasEvents && !taskFlow ? (input.history ?? taskHistory(db, input.cache)) : [];
+  const window = taskFlow
+    ? taskFlow.runWindow(metrics.lines, nowMs, run !== 'stopped')
+    : runWindow(metrics.lines, history, nowMs, run !== 'stopped');
   const cost = costSeries(metrics.lines, window, maxBuckets);
-  const flow = flowSeries(history, window, maxBuckets);
+  const flow = taskFlow ? taskFlow.flow(window, maxBuckets) : flowSeries(history, window, maxBuckets);
   snap.series = {
     costBucketSec: cost.bucketSec,
     flowBucketSec: flow.bucketSec,

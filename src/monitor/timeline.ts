@@ -14,6 +14,7 @@ import type { SqlReader } from '../store/types';
 import { buildMonitorSnapshot, createSnapshotCache, readTaskEvents } from './snapshot';
 import type { TaskEventRow } from './series';
 import { EventTimes } from './eventTimes';
+import { FlowIndex } from './flowIndex';
 import type { SnapshotInput } from './snapshot';
 
 const LOOP_LIFECYCLE = ['loop.started', 'loop.resumed', 'loop.paused', 'loop.stopped'];
@@ -49,6 +50,8 @@ export class MonitorTimeline {
   private historyMax: string | null = null;
   /** Every history row has a time and their ids ascend (a log in time order). */
   private historyPlain = true;
+  /** The plain history's flow counts and runs (rebuilt when a re-sort changes it). */
+  private flowIndex = new FlowIndex();
   /** The highest position the cursor has folded to (its snapshots reach up to here). */
   private frontier = 0;
   private readonly times = new EventTimes();
@@ -117,7 +120,7 @@ export class MonitorTimeline {
       past: true,
       eventIndex: this.times.at(db, cursor.at),
       cache: { rows: [], lastEventId: null, metricsFiles: this.metricsFiles },
-      history: lastId === null ? [] : this.historyUpTo(lastId),
+      ...this.historyInput(lastId),
     });
     snap.timeline = {
       total,
@@ -150,22 +153,31 @@ export class MonitorTimeline {
     return (await this.openCursor()).restores;
   }
 
-  /** The task history of the log up to and including event `id`, the rows with a time only. */
-  private historyUpTo(id: string): TaskEventRow[] {
+  /**
+   * The task history of the log up to and including event `id`, the rows with a time only:
+   * as the flow index's prefix when the history is plain, else as its rows.
+   */
+  private historyInput(id: string | null): Pick<SnapshotInput, 'history' | 'taskFlow'> {
+    if (id === null) return { history: [] };
     this.readHistory();
     const h = this.history;
-    if (this.historyPlain) {
-      // Ids ascend along the history: its part up to `id` is a prefix, found by bisection.
-      let lo = 0;
-      let hi = h.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if ((h[mid]?.id ?? '') <= id) lo = mid + 1;
-        else hi = mid;
-      }
-      return h.slice(0, lo).map((x) => x.row);
+    if (!this.historyPlain) return { history: h.filter((x) => x.id <= id && !Number.isNaN(x.row.tsMs)).map((x) => x.row) };
+    // Ids ascend along the history: its part up to `id` is a prefix, found by bisection.
+    let lo = 0;
+    let hi = h.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((h[mid]?.id ?? '') <= id) lo = mid + 1;
+      else hi = mid;
     }
-    return h.filter((x) => x.id <= id && !Number.isNaN(x.row.tsMs)).map((x) => x.row);
+    const n = lo;
+    const index = this.flowIndex;
+    return {
+      taskFlow: {
+        runWindow: (lines, nowMs, running) => index.runWindow(lines, n, nowMs, running),
+        flow: (window, maxBuckets) => index.flow(n, window, maxBuckets),
+      },
+    };
   }
 
   /** Reads the live log's task events not read yet into the history. */
@@ -179,7 +191,11 @@ export class MonitorTimeline {
       if ((fresh[0]?.row.tsMs ?? lastTs) < lastTs) {
         this.history.sort((a, b) => a.row.tsMs - b.row.tsMs || (a.id < b.id ? -1 : 1));
         this.historyPlain = plainFrom(this.history, 0, true);
+        this.flowIndex = new FlowIndex(); // its rows' order changed
       } else this.historyPlain = plainFrom(this.history, from, this.historyPlain);
+      if (!this.historyPlain) this.flowIndex = new FlowIndex();
+      else if (this.flowIndex.length < this.history.length)
+        this.flowIndex.extend(this.history.slice(this.flowIndex.length).map((x) => x.row));
     }
   }
 
