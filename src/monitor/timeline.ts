@@ -7,7 +7,8 @@
 // So that no move, the first included, folds the log from its start, `prefold()` walks the
 // cursor to the live end in the background, in slices of a few milliseconds between which
 // the event loop runs; the cursor keeps a snapshot every 250 events as it goes (fewer, further
-// apart, on a long log), and a move then folds at most that many from the nearest one.
+// apart, on a long log: 1,000 at 100k events) and one at the live end, and a move then folds
+// forward from the nearest one before it or undoes back from the nearest one after it.
 import type { LoopRun, MonitorSnapshot } from '../protocol/monitor';
 import { ReplayCursor } from '../control/timeTravel';
 import type { SqlReader } from '../store/types';
