@@ -61,6 +61,18 @@ export async function startPgClusterOrSkip(ctx: Mocha.Context): Promise<PgCluste
   return got;
 }
 
+/**
+ * A temp dir the server's user can reach: TMPDIR unless one of its folders shuts others out
+ * (a code-server harness gives each run a private one), then /tmp.
+ */
+function reachableTmp(): string {
+  const tmp = fs.realpathSync(os.tmpdir());
+  for (let d = tmp; ; d = path.dirname(d)) {
+    if ((fs.statSync(d).mode & 0o001) === 0) return '/tmp';
+    if (path.dirname(d) === d) return tmp;
+  }
+}
+
 /** Starts a cluster, or says why none can start here. */
 export async function startPgCluster(): Promise<PgCluster | { skip: string }> {
   const bin = binDir();
@@ -77,7 +89,7 @@ export async function startPgCluster(): Promise<PgCluster | { skip: string }> {
     gid = Number(g.stdout.trim());
     asUser = ['runuser', '-u', 'postgres', '--'];
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-pg-'));
+  const dir = fs.mkdtempSync(path.join(uid === undefined ? os.tmpdir() : reachableTmp(), 'ralph-pg-'));
   const data = path.join(dir, 'data');
   const pwfile = path.join(dir, 'pw');
   fs.writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
