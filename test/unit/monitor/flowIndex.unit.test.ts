@@ -38,4 +38,27 @@ describe('monitor: the time slider flow index', () => {
       }
     }
   });
+
+  it('given steps of exactly the gap and of one millisecond more, between rows and between a line and a row, then the window joins the first and splits at the second, as the walk does', () => {
+    const G = RUN_GAP_MS;
+    const row = (tsMs: number): TaskEventRow => ({ tsMs, taskId: 'T1', status: 'pending' });
+    const cases: { name: string; rows: number[]; lines: number[]; fromMs: number }[] = [
+      { name: 'rows a gap apart', rows: [0, G, 2 * G], lines: [], fromMs: 0 },
+      { name: 'rows a gap and 1 ms apart', rows: [0, G + 1, 2 * G + 1], lines: [], fromMs: G + 1 },
+      { name: 'a line a gap before the rows', rows: [G, G + 10], lines: [0], fromMs: 0 },
+      { name: 'a line a gap and 1 ms before the rows', rows: [G + 1, G + 10], lines: [0], fromMs: G + 1 },
+      { name: 'a row a gap before a line', rows: [0], lines: [G], fromMs: 0 },
+      { name: 'a row a gap and 1 ms before a line', rows: [0], lines: [G + 1], fromMs: G + 1 },
+    ];
+    for (const c of cases) {
+      const rows = c.rows.map(row);
+      const lines = c.lines.map((tsMs) => ({ tsMs }));
+      const nowMs = Math.max(...c.rows, ...c.lines);
+      const index = new FlowIndex();
+      index.extend(rows);
+      const walk = runWindow(lines, rows, nowMs, false);
+      assert.deepEqual(walk, { fromMs: c.fromMs, toMs: nowMs }, `${c.name}: the walk`);
+      assert.deepEqual(index.runWindow(lines, rows.length, nowMs, false), walk, `${c.name}: the index`);
+    }
+  });
 });
