@@ -7,6 +7,7 @@
 // answers nothing there, and the snapshot runs its queries.
 import type { SqlReader } from '../store/types';
 import type { EventIndex, RecentEventDbRow } from './snapshot';
+import { firstTrue } from './firstTrue';
 
 export class EventTimes {
   private readonly ts: string[] = [];
@@ -45,8 +46,8 @@ export class EventTimes {
         if (b === null) return 0; // julianday(ts) >= NULL holds for no row
         // Both conditions hold from some position on: the later of the two first positions.
         const first = Math.max(
-          this.firstFrom(at, (i) => (this.ts[i] ?? '') >= lo),
-          this.firstFrom(at, (i) => (this.jd[i] ?? Number.NaN) >= b),
+          firstTrue(at, (i) => (this.ts[i] ?? '') >= lo),
+          firstTrue(at, (i) => (this.jd[i] ?? Number.NaN) >= b),
         );
         return at - first;
       },
@@ -61,17 +62,5 @@ export class EventTimes {
             )
           : undefined,
     };
-  }
-
-  /** The first index in [0, n) where `holds` is true (it stays true after), or n. */
-  private firstFrom(n: number, holds: (i: number) => boolean): number {
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (holds(mid)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
   }
 }

@@ -7,6 +7,7 @@
 // flowSeries' and runWindow's over the prefix (test/unit/monitor/flowIndex.unit.test.ts).
 import type { FlowPoint, TaskStatus } from '../protocol/monitor';
 import { TASK_STATUSES } from '../protocol/monitor';
+import { firstTrue } from './firstTrue';
 import { RUN_GAP_MS, bucketStarts, chooseBucketSec, runWindow } from './series';
 import type { RunWindow, TaskEventRow } from './series';
 
@@ -52,8 +53,8 @@ export class FlowIndex {
   runWindow(lines: readonly { readonly tsMs: number }[], n: number, nowMs: number, running: boolean): RunWindow | null {
     if (!inOrder(lines)) return runWindow(lines, this.rowsTimes(n), nowMs, running);
     // The last line and row at or before now; the latest of them ends the window.
-    const li = firstAbove(lines.length, (i) => (lines[i]?.tsMs ?? 0) > nowMs) - 1;
-    const tj = firstAbove(n, (i) => (this.ts[i] ?? 0) > nowMs) - 1;
+    const li = firstTrue(lines.length, (i) => (lines[i]?.tsMs ?? 0) > nowMs) - 1;
+    const tj = firstTrue(n, (i) => (this.ts[i] ?? 0) > nowMs) - 1;
     const lastLine = li >= 0 ? lines[li]?.tsMs : undefined;
     const lastRow = tj >= 0 ? this.ts[tj] : undefined;
     if (lastLine === undefined && lastRow === undefined) return null;
@@ -65,9 +66,9 @@ export class FlowIndex {
     for (;;) {
       const bound = from - RUN_GAP_MS;
       let next = from;
-      const l = firstAbove(li + 1, (i) => (lines[i]?.tsMs ?? 0) >= bound);
+      const l = firstTrue(li + 1, (i) => (lines[i]?.tsMs ?? 0) >= bound);
       if (l <= li) next = Math.min(next, lines[l]?.tsMs ?? next);
-      const t = firstAbove(tj + 1, (i) => (this.ts[i] ?? 0) >= bound);
+      const t = firstTrue(tj + 1, (i) => (this.ts[i] ?? 0) >= bound);
       if (t <= tj) next = Math.min(next, this.ts[this.runStart[t] ?? t] ?? next);
       if (next >= from) break;
       from = next;
@@ -83,7 +84,7 @@ export class FlowIndex {
     const points: FlowPoint[] = [];
     for (const start of bucketStarts(window.fromMs, window.toMs, bucketSec)) {
       // The rows before the bucket's end are counted.
-      const k = firstAbove(n, (i) => (this.ts[i] ?? 0) >= start + w);
+      const k = firstTrue(n, (i) => (this.ts[i] ?? 0) >= start + w);
       const counts = Object.fromEntries(TASK_STATUSES.map((s, i) => [s, this.counts[k * K + i] ?? 0])) as Record<TaskStatus, number>;
       points.push({ t: new Date(start).toISOString(), counts });
     }
@@ -117,16 +118,4 @@ function inOrder(xs: readonly { readonly tsMs: number }[]): boolean {
     if (Number.isNaN(t) || (k > 0 && (xs[k - 1]?.tsMs ?? Number.NaN) > t)) return false;
   }
   return true;
-}
-
-/** The first index in [0, n) where `holds` is true (it stays true after), or n. */
-function firstAbove(n: number, holds: (i: number) => boolean): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (holds(mid)) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
 }

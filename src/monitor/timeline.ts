@@ -15,6 +15,7 @@ import type { SqlReader } from '../store/types';
 import { buildMonitorSnapshot, createSnapshotCache, readTaskEvents } from './snapshot';
 import type { TaskEventRow } from './series';
 import { EventTimes } from './eventTimes';
+import { firstTrue } from './firstTrue';
 import { FlowIndex } from './flowIndex';
 import type { SnapshotInput } from './snapshot';
 
@@ -164,14 +165,7 @@ export class MonitorTimeline {
     const h = this.history;
     if (!this.historyPlain) return { history: h.filter((x) => x.id <= id && !Number.isNaN(x.row.tsMs)).map((x) => x.row) };
     // Ids ascend along the history: its part up to `id` is a prefix, found by bisection.
-    let lo = 0;
-    let hi = h.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((h[mid]?.id ?? '') <= id) lo = mid + 1;
-      else hi = mid;
-    }
-    const n = lo;
+    const n = firstTrue(h.length, (i) => (h[i]?.id ?? '') > id);
     const index = this.flowIndex;
     return {
       taskFlow: {
