@@ -12,6 +12,7 @@ import { MonitorIds } from '../../../src/extension/monitor/monitorPanel';
 import type { TaskItem, WaveItem } from '../../../src/extension/trees/backlogTree';
 import type { DeferredItem } from '../../../src/extension/trees/deferredTree';
 import { seedDeferred } from '../../int/extension/fixture';
+import { until } from './until';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 
@@ -22,15 +23,6 @@ interface Manifest {
     menus: Record<string, { command: string; when?: string; group?: string }[]>;
     keybindings?: { command: string; key: string; mac?: string; when?: string }[];
   };
-}
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('extension host: Ralph extension', function () {

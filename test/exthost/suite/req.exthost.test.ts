@@ -13,17 +13,9 @@ import type { RalphApi } from '../../../src/extension/extension';
 import { Commands } from '../../../src/extension/ids';
 import type { AcItem, ReqItem, ReqLevelItem } from '../../../src/extension/trees/reqTree';
 import { openStore } from '../../../src/store';
+import { until } from './until';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const SPEC = `specification:
   requirements:

@@ -18,17 +18,9 @@ import type { RalphApi } from '../../../src/extension/extension';
 import { Commands, Schemes } from '../../../src/extension/ids';
 import { ChatIds } from '../../../src/extension/chat/chatIds';
 import { openStore } from '../../../src/store';
+import { until } from './until';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** The command and arguments of a markdown `command:` link whose text is `text`. */
 function commandLink(markdown: string, text: string): { command: string; args: unknown[] } {

@@ -20,17 +20,9 @@ import type { NewEvent } from '../../../src/store/types';
 import { claimWithLease, leaseProjection } from '../../../src/team/leases';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 import { backlogEvents } from '../../kit/teamChildren';
+import { until } from './until';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const run = (phase: string, taskId: string) => ({ role: 'worker' as const, phase, task_id: taskId, backend: 'claude' });
 const agentStarted = (agent: string, taskId: string): NewEvent =>
