@@ -55,6 +55,7 @@ export const journalRecordSchema = (): z.ZodType => {
     upTo: z.string().optional(),
     db: sum.optional(),
     prev: sum.optional(),
+    covered: z.number().int().min(0).optional(),
   });
 };
 
@@ -101,13 +102,21 @@ export function recordOf(x: unknown): JournalRecord | undefined {
   const db = sumOf(x['db']);
   const prev = sumOf(x['prev']);
   if (db === null || prev === null) return undefined;
+  const covered = x['covered'];
+  if (covered !== undefined && !isCount(covered)) return undefined;
   const events: StoredEvent[] = [];
   for (const raw of x['events'] as unknown[]) {
     const e = eventOf(raw);
     if (e === undefined) return undefined;
     events.push(e);
   }
-  return { events, ...(upTo !== undefined ? { upTo } : {}), ...(db ? { db } : {}), ...(prev ? { prev } : {}) };
+  return {
+    events,
+    ...(upTo !== undefined ? { upTo } : {}),
+    ...(db ? { db } : {}),
+    ...(prev ? { prev } : {}),
+    ...(covered !== undefined ? { covered } : {}),
+  };
 }
 
 /** Size and CRC-32 of a ralph.db a checkpoint wrote, and the last event id it holds. */
@@ -128,6 +137,8 @@ export interface JournalRecord {
   readonly db?: DbSum;
   /** Header only: the ralph.db it replaced, kept as ralph.db.prev. */
   readonly prev?: DbSum;
+  /** Header only: how many bytes of records after it that ralph.db holds (see CheckpointHeader). */
+  readonly covered?: number;
 }
 
 /** The first record of a trimmed journal: what ralph.db and ralph.db.prev held. */
@@ -135,6 +146,12 @@ export interface CheckpointHeader {
   readonly upTo: string;
   readonly db?: DbSum;
   readonly prev?: DbSum;
+  /**
+   * The bytes of records right after the header whose events ralph.db holds (the journal
+   * keeps them for ralph.db.prev). An open that trusts ralph.db checks their checksums but
+   * does not parse them: at 100k events that parse was half of an observer's open.
+   */
+  readonly covered?: number;
 }
 
 function frame(body: Buffer): Buffer {
@@ -154,7 +171,12 @@ export function encodeHeader(h: CheckpointHeader): Buffer {
 export function headerOf(records: readonly JournalRecord[]): CheckpointHeader | undefined {
   const first = records[0];
   if (first?.upTo === undefined || first.events.length > 0) return undefined;
-  return { upTo: first.upTo, ...(first.db ? { db: first.db } : {}), ...(first.prev ? { prev: first.prev } : {}) };
+  return {
+    upTo: first.upTo,
+    ...(first.db ? { db: first.db } : {}),
+    ...(first.prev ? { prev: first.prev } : {}),
+    ...(first.covered !== undefined ? { covered: first.covered } : {}),
+  };
 }
 
 /** A complete (newline-terminated) record that fails its checksum or its schema. */
@@ -182,6 +204,12 @@ export interface JournalScan {
   readonly unterminated?: boolean;
   /** File offset just past the checkpoint header, when the scan started at one (else where it started). */
   readonly headerEnd: number;
+  /**
+   * Only with `skipCovered`: the records right after the header that ralph.db holds, whose
+   * checksums were checked but which were not parsed (they are not in `records`), and the
+   * scan that parses them, for an open that finds ralph.db is not the one the header names.
+   */
+  readonly skipped?: { readonly records: number; readonly full: () => JournalScan };
 }
 
 const NEWLINE = 0x0a;
@@ -190,11 +218,18 @@ const SPACE = 0x20;
 type Parsed = { ok: true; record: JournalRecord } | { ok: false; reason: string };
 
 /** Parses the record in buf[start, end) (end excludes its newline); `at` is its file offset. */
-function parseRecord(buf: Uint8Array, start: number, end: number, at: number): Parsed {
-  if (end - start < 10 || buf[start + 8] !== SPACE) return { ok: false, reason: `malformed record header at byte ${at}` };
+/** Why the record in buf[start, end) fails its frame or checksum, or undefined when both hold. */
+function frameFault(buf: Uint8Array, start: number, end: number, at: number): string | undefined {
+  if (end - start < 10 || buf[start + 8] !== SPACE) return `malformed record header at byte ${at}`;
   const hex = Buffer.from(buf.subarray(start, start + 8)).toString('latin1');
   const want = /^[0-9a-f]{8}$/.test(hex) ? Number.parseInt(hex, 16) : Number.NaN;
-  if (!Number.isFinite(want) || crc32(buf, start + 9, end) !== want) return { ok: false, reason: `checksum mismatch at byte ${at}` };
+  if (!Number.isFinite(want) || crc32(buf, start + 9, end) !== want) return `checksum mismatch at byte ${at}`;
+  return undefined;
+}
+
+function parseRecord(buf: Uint8Array, start: number, end: number, at: number): Parsed {
+  const fault = frameFault(buf, start, end, at);
+  if (fault !== undefined) return { ok: false, reason: fault };
   let json: unknown;
   try {
     json = JSON.parse(Buffer.from(buf.subarray(start + 9, end)).toString('utf8'));
@@ -217,6 +252,26 @@ export interface ScanOptions {
    * newline; an observer waits for the writer to finish the line.
    */
   readonly acceptUnterminated?: boolean;
+  /** Check but do not parse the records the header says ralph.db holds (JournalScan.skipped). */
+  readonly skipCovered?: boolean;
+}
+
+/**
+ * How many whole records from buf[pos] lie within the header's `covered` bytes, each with its
+ * checksum holding; undefined when one does not (the full scan then says where and why).
+ */
+function coveredRecords(buf: Uint8Array, pos: number, covered: number): { records: number; end: number } | undefined {
+  const to = Math.min(buf.length, pos + covered);
+  let records = 0;
+  let at = pos;
+  while (at < to) {
+    const nl = buf.indexOf(NEWLINE, at);
+    if (nl < 0 || nl >= to) break;
+    if (frameFault(buf, at, nl, 0) !== undefined) return undefined;
+    records++;
+    at = nl + 1;
+  }
+  return { records, end: at };
 }
 
 /** Parses records from `buf` (the journal's bytes from `baseOffset`), stopping at the first invalid one. */
@@ -224,7 +279,13 @@ export function scanJournal(buf: Uint8Array, baseOffset = 0, options: ScanOption
   const records: JournalRecord[] = [];
   let pos = 0;
   let headerEnd = baseOffset;
-  const done = (rest: Omit<JournalScan, 'records' | 'headerEnd'>): JournalScan => ({ records, headerEnd, ...rest });
+  let skipped: JournalScan['skipped'];
+  const done = (rest: Omit<JournalScan, 'records' | 'headerEnd'>): JournalScan => ({
+    records,
+    headerEnd,
+    ...(skipped ? { skipped } : {}),
+    ...rest,
+  });
   while (pos < buf.length) {
     const nl = buf.indexOf(NEWLINE, pos);
     if (nl < 0) {
@@ -257,7 +318,17 @@ export function scanJournal(buf: Uint8Array, baseOffset = 0, options: ScanOption
     }
     records.push(r.record);
     pos = nl + 1;
-    if (records.length === 1 && headerOf(records)) headerEnd = baseOffset + pos;
+    if (records.length === 1 && headerOf(records)) {
+      headerEnd = baseOffset + pos;
+      const covered = r.record.covered ?? 0;
+      if (options.skipCovered && covered > 0) {
+        const full = (): JournalScan => scanJournal(buf, baseOffset, { ...options, skipCovered: false });
+        const c = coveredRecords(buf, pos, covered);
+        if (c === undefined) return full();
+        if (c.records > 0) skipped = { records: c.records, full };
+        pos = c.end;
+      }
+    }
   }
   return done({ validEnd: baseOffset + pos, tornBytes: 0 });
 }
@@ -325,12 +396,11 @@ export function salvageRecords(buf: Uint8Array, baseOffset = 0): { records: Loca
   return { records, damaged };
 }
 
+/** A scan of the journal file, with the file's inode and size as read. */
+export type JournalRead = JournalScan & { readonly ino: number; readonly size: number };
+
 /** Reads the journal from `offset`; a missing file reads as empty. */
-export function readJournalSync(
-  file: string,
-  offset = 0,
-  options: ScanOptions = {},
-): JournalScan & { readonly ino: number; readonly size: number } {
+export function readJournalSync(file: string, offset = 0, options: ScanOptions = {}): JournalRead {
   const data = readFileFrom(file, offset);
   if (!data) return { ...scanJournal(new Uint8Array(0), 0), ino: 0, size: 0 };
   return { ...scanJournal(data.buf, data.start, options), ino: data.ino, size: data.size };

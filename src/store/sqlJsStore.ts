@@ -52,6 +52,7 @@ import {
   type CheckpointHeader,
   type DbSum,
   type JournalRecord,
+  type JournalRead,
   type JournalScan,
 } from './journal';
 import { migrate } from './schema';
@@ -305,9 +306,23 @@ class SqlJsEventStore implements EventStore {
     }
   }
 
+  /**
+   * The scan's records, with the ones it skipped as held by ralph.db parsed after all when
+   * this database lacks the header's last event (it is not the ralph.db the header names).
+   */
+  private recordsOf(scan: JournalScan): readonly JournalRecord[] {
+    if (!scan.skipped) return scan.records;
+    const upTo = headerOf(scan.records)?.upTo ?? '';
+    if (upTo !== '' && this.hasEvent(upTo)) return scan.records;
+    const full = scan.skipped.full();
+    if (full.damage) throw journalDamageError(this.journalPath, full.damage);
+    return full.records;
+  }
+
   /** Applies journal events the database lacks, in journal order; returns how many. */
-  private replayJournal(records: readonly JournalRecord[]): number {
+  private replayJournal(scan: JournalScan): number {
     let n = 0;
+    const records = this.recordsOf(scan);
     if (records.length === 0) return 0;
     // A checkpoint holds every event appended before the one its journal header names (the
     // export is taken with no append in flight): when the database has that one, the events
@@ -355,7 +370,7 @@ class SqlJsEventStore implements EventStore {
   async openWriter(facts: OpenFacts): Promise<void> {
     const { scan } = facts;
     this.ids.observe(this.maxEventId());
-    this.replayed += this.replayJournal(scan.records);
+    this.replayed += this.replayJournal(scan);
     const header = headerOf(scan.records);
     // ralph.db.prev may lack everything after the header; ralph.db lacks only what was replayed.
     this.prevCoverEnd = scan.headerEnd;
@@ -468,9 +483,10 @@ class SqlJsEventStore implements EventStore {
     this.failure = new StoreFailedError('the writer lock was removed or taken over by another process');
   }
 
-  openObserver(stamp: FileStamp | undefined): void {
+  /** `scan`: the journal as the open read it, after ralph.db. */
+  openObserver(stamp: FileStamp | undefined, scan: JournalRead): void {
     this.dbStamp = stamp;
-    this.readJournalTail();
+    this.followJournal(scan);
     this.lastSeenId = this.maxEventId();
   }
 
@@ -742,14 +758,18 @@ class SqlJsEventStore implements EventStore {
     return disk === 'ours';
   }
 
-  /** The journal after a checkpoint: its header, then every record ralph.db.prev may lack. */
+  /**
+   * The journal after a checkpoint: its header, then every record ralph.db.prev may lack.
+   * The image holds the records below `held`, which the header counts as covered.
+   */
   private trimmedJournal(
     header: CheckpointHeader,
     rotate: boolean,
     size: number,
+    held: number,
   ): { bytes: Buffer; keepFrom: number; headerLength: number } {
     const keepFrom = rotate ? this.dbCoverEnd : this.prevCoverEnd;
-    const head = encodeHeader(header);
+    const head = encodeHeader({ ...header, covered: Math.max(0, Math.min(size, held) - keepFrom) });
     const kept =
       size > keepFrom ? (readFileFrom(this.journalPath, keepFrom)?.buf.subarray(0, size - keepFrom) ?? Buffer.alloc(0)) : Buffer.alloc(0);
     if (kept.length !== Math.max(0, size - keepFrom)) {
@@ -840,7 +860,7 @@ class SqlJsEventStore implements EventStore {
     const prev = rotate ? this.dbSum : this.prevSum;
     const header: CheckpointHeader = { upTo: image.upTo, db: sum, ...(prev ? { prev } : {}) };
     await appender.exclusive(async () => {
-      const t = this.trimmedJournal(header, rotate, appender.size);
+      const t = this.trimmedJournal(header, rotate, appender.size, synced);
       await writeFileAtomic(this.journalPath, t.bytes);
       await appender.reopen(t.bytes.length);
       this.afterCheckpoint(sum, rotate, synced, t.keepFrom, t.headerLength);
@@ -882,7 +902,7 @@ class SqlJsEventStore implements EventStore {
         const rotate = this.prepareRotation(image);
         const sum = this.writer.writeSync(image, rotate);
         const prev = rotate ? this.dbSum : this.prevSum;
-        const t = this.trimmedJournal({ upTo: image.upTo, db: sum, ...(prev ? { prev } : {}) }, rotate, size);
+        const t = this.trimmedJournal({ upTo: image.upTo, db: sum, ...(prev ? { prev } : {}) }, rotate, size, size);
         writeFileAtomicSync(this.journalPath, t.bytes);
         if (this.changedKept !== undefined) clearNextSum(this.ralphDir);
       }
@@ -896,9 +916,13 @@ class SqlJsEventStore implements EventStore {
 
   /** Applies journal records past our offset (from 0 when the journal was replaced). */
   private readJournalTail(): void {
-    let scan = readJournalSync(this.journalPath, this.journalOffset);
-    if (scan.ino !== this.journalIno && this.journalOffset !== 0) scan = readJournalSync(this.journalPath, 0);
-    const n = this.replayJournal(scan.records);
+    let scan = readJournalSync(this.journalPath, this.journalOffset, { skipCovered: true });
+    if (scan.ino !== this.journalIno && this.journalOffset !== 0) scan = readJournalSync(this.journalPath, 0, { skipCovered: true });
+    this.followJournal(scan);
+  }
+
+  private followJournal(scan: JournalRead): void {
+    const n = this.replayJournal(scan);
     this.replayed += n;
     this.journalIno = scan.ino;
     this.journalOffset = scan.validEnd; // an incomplete last record is re-read next time
@@ -913,7 +937,7 @@ class SqlJsEventStore implements EventStore {
       if (!sameStamp(now, this.dbStamp)) {
         // A new checkpoint. If its journal header says ralph.db holds nothing past what we
         // have already applied, keep our database and just follow the new journal.
-        const scan = readJournalSync(this.journalPath, 0);
+        const scan = readJournalSync(this.journalPath, 0, { skipCovered: true });
         const upTo = scan.records[0]?.upTo;
         if (upTo !== undefined && upTo <= this.maxEventId()) {
           this.dbStamp = now;
@@ -1113,7 +1137,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
     // between could checkpoint (and trim the journal) after our read. Observers read the
     // database before the journal, so a checkpoint in between loses them nothing.
     const file = await readWithStampAsync(dbPath);
-    const scan = readJournalSync(journalPath, 0, { acceptUnterminated: lock !== undefined });
+    const scan = readJournalSync(journalPath, 0, { acceptUnterminated: lock !== undefined, skipCovered: true });
     if (scan.damage) throw journalDamageError(journalPath, scan.damage);
     const header = headerOf(scan.records);
     let dbSum: DbSum | undefined;
@@ -1166,7 +1190,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
       clearNextSum(ralphDir);
       if (takeover) await store.recordTakeover(takeover);
     } else {
-      store.openObserver(loaded.stamp);
+      store.openObserver(loaded.stamp, scan);
     }
     return store;
   } catch (e) {

@@ -96,6 +96,43 @@ describe('store/journal', () => {
     assert.equal(scanJournal(encodeRecord([event(1)])).headerEnd, 0);
   });
 
+  describe('a header that counts the records ralph.db holds', () => {
+    const held = [encodeRecord([event(1), event(2)]), encodeRecord([event(3)])];
+    const after = encodeRecord([event(4)]);
+    const covered = held[0]!.length + held[1]!.length;
+    const journal = (...rest: Buffer[]): Buffer => Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered }), ...rest]);
+
+    it('given skipCovered, then they are checked but not parsed, and the full scan returns them', () => {
+      const buf = journal(...held, after);
+      const scan = scanJournal(buf, 0, { skipCovered: true });
+      assert.deepEqual(
+        scan.records.map((r) => r.events.map((e) => e.entity_id)),
+        [[], ['T4']],
+      );
+      assert.equal(scan.skipped?.records, 2);
+      assert.equal(scan.validEnd, buf.length);
+      assert.deepEqual(scan.skipped?.full(), scanJournal(buf));
+      assert.equal(scanJournal(buf).skipped, undefined, 'only when asked');
+    });
+
+    it('given a flipped byte in a covered record, then it is the same damage as without skipping', () => {
+      const bad = Buffer.from(held[1]!);
+      bad[20] = bad[20] === 0x41 ? 0x42 : 0x41;
+      const buf = journal(held[0]!, bad, after);
+      const scan = scanJournal(buf, 0, { skipCovered: true });
+      assert.ok(scan.damage, 'damage reported');
+      assert.deepEqual(scan, scanJournal(buf));
+    });
+
+    it('given a count past the end of the file, then what is there is skipped and nothing is lost', () => {
+      const buf = Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered: covered + 10_000 }), ...held]);
+      const scan = scanJournal(buf, 0, { skipCovered: true });
+      assert.equal(scan.skipped?.records, 2);
+      assert.equal(scan.validEnd, buf.length);
+      assert.equal(scan.tornBytes, 0);
+    });
+  });
+
   it('salvage finds every record whose checksum holds, across a damaged newline and a damaged record, and names the damaged bytes', () => {
     const r = [1, 2, 3, 4].map((i) => Buffer.from(encodeRecord([event(i)])));
     (r[0] as Buffer)[(r[0] as Buffer).length - 1] = 0x21; // record 1's newline

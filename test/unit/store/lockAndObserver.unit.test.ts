@@ -135,6 +135,31 @@ describe('store writer lock and observers', () => {
     assert.deepEqual(o.events(), w.events());
     assert.deepEqual(counterRows(o), counterRows(w));
   });
+
+  it('given an observer that read the ralph.db a checkpoint then replaced, then it replays what the journal kept for it', async () => {
+    // The race the header's `covered` count must not lose: ralph.db read, then a checkpoint
+    // rotates it and trims the journal, then the journal read. The kept records are covered
+    // by the new ralph.db, not by the one this observer holds, so they must be parsed.
+    const dir = tmpRalph();
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('A')]);
+    await w.checkpoint();
+    const older = fs.readFileSync(path.join(dir, 'ralph.db'));
+    await w.append([ev('B')]);
+    await w.append([ev('C')]);
+    await w.checkpoint();
+    await w.close();
+    open.splice(open.indexOf(w), 1);
+    const journal = fs.readFileSync(path.join(dir, 'ralph.events.journal'), 'utf8');
+    assert.match(journal.split('\n')[0] ?? '', /"covered":[1-9]/, 'the header counts the kept records');
+    fs.writeFileSync(path.join(dir, 'ralph.db'), older);
+    const o = await openAs(dir, 'observer');
+    assert.deepEqual(
+      o.events().map((e) => e.entity_id),
+      ['A', 'B', 'C'],
+    );
+    assert.equal(o.stats().replayedEvents, 2);
+  });
 });
 
 describe('store writer lock: a takeover mutex left by a killed process', () => {
