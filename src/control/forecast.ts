@@ -68,12 +68,14 @@ export function readForecast(db: SqlReader, opts: ForecastOptions, today: SpendT
     finished.push({ effort: effortOf(t.effort), costUsd: cost, startedAt: t.started ?? t.finished, finishedAt: t.finished });
   }
   const failed = db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM task_view WHERE status = 'blocked'`)?.n ?? 0;
+  // Counted per effort in SQL: one row per open task through sql.js cost the monitor's
+  // snapshot more than the rest of the forecast.
   const remaining = db
-    .all<{ effort: string | null }>(
-      `SELECT effort FROM task_view WHERE status IN (${OPEN_STATUSES.map(() => '?').join(', ')})`,
+    .all<{ effort: string | null; n: number }>(
+      `SELECT effort, COUNT(*) AS n FROM task_view WHERE status IN (${OPEN_STATUSES.map(() => '?').join(', ')}) GROUP BY effort ORDER BY MIN(rowid)`,
       OPEN_STATUSES,
     )
-    .map((r) => effortOf(r.effort));
+    .flatMap((r) => Array.from({ length: r.n }, () => effortOf(r.effort)));
   const spentTodayUsd = today.spentUsd;
   return forecast({
     finished,

@@ -121,7 +121,7 @@ export class MonitorTimeline {
       run: runAt(db),
       past: true,
       eventIndex: this.times.at(db, cursor.at),
-      cache: { rows: [], lastEventId: null, metricsFiles: this.metricsFiles },
+      cache: { rows: [], lastEventId: null, flow: null, metricsFiles: this.metricsFiles },
       ...this.historyInput(lastId),
     });
     snap.timeline = {

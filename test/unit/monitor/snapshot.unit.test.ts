@@ -431,6 +431,43 @@ describe('buildMonitorSnapshot', () => {
     assert.equal(cache.rows.length, 1);
   });
 
+  it('given a cache, then the charts come from its flow index while the history is in time order, and from a walk once it is not', () => {
+    db.exec(REFERENCE_DDL);
+    const cache = createSnapshotCache();
+    const same = (label: string, run: 'running' | 'stopped'): void => {
+      const cached = buildMonitorSnapshot(readerOf(db), logs, NOW, { cache, run });
+      assert.deepEqual(cached.series, buildMonitorSnapshot(readerOf(db), logs, NOW, { run }).series, label);
+    };
+    for (let k = 0; k < 6; k++) {
+      insertEvents(db, [
+        { ts: ago((90 - 12 * k) * MIN), entity_id: `T-${k}`, event_type: 'task.created', payload: { status: 'pending' } },
+        { ts: ago((85 - 12 * k) * MIN), entity_id: `T-${k}`, event_type: 'task.claimed', payload: { new_status: 'claimed' } },
+      ]);
+      same(`append ${k}`, k % 2 === 0 ? 'running' : 'stopped');
+    }
+    assert.ok(cache.flow !== null && cache.flow.length === 12, 'the index holds every row');
+    // A writer stamped an older time: the rows are re-sorted and walked from now on.
+    insertEvents(db, [{ ts: ago(200 * MIN), entity_id: 'T-0', event_type: 'task.done', payload: { new_status: 'done' } }]);
+    same('an older stamp', 'running');
+    assert.equal(cache.flow, null);
+    insertEvents(db, [{ ts: ago(MIN), entity_id: 'T-1', event_type: 'task.done', payload: { new_status: 'done' } }]);
+    same('after the walk took over', 'stopped');
+  });
+
+  it('given a cache and a task event whose time does not parse, then the flow still equals a full read', () => {
+    db.exec(REFERENCE_DDL);
+    const cache = createSnapshotCache();
+    insertEvents(db, [{ ts: ago(30 * MIN), entity_id: 'T-1', event_type: 'task.created', payload: { status: 'pending' } }]);
+    buildMonitorSnapshot(readerOf(db), logs, NOW, { cache });
+    insertEvents(db, [
+      { ts: 'not a time', entity_id: 'T-2', event_type: 'task.created', payload: { status: 'pending' } },
+      { ts: ago(10 * MIN), entity_id: 'T-1', event_type: 'task.done', payload: { new_status: 'done' } },
+    ]);
+    const cached = buildMonitorSnapshot(readerOf(db), logs, NOW, { cache });
+    assert.deepEqual(cached.series, buildMonitorSnapshot(readerOf(db), logs, NOW).series);
+    assert.equal(cache.flow, null);
+  });
+
   it('counts a time window exactly when some stamps have no milliseconds', () => {
     db.exec(REFERENCE_DDL);
     // The bound is 11:00:00.500; '11:00:00Z' is before it although it sorts after as a string.
