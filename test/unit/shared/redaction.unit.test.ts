@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
 import { REDACTED, redactArgs, Redactor, redactText, redactValue, registerSecretEnv, secretValuesOf } from '../../../src/shared/redaction';
 
 describe('shared/redaction (as the agents use it)', () => {
@@ -108,5 +109,42 @@ describe('shared/redaction: one step in front of every sink', () => {
     assert.equal(out.patch_path, payload.patch_path);
     const clean = { task_id: 'W1-001', note: 'nothing to hide here' };
     assert.equal(redactValue(clean), clean);
+  });
+});
+
+describe('shared/redaction: the quick check', () => {
+  it('given texts made of credential shapes, secret values and prose, then text() answers exactly what the full scrub does', () => {
+    const r = new Redactor(['hunter2hunter2', 'Zq9-local-secret']);
+    const pieces = [
+      'sk-ant-api03-AbCdEfGhIjKlMnOp',
+      'SK-ANT-notakey',
+      'ghp_abcdefghijklmnopqrstuvwxyz0123',
+      'github_pat_11ABCDEFG0123456789_abc',
+      'xoxb-1234567890-abcdef',
+      'AKIAABCDEFGHIJKLMNOP',
+      'ASIAQWERTYUIOPASDFGH',
+      'AIzaSyA-abcdefghijklmnopqrstuv',
+      'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlX2hlcmU',
+      'Authorization: Bearer abcdefgh12345678',
+      'basic   dXNlcjpwYXNzd29yZA==',
+      'api_key="s3cr3tvalue"',
+      'PASSWORD: letmein99',
+      'token=abcd',
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----',
+      'hunter2hunter2',
+      'Zq9-local-secret',
+      'the task passed its gates',
+      'W1-003 → done',
+      'Asia and the keys of the piano',
+      ' ',
+      '\n',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 12 })), { maxLength: 8 }), (parts) => {
+        const text = parts.join('');
+        assert.equal(r.text(text), r.scrub(text));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
