@@ -231,13 +231,14 @@ const stateFileSchema = z.object({
   current_item: z.string().nullable().catch(null),
 });
 
-/** A table, or a view standing for one (the time slider's `events`), in either schema. */
-function tableExists(db: SqlReader, name: string): boolean {
-  return (
-    (db.get<{ n: number }>(
-      "SELECT (SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1) + (SELECT COUNT(*) FROM sqlite_temp_master WHERE type IN ('table', 'view') AND name = ?1) AS n",
-      [name],
-    )?.n ?? 0) > 0
+/** The tables, and the views standing for one (the time slider's `events`), in either schema. */
+function tableNames(db: SqlReader): Set<string> {
+  return new Set(
+    db
+      .all<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') UNION ALL SELECT name FROM sqlite_temp_master WHERE type IN ('table', 'view')",
+      )
+      .map((r) => r.name),
   );
 }
 
@@ -465,9 +466,10 @@ export function buildMonitorSnapshot(db: SqlReader, logsDir: string, now: Date, 
   const warnings: string[] = [];
   const snap = emptySnapshot(now);
 
-  const hasEvents = tableExists(db, 'events');
-  const hasTasks = tableExists(db, 'task_view');
-  const hasPatches = tableExists(db, 'patch_view');
+  const tables = tableNames(db);
+  const hasEvents = tables.has('events');
+  const hasTasks = tables.has('task_view');
+  const hasPatches = tables.has('patch_view');
   if (!hasEvents) warnings.push('ralph.db has no events table yet (run Ralph: Initialize Project)');
 
   const byTask = hasTasks ? countByStatus(db, 'task_view', TASK_STATUSES, warnings) : zeroCounts(TASK_STATUSES);
