@@ -40,7 +40,7 @@ export function inlinePictures(markdown, baseDir, keep = VSIX_PICTURES) {
 }
 
 /** Characters of an entry's first sentence the condensed changelog keeps. */
-export const SENTENCE_LIMIT = 160;
+export const SENTENCE_LIMIT = 120;
 
 /** Headings of sections about the project's own tests and CI, which users of the extension do not need. */
 const INTERNAL_SECTION = /^#{2,6} Tests and CI\s*$/;
