@@ -218,12 +218,23 @@ const SPACE = 0x20;
 type Parsed = { ok: true; record: JournalRecord } | { ok: false; reason: string };
 
 /** Parses the record in buf[start, end) (end excludes its newline); `at` is its file offset. */
+/** The 8 lowercase hex digits at buf[start], or -1 (read by hand: opens check thousands). */
+function hex8(buf: Uint8Array, start: number): number {
+  let v = 0;
+  for (let i = start; i < start + 8; i++) {
+    const c = buf[i] ?? 0;
+    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
 /** Why the record in buf[start, end) fails its frame or checksum, or undefined when both hold. */
 function frameFault(buf: Uint8Array, start: number, end: number, at: number): string | undefined {
   if (end - start < 10 || buf[start + 8] !== SPACE) return `malformed record header at byte ${at}`;
-  const hex = Buffer.from(buf.subarray(start, start + 8)).toString('latin1');
-  const want = /^[0-9a-f]{8}$/.test(hex) ? Number.parseInt(hex, 16) : Number.NaN;
-  if (!Number.isFinite(want) || crc32(buf, start + 9, end) !== want) return `checksum mismatch at byte ${at}`;
+  const want = hex8(buf, start);
+  if (want < 0 || crc32(buf, start + 9, end) !== want) return `checksum mismatch at byte ${at}`;
   return undefined;
 }
 
