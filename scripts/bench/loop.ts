@@ -20,6 +20,7 @@ import {
   scriptedLoop,
   writeScenario,
 } from '../../test/int/loop/sampleProject';
+import { detectConfinement } from '../../src/agents/sandbox';
 
 interface RunNumbers {
   readonly tasks: number;
@@ -30,6 +31,9 @@ interface RunNumbers {
   readonly modelMs: number;
   readonly gateMs: number;
   readonly gitCalls: number;
+  /** Gate runs by gate, and how agents' processes were confined. */
+  readonly gateRuns: Readonly<Record<string, number>>;
+  readonly confinement: string;
   /** The loop summary's own figures: the union of busy stretches, and per agent. */
   readonly summaryBusyMs: number;
   readonly agentBusyMs: Readonly<Record<string, number>>;
@@ -88,9 +92,13 @@ async function runOnce(turnMs: number, workers: number): Promise<RunNumbers> {
       since = Date.now();
     }
   };
+  const gateRuns: Record<string, number> = {};
   loop.events.on((e) => {
     if (e.type === 'agent.started') enter(`${e.agent} ${e.phase} ${e.taskId ?? ''}`.trim());
-    if (e.type === 'gate.started') enter(`gate ${e.gate} ${e.taskId ?? ''}`.trim());
+    if (e.type === 'gate.started') {
+      gateRuns[e.gate] = (gateRuns[e.gate] ?? 0) + 1;
+      enter(`gate ${e.gate} ${e.taskId ?? ''}`.trim());
+    }
     if (e.type === 'agent.finished' || (e.type === 'gate.finished' && e.gate !== 'forbidden_patterns')) leave();
   });
   const git0 = gitCallCount();
@@ -108,6 +116,8 @@ async function runOnce(turnMs: number, workers: number): Promise<RunNumbers> {
     modelMs: summary.modelMs,
     gateMs: summary.gateMs,
     gitCalls,
+    gateRuns,
+    confinement: detectConfinement('scripted').kind,
     summaryBusyMs: summary.busyMs,
     agentBusyMs: summary.agentBusyMs,
     longestGaps: gaps
@@ -122,6 +132,10 @@ function report(title: string, r: RunNumbers): void {
   console.log(`${title}`);
   console.log(`  tasks: ${r.tasks} (promoted ${r.promoted}), invocations: ${r.invocations}, git processes: ${r.gitCalls}`);
   console.log(`  wall ${r.wallMs} ms; model ${r.modelMs} ms + gates ${r.gateMs} ms (summed over agents); busy wall ${r.busyMs} ms`);
+  const runs = Object.entries(r.gateRuns)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([g, n]) => `${g} ${n}`);
+  console.log(`  gate runs: ${runs.join(', ') || 'none'}; agents and gates confined: ${r.confinement}`);
   console.log(
     `  harness overhead: ${overhead} ms = ${((100 * overhead) / r.wallMs).toFixed(1)} % of wall time (target < 5 %); ${(overhead / r.tasks).toFixed(0)} ms per task`,
   );
