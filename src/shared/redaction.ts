@@ -139,24 +139,33 @@ export class Redactor {
 
   private walk(v: unknown, key: string | undefined): unknown {
     if (typeof v === 'string') return key !== undefined && STRUCTURAL_KEY.test(key) ? v : this.text(v);
+    // Copies are made only from the first change on: most payloads have nothing to redact,
+    // and every appended event's payload comes through here.
     if (Array.isArray(v)) {
-      let changed = false;
-      const out = v.map((x) => {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
         const r = this.walk(x, key);
-        if (r !== x) changed = true;
-        return r;
-      });
-      return changed ? out : v;
+        if (out === undefined && r !== x) out = v.slice(0, i);
+        out?.push(r);
+      }
+      return out ?? v;
     }
     if (v !== null && typeof v === 'object') {
-      let changed = false;
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
+      const src = v as Record<string, unknown>;
+      const keys = Object.keys(src);
+      let out: Record<string, unknown> | undefined;
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i] as string;
+        const x = src[k];
         const r = this.walk(x, k);
-        if (r !== x) changed = true;
-        out[k] = r;
+        if (out === undefined && r !== x) {
+          out = {};
+          for (let j = 0; j < i; j++) out[keys[j] as string] = src[keys[j] as string];
+        }
+        if (out !== undefined) out[k] = r;
       }
-      return changed ? out : v;
+      return out ?? v;
     }
     return v;
   }

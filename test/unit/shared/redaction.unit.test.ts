@@ -148,3 +148,28 @@ describe('shared/redaction: the quick check', () => {
     );
   });
 });
+
+describe('shared/redaction: a value changed part way through', () => {
+  it('given a secret after plain keys and elements, then the copy keeps every key, element and order, and the input is untouched', () => {
+    const input = {
+      a: 'plain words',
+      n: 3,
+      list: ['first', 'sk-ant-api03-AbCdEfGhIjKlMnOp', 'last'],
+      nested: { ok: 'fine', auth: 'token=abcd1234', after: true },
+      task_id: 'sk-notasecret-id',
+    };
+    const before = structuredClone(input);
+    const out = redactValue(input);
+    assert.deepEqual(input, before, 'the input is not changed');
+    assert.deepEqual(Object.keys(out), Object.keys(input));
+    assert.deepEqual(Object.keys(out.nested), ['ok', 'auth', 'after']);
+    assert.deepEqual(out, {
+      a: 'plain words',
+      n: 3,
+      list: ['first', REDACTED, 'last'],
+      nested: { ok: 'fine', auth: `token=${REDACTED}`, after: true },
+      task_id: 'sk-notasecret-id',
+    });
+    assert.equal(out.list === input.list, false);
+  });
+});
