@@ -12,8 +12,37 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { domainEvent, toNewEvent } from '../domain/events';
-import { fileError, fsyncDir } from '../shared/fs';
+import { atomicTempWriter, fileError, fsyncDir } from '../shared/fs';
+import { pidAlive } from '../shared/process';
 import type { EventStore, NewEvent, StoredEvent } from '../store/types';
+
+/**
+ * Removes the half-written patch files a process killed mid-write left in pending/ (its
+ * atomic write's temp, `<id>.patch.tmp-<pid>-<hex>`, never renamed into place): nothing
+ * names them, and the task's work is still in its worktree. A temp whose writer is alive
+ * is being written and stays. Returns the files removed.
+ */
+export async function removeKilledPatchWrites(ctx: Pick<ArchiveContext, 'ralphDir'>): Promise<string[]> {
+  const pending = path.join(ctx.ralphDir, 'commits', 'pending');
+  let names: string[];
+  try {
+    names = await fsp.readdir(pending);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw fileError('list', pending, e);
+  }
+  const removed: string[] = [];
+  for (const name of names.sort()) {
+    const pid = /\.patch\.tmp-/.test(name) ? atomicTempWriter(name) : undefined;
+    if (pid === undefined || pidAlive(pid)) continue;
+    const file = path.join(pending, name);
+    await fsp.rm(file, { force: true }).catch((e: unknown) => {
+      throw fileError('remove', file, e);
+    });
+    removed.push(file);
+  }
+  return removed;
+}
 
 /** Where a closed patch's file is kept, under `.ralph/commits/`. */
 export const ARCHIVE_DIRS = { promoted: 'applied', discarded: 'discarded' } as const;

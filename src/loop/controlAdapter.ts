@@ -5,7 +5,7 @@ import { controlContext } from '../control/context';
 import type { ControlContext } from '../control/context';
 import { claimReadyTask, decideAndAppend, transitionTask } from '../control/tasks';
 import { classifyTaskRisk, discardPatch, promotePatch, queuePatch } from '../control/patches';
-import { archiveClosedPatches, archiveOrphanedPatches } from '../control/patchArchive';
+import { archiveClosedPatches, archiveOrphanedPatches, removeKilledPatchWrites } from '../control/patchArchive';
 import { expireStaleDeferrals, resolveDeferred } from '../control/deferred';
 import { processProposals } from '../control/proposals';
 import { allTasks, getTask, patchesOf, promotedSince } from '../control/views';
@@ -176,6 +176,10 @@ export class ControlAdapter implements LoopControl {
 
   archiveOrphanedPatches(): Promise<readonly { file: string; to: string; error?: string }[]> {
     return archiveOrphanedPatches(this.ctx);
+  }
+
+  removeKilledPatchWrites(): Promise<readonly string[]> {
+    return removeKilledPatchWrites(this.ctx);
   }
 
   async resolveDeferred(

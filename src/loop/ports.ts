@@ -126,6 +126,8 @@ export interface LoopControl {
   archiveClosedPatches(): Promise<readonly { patchId: string; to: string; error?: string }[]>;
   /** Moves patch files no patch names out of commits/pending/ (a killed run's unqueued captures), each with an event. */
   archiveOrphanedPatches(): Promise<readonly { file: string; to: string; error?: string }[]>;
+  /** Removes half-written patch files a killed writer left in commits/pending/; returns them. */
+  removeKilledPatchWrites(): Promise<readonly string[]>;
   resolveDeferred(
     taskId: string,
     decision: 'approve' | 'reject' | 'modify',

@@ -36,6 +36,10 @@ export async function recover(run: LoopRun): Promise<void> {
       `moved ${moved.length} worktree(s) (${moved.join(', ')}) out of the repository into ${await worktreesRoot(projectDir)}`,
     );
   }
+  // A run killed while writing a patch file left its temp, never renamed into place.
+  for (const f of await control.removeKilledPatchWrites()) {
+    ctx.log('harness', 'info', `removed ${basename(f)}: a patch file a killed run was still writing`);
+  }
   // A run killed between writing a patch file and queueing it left the file with no patch
   // in the log: nothing will ever promote it, and the task's work is redone from its
   // worktree. The file moves to commits/discarded/ with an event (the bytes are kept).

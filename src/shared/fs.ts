@@ -84,6 +84,12 @@ export function isAtomicTempOf(target: string, name: string): boolean {
   return name.startsWith(`${path.basename(target)}${TEMP_MARK}`);
 }
 
+/** The pid of the process writing the atomic-write temp `name` (`<target>.tmp-<pid>-<hex>`), if it is one. */
+export function atomicTempWriter(name: string): number | undefined {
+  const m = /\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
 /**
  * Directories cannot be opened or fsynced everywhere (Windows; some network and FUSE file
  * systems answer EINVAL or ENOTSUP); the rename is still atomic there, only not yet durable.

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { archiveClosedPatches, archiveOrphanedPatches } from '../../../src/control/patchArchive';
+import { spawnSync } from 'node:child_process';
+import { archiveClosedPatches, archiveOrphanedPatches, removeKilledPatchWrites } from '../../../src/control/patchArchive';
 import { discardPatch, drainInbox, getPatch, importBacklog, promotePatch, queuePatch, submitToInbox } from '../../../src/control/index';
 import { diffViewsAgainstRebuild } from '../../../src/project/repair/storeChecks';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
@@ -137,6 +138,22 @@ describe('closed patches leave commits/pending/', function () {
     assert.equal(getPatch(h.store, live.id)?.status, 'queued');
     assert.deepEqual(await archiveOrphanedPatches(h.ctx), [], 'a second sweep has nothing to do');
     assert.deepEqual(await diffViewsAgainstRebuild(h.store, CONTROL_PROJECTIONS), []);
+  });
+
+  it('a patch file a killed process was still writing (its temp) is removed; one a live process writes, and other files, stay', async () => {
+    const pending = path.join(h.ralphDir, 'commits', 'pending');
+    fs.mkdirSync(pending, { recursive: true });
+    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+    const killed = `T-1_primary_20261203172452433_2.patch.tmp-${dead}-37fcc84d`;
+    const writing = `T-2_worker-1_20261203172452433_3.patch.tmp-${process.pid}-0a1b2c3d`;
+    for (const n of [killed, writing, 'T-3_w_1.patch', 'notes.tmp-1-ab']) fs.writeFileSync(path.join(pending, n), 'diff --git a/x b/x\n');
+    assert.deepEqual(await removeKilledPatchWrites(h.ctx), [path.join(pending, killed)]);
+    assert.deepEqual(pendingFiles(), [
+      'T-2_worker-1_20261203172452433_3.patch.tmp-' + String(process.pid) + '-0a1b2c3d',
+      'T-3_w_1.patch',
+      'notes.tmp-1-ab',
+    ]);
+    assert.deepEqual(await removeKilledPatchWrites(h.ctx), [], 'a second sweep has nothing to do');
   });
 
   it('an orphan whose name is taken in discarded/ by other bytes gets the next free name; the same bytes are not kept twice', async () => {
