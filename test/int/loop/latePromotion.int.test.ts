@@ -145,7 +145,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
-    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     const verifiedOn = git(p.dir, 'rev-parse', 'main');
     const moved = userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
     const mark = events.length;
@@ -204,7 +204,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
-    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     // The user renames the project (and keeps main's own tests green); the patch's test expects the old name.
     const moved = userCommit(
       p,
@@ -284,7 +284,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const { loop, events } = scriptedLoop(p, store);
     await loop.start();
     const deferred = await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
-    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     const base = git(p.dir, 'rev-parse', 'main');
     const mark = events.length;
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
@@ -303,7 +303,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 1), agents: UNCONFINED_GATES });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
-    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
     const promoted = await loop.events.next((e) => e.type === 'patch.promoted' && e.taskId === 'T-4');
@@ -326,7 +326,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const { loop, events } = scriptedLoop(p, store, { test: dropDuringReverifyGate(p), agents: UNCONFINED_GATES });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
-    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     const moved = userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
     const closed = await loop.events.next(
@@ -354,7 +354,7 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     const { loop, events } = scriptedLoop(p, store, { test: branchMoverGate(p, 99), agents: UNCONFINED_GATES });
     await loop.start();
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
-    await loop.events.next((e) => e.type === 'agent.started' && e.agent === 'judge');
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
     writeScenario(p, [{ name: 'silent planner', match: 'RALPH-KEY: plan/T-4/', turns: [{ hang: true }] }]);
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
