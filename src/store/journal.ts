@@ -148,8 +148,10 @@ export interface CheckpointHeader {
   readonly prev?: DbSum;
   /**
    * The bytes of records right after the header whose events ralph.db holds (the journal
-   * keeps them for ralph.db.prev). An open that trusts ralph.db checks their checksums but
-   * does not parse them: at 100k events that parse was half of an observer's open.
+   * keeps them for ralph.db.prev). An open whose database holds the last of them checks
+   * their checksums but does not parse them: at 100k events that parse was half of an
+   * observer's open. A record there whose checksum holds is taken as Ralph wrote it;
+   * `ralph repair` parses every record.
    */
   readonly covered?: number;
 }
@@ -206,10 +208,12 @@ export interface JournalScan {
   readonly headerEnd: number;
   /**
    * Only with `skipCovered`: the records right after the header that ralph.db holds, whose
-   * checksums were checked but which were not parsed (they are not in `records`), and the
-   * scan that parses them, for an open that finds ralph.db is not the one the header names.
+   * checksums were checked but which were not parsed (they are not in `records`), the last
+   * of them parsed (a database holding its last event holds them all: every database is a
+   * prefix of the journal's order), and the scan that parses them all, for an open whose
+   * database lacks it.
    */
-  readonly skipped?: { readonly records: number; readonly full: () => JournalScan };
+  readonly skipped?: { readonly records: number; readonly last: JournalRecord; readonly full: () => JournalScan };
 }
 
 const NEWLINE = 0x0a;
@@ -268,21 +272,26 @@ export interface ScanOptions {
 }
 
 /**
- * How many whole records from buf[pos] lie within the header's `covered` bytes, each with its
- * checksum holding; undefined when one does not (the full scan then says where and why).
+ * The whole records from buf[pos] that exactly fill the header's `covered` bytes, each with
+ * its checksum holding, and where the last one starts; undefined when they do not (a
+ * checksum fails, or the file ends or a record straddles the count: a journal cut short or
+ * changed outside Ralph). The full scan then decides.
  */
-function coveredRecords(buf: Uint8Array, pos: number, covered: number): { records: number; end: number } | undefined {
-  const to = Math.min(buf.length, pos + covered);
+function coveredRecords(buf: Uint8Array, pos: number, covered: number): { records: number; end: number; lastStart: number } | undefined {
+  const to = pos + covered;
+  if (to > buf.length) return undefined;
   let records = 0;
   let at = pos;
+  let lastStart = pos;
   while (at < to) {
     const nl = buf.indexOf(NEWLINE, at);
-    if (nl < 0 || nl >= to) break;
+    if (nl < 0 || nl >= to) return undefined;
     if (frameFault(buf, at, nl, 0) !== undefined) return undefined;
     records++;
+    lastStart = at;
     at = nl + 1;
   }
-  return { records, end: at };
+  return { records, end: at, lastStart };
 }
 
 /** Parses records from `buf` (the journal's bytes from `baseOffset`), stopping at the first invalid one. */
@@ -336,7 +345,9 @@ export function scanJournal(buf: Uint8Array, baseOffset = 0, options: ScanOption
         const full = (): JournalScan => scanJournal(buf, baseOffset, { ...options, skipCovered: false });
         const c = coveredRecords(buf, pos, covered);
         if (c === undefined) return full();
-        if (c.records > 0) skipped = { records: c.records, full };
+        const last = parseRecord(buf, c.lastStart, c.end - 1, baseOffset + c.lastStart);
+        if (!last.ok || last.record.events.length === 0) return full();
+        skipped = { records: c.records, last: last.record, full };
         pos = c.end;
       }
     }

@@ -308,12 +308,14 @@ class SqlJsEventStore implements EventStore {
 
   /**
    * The scan's records, with the ones it skipped as held by ralph.db parsed after all when
-   * this database lacks the header's last event (it is not the ralph.db the header names).
+   * this database lacks the last event of the last of them (an observer holding an older
+   * ralph.db). Not the header's `upTo`: that is the largest id, which need not be the last
+   * appended (another tool's ids sort anywhere).
    */
   private recordsOf(scan: JournalScan): readonly JournalRecord[] {
     if (!scan.skipped) return scan.records;
-    const upTo = headerOf(scan.records)?.upTo ?? '';
-    if (upTo !== '' && this.hasEvent(upTo)) return scan.records;
+    const lastId = scan.skipped.last.events[scan.skipped.last.events.length - 1]?.event_id;
+    if (lastId !== undefined && this.hasEvent(lastId)) return scan.records;
     const full = scan.skipped.full();
     if (full.damage) throw journalDamageError(this.journalPath, full.damage);
     return full.records;
@@ -367,9 +369,19 @@ class SqlJsEventStore implements EventStore {
     return this.db.get<{ m: string | null }>('SELECT max(event_id) AS m FROM events')?.m ?? '';
   }
 
+  /** The largest id of the generator's shape (`evt_…`), read from the primary key's range. */
+  private maxGeneratedId(): string {
+    return (
+      this.db.get<{ m: string | null }>("SELECT max(event_id) AS m FROM events WHERE event_id >= 'evt_' AND event_id < 'evt`'")?.m ?? ''
+    );
+  }
+
   async openWriter(facts: OpenFacts): Promise<void> {
     const { scan } = facts;
     this.ids.observe(this.maxEventId());
+    // The largest id of ours too: the journal records an open skips are not observed one by
+    // one, and a foreign largest id (another tool's) says nothing to the generator.
+    this.ids.observe(this.maxGeneratedId());
     this.replayed += this.replayJournal(scan);
     const header = headerOf(scan.records);
     // ralph.db.prev may lack everything after the header; ralph.db lacks only what was replayed.
@@ -385,9 +397,12 @@ class SqlJsEventStore implements EventStore {
       this.patchJournal((fd) => fs.ftruncateSync(fd, scan.validEnd), 'truncate');
     }
     if (scan.unterminated) {
-      // A complete last record whose newline never made it to disk: finish the line.
+      // A complete last record whose newline never made it to disk: finish the line, and
+      // count the newline as part of it (a trim from before it would leave an empty line).
       this.patchJournal((fd) => fs.writeSync(fd, '\n', scan.validEnd), 'write');
       size += 1;
+      if (this.dbCoverEnd === scan.validEnd) this.dbCoverEnd = size;
+      if (this.prevCoverEnd === scan.validEnd) this.prevCoverEnd = size;
     }
     if (facts.interrupted && facts.dbSum)
       size = await this.finishInterruptedCheckpoint(facts.dbSum, facts.interrupted.prev, scan.headerEnd, size);
@@ -399,7 +414,11 @@ class SqlJsEventStore implements EventStore {
     if (created) fsyncDirSync(this.ralphDir); // the journal's directory entry must survive a crash too
     this.exitHandler = () => this.exitCheckpoint();
     process.on('exit', this.exitHandler);
-    if (!facts.dbExisted || facts.changed || this.replayed > 0) {
+    // A header counting records the journal does not end with (cut short or changed outside
+    // Ralph; the scan then parsed every record) must not stand: this writer's appends would
+    // land inside the count and a later open would skip them. The checkpoint writes a new one.
+    const coveredBroken = (header?.covered ?? 0) > 0 && scan.skipped === undefined;
+    if (!facts.dbExisted || facts.changed || this.replayed > 0 || coveredBroken) {
       this.dirty = true;
       await this.checkpoint();
     } else if (facts.dbSum && this.wantsReplica(facts.dbSum.size)) {

@@ -124,12 +124,21 @@ describe('store/journal', () => {
       assert.deepEqual(scan, scanJournal(buf));
     });
 
-    it('given a count past the end of the file, then what is there is skipped and nothing is lost', () => {
-      const buf = Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered: covered + 10_000 }), ...held]);
-      const scan = scanJournal(buf, 0, { skipCovered: true });
-      assert.equal(scan.skipped?.records, 2);
-      assert.equal(scan.validEnd, buf.length);
-      assert.equal(scan.tornBytes, 0);
+    it('given a count the records do not fill exactly (the file cut short, or a record straddling it), then nothing is skipped', () => {
+      for (const count of [covered + 10_000, covered - 1, covered + 1]) {
+        const buf = Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered: count }), ...held, after]);
+        const scan = scanJournal(buf, 0, { skipCovered: true });
+        assert.equal(scan.skipped, undefined, `count ${count}`);
+        assert.deepEqual(scan, scanJournal(buf), `count ${count}`);
+      }
+    });
+
+    it('given skipCovered, then the last covered record is parsed: a database holding its last event holds them all', () => {
+      const scan = scanJournal(journal(...held, after), 0, { skipCovered: true });
+      assert.deepEqual(
+        scan.skipped?.last.events.map((e) => e.entity_id),
+        ['T3'],
+      );
     });
   });
 

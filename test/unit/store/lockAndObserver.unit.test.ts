@@ -251,3 +251,114 @@ describe('store observer and a record still being written', () => {
     }
   });
 });
+
+describe('store journal: the records a checkpoint header counts as held by ralph.db', () => {
+  const stores: EventStore[] = [];
+  afterEach(async () => {
+    for (const s of stores.splice(0).reverse()) await s.close();
+  });
+  async function openAs(dir: string, mode: 'writer' | 'observer', clock?: () => number): Promise<EventStore> {
+    const s = await openStore({
+      ralphDir: dir,
+      mode,
+      projections: [counterProjection()],
+      checkpointDebounceMs: 3_600_000,
+      ...(clock ? { clock } : {}),
+    });
+    stores.push(s);
+    return s;
+  }
+  async function closeLast(s: EventStore): Promise<void> {
+    await s.close();
+    stores.splice(stores.indexOf(s), 1);
+  }
+  /** An event another tool appended, whose id sorts after every one of ours. */
+  function foreign(dir: string): void {
+    const e: StoredEvent = {
+      event_id: 'zzz-imported-1',
+      ts: '2026-12-01T00:00:00.000Z',
+      run_id: 'import',
+      entity_type: 'task',
+      entity_id: 'F',
+      event_type: 'task.touched',
+      actor: 'import',
+      payload: {},
+    };
+    fs.appendFileSync(path.join(dir, 'ralph.events.journal'), encodeRecord([e]));
+  }
+  const ids = (s: EventStore): string[] => s.events().map((e) => e.entity_id);
+
+  it('given a foreign largest id, when a writer appends and closes, then a following observer sees its events', async () => {
+    const dir = tmpRalph();
+    const w0 = await openAs(dir, 'writer');
+    await w0.append([ev('A')]);
+    await closeLast(w0);
+    foreign(dir);
+    await closeLast(await openAs(dir, 'writer')); // replays it; every checkpoint's upTo is now the foreign id
+    const o = await openAs(dir, 'observer');
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('C')]);
+    await w.append([ev('D')]);
+    await closeLast(w);
+    await o.refresh();
+    assert.deepEqual(ids(o).sort(), ['A', 'C', 'D', 'F']);
+  });
+
+  it('given a foreign largest id and every record of ours counted as held, then a writer at the same millisecond continues after our last id', async () => {
+    const dir = tmpRalph();
+    const at = () => Date.parse('2026-12-03T12:00:00.000Z');
+    const w0 = await openAs(dir, 'writer', at);
+    await w0.append([ev('A')]);
+    await closeLast(w0);
+    foreign(dir);
+    await closeLast(await openAs(dir, 'writer', at));
+    const w = await openAs(dir, 'writer', at);
+    const [b] = await w.append([ev('B')]);
+    const a = w.events().find((e) => e.entity_id === 'A');
+    assert.ok(a && b && b.event_id > a.event_id, `${b?.event_id} after ${a?.event_id}`);
+  });
+
+  it('given a journal cut short inside the counted records, then what a writer appends after it is not skipped by a later open', async () => {
+    const dir = tmpRalph();
+    const w0 = await openAs(dir, 'writer');
+    await w0.append([ev('A')]);
+    await w0.checkpoint();
+    await w0.append([ev('B')]);
+    await w0.append([ev('C')]);
+    await closeLast(w0);
+    const journal = path.join(dir, 'ralph.events.journal');
+    const lines = fs.readFileSync(journal, 'utf8').split('\n');
+    assert.match(lines[0] ?? '', /"covered":[1-9]/);
+    fs.writeFileSync(journal, `${lines.slice(0, -2).join('\n')}\n`); // C's record gone (ralph.db still holds it)
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('Z')]);
+    // The state a crash now would leave: a copy of the files as they are.
+    const copy = tmpRalph();
+    fs.mkdirSync(copy, { recursive: true });
+    for (const f of ['ralph.db', 'ralph.db.prev', 'ralph.events.journal']) {
+      if (fs.existsSync(path.join(dir, f))) fs.copyFileSync(path.join(dir, f), path.join(copy, f));
+    }
+    const o = await openAs(copy, 'observer');
+    assert.deepEqual(ids(o), ['A', 'B', 'C', 'Z']);
+  });
+
+  it('given a last record ralph.db holds whose newline never reached the disk, then a writer finishes the line and the journal stays readable after its checkpoints', async () => {
+    const dir = tmpRalph();
+    const w0 = await openAs(dir, 'writer');
+    await w0.append([ev('A')]);
+    await w0.checkpoint();
+    await w0.append([ev('B')]);
+    await closeLast(w0);
+    const journal = path.join(dir, 'ralph.events.journal');
+    const bytes = fs.readFileSync(journal);
+    assert.equal(bytes.at(-1), 0x0a);
+    fs.writeFileSync(journal, bytes.subarray(0, -1));
+    await closeLast(await openAs(dir, 'writer'));
+    assert.ok(!fs.readFileSync(journal, 'utf8').includes('\n\n'), 'no empty line');
+    assert.deepEqual(ids(await openAs(dir, 'observer')), ['A', 'B']);
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('C')]);
+    await closeLast(w);
+    assert.deepEqual(ids(await openAs(dir, 'observer')), ['A', 'B', 'C']);
+  });
+});
