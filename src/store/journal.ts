@@ -221,7 +221,6 @@ const SPACE = 0x20;
 
 type Parsed = { ok: true; record: JournalRecord } | { ok: false; reason: string };
 
-/** Parses the record in buf[start, end) (end excludes its newline); `at` is its file offset. */
 /** The 8 lowercase hex digits at buf[start], or -1 (read by hand: opens check thousands). */
 function hex8(buf: Uint8Array, start: number): number {
   let v = 0;
@@ -242,6 +241,7 @@ function frameFault(buf: Uint8Array, start: number, end: number, at: number): st
   return undefined;
 }
 
+/** Parses the record in buf[start, end) (end excludes its newline); `at` is its file offset. */
 function parseRecord(buf: Uint8Array, start: number, end: number, at: number): Parsed {
   const fault = frameFault(buf, start, end, at);
   if (fault !== undefined) return { ok: false, reason: fault };

@@ -307,24 +307,21 @@ class SqlJsEventStore implements EventStore {
   }
 
   /**
-   * The scan's records, with the ones it skipped as held by ralph.db parsed after all when
-   * this database lacks the last event of the last of them (an observer holding an older
-   * ralph.db). Not the header's `upTo`: that is the largest id, which need not be the last
-   * appended (another tool's ids sort anywhere).
+   * The scan to replay: `scan`, or the full parse of the journal when it skipped records
+   * this database lacks (the last event of the last of them is missing: an observer holding
+   * an older ralph.db). Not the header's `upTo`: that is the largest id, which need not be
+   * the last appended (another tool's ids sort anywhere).
    */
-  private recordsOf(scan: JournalScan): readonly JournalRecord[] {
-    if (!scan.skipped) return scan.records;
+  private resolveScan(scan: JournalScan): JournalScan {
+    if (!scan.skipped) return scan;
     const lastId = scan.skipped.last.events[scan.skipped.last.events.length - 1]?.event_id;
-    if (lastId !== undefined && this.hasEvent(lastId)) return scan.records;
-    const full = scan.skipped.full();
-    if (full.damage) throw journalDamageError(this.journalPath, full.damage);
-    return full.records;
+    return lastId !== undefined && this.hasEvent(lastId) ? scan : scan.skipped.full();
   }
 
   /** Applies journal events the database lacks, in journal order; returns how many. */
   private replayJournal(scan: JournalScan): number {
     let n = 0;
-    const records = this.recordsOf(scan);
+    const records = scan.records;
     if (records.length === 0) return 0;
     // A checkpoint holds every event appended before the one its journal header names (the
     // export is taken with no append in flight): when the database has that one, the events
@@ -382,7 +379,10 @@ class SqlJsEventStore implements EventStore {
     // The largest id of ours too: the journal records an open skips are not observed one by
     // one, and a foreign largest id (another tool's) says nothing to the generator.
     this.ids.observe(this.maxGeneratedId());
-    this.replayed += this.replayJournal(scan);
+    // Damage only the full parse finds (inside the counted records) is refused like any other.
+    const resolved = this.resolveScan(scan);
+    if (resolved.damage) throw journalDamageError(this.journalPath, resolved.damage);
+    this.replayed += this.replayJournal(resolved);
     const header = headerOf(scan.records);
     // ralph.db.prev may lack everything after the header; ralph.db lacks only what was replayed.
     this.prevCoverEnd = scan.headerEnd;
@@ -940,10 +940,12 @@ class SqlJsEventStore implements EventStore {
     this.followJournal(scan);
   }
 
-  private followJournal(scan: JournalRead): void {
+  private followJournal(read: JournalRead): void {
+    // The intact records before any damage are applied first, then the damage is thrown.
+    const scan = this.resolveScan(read);
     const n = this.replayJournal(scan);
     this.replayed += n;
-    this.journalIno = scan.ino;
+    this.journalIno = read.ino;
     this.journalOffset = scan.validEnd; // an incomplete last record is re-read next time
     if (scan.damage) throw journalDamageError(this.journalPath, scan.damage);
   }

@@ -304,6 +304,22 @@ describe('store journal: the records a checkpoint header counts as held by ralph
     assert.deepEqual(ids(o).sort(), ['A', 'C', 'D', 'F']);
   });
 
+  it('given that observer and a damaged record after the counted ones, then its refresh applies the intact records, then says the journal is damaged', async () => {
+    const dir = tmpRalph();
+    const w0 = await openAs(dir, 'writer');
+    await w0.append([ev('A')]);
+    await closeLast(w0);
+    foreign(dir);
+    await closeLast(await openAs(dir, 'writer'));
+    const o = await openAs(dir, 'observer');
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('C')]);
+    await closeLast(w);
+    fs.appendFileSync(path.join(dir, 'ralph.events.journal'), '00000000 {"v":1,"events":[]}\n');
+    await assert.rejects(o.refresh(), /checksum mismatch/);
+    assert.deepEqual(ids(o).sort(), ['A', 'C', 'F']);
+  });
+
   it('given a foreign largest id and every record of ours counted as held, then a writer at the same millisecond continues after our last id', async () => {
     const dir = tmpRalph();
     const at = () => Date.parse('2026-12-03T12:00:00.000Z');
