@@ -288,14 +288,19 @@ describe('store journal: the records a checkpoint header counts as held by ralph
   }
   const ids = (s: EventStore): string[] => s.events().map((e) => e.entity_id);
 
-  it('given a foreign largest id, when a writer appends and closes, then a following observer sees its events', async () => {
+  /** A, then the foreign event replayed by a writer (every checkpoint's upTo is now its id), and an observer open. */
+  async function observerAfterForeign(): Promise<{ dir: string; o: EventStore }> {
     const dir = tmpRalph();
     const w0 = await openAs(dir, 'writer');
     await w0.append([ev('A')]);
     await closeLast(w0);
     foreign(dir);
-    await closeLast(await openAs(dir, 'writer')); // replays it; every checkpoint's upTo is now the foreign id
-    const o = await openAs(dir, 'observer');
+    await closeLast(await openAs(dir, 'writer'));
+    return { dir, o: await openAs(dir, 'observer') };
+  }
+
+  it('given a foreign largest id, when a writer appends and closes, then a following observer sees its events', async () => {
+    const { dir, o } = await observerAfterForeign();
     const w = await openAs(dir, 'writer');
     await w.append([ev('C')]);
     await w.append([ev('D')]);
@@ -305,13 +310,7 @@ describe('store journal: the records a checkpoint header counts as held by ralph
   });
 
   it('given that observer and a damaged record after the counted ones, then its refresh applies the intact records, then says the journal is damaged', async () => {
-    const dir = tmpRalph();
-    const w0 = await openAs(dir, 'writer');
-    await w0.append([ev('A')]);
-    await closeLast(w0);
-    foreign(dir);
-    await closeLast(await openAs(dir, 'writer'));
-    const o = await openAs(dir, 'observer');
+    const { dir, o } = await observerAfterForeign();
     const w = await openAs(dir, 'writer');
     await w.append([ev('C')]);
     await closeLast(w);
@@ -334,14 +333,19 @@ describe('store journal: the records a checkpoint header counts as held by ralph
     assert.ok(a && b && b.event_id > a.event_id, `${b?.event_id} after ${a?.event_id}`);
   });
 
-  it('given a journal cut short inside the counted records, then what a writer appends after it is not skipped by a later open', async () => {
+  /** A store whose writer appended A, checkpointed, appended `later` one command each, and closed. */
+  async function closedAfter(...later: string[]): Promise<string> {
     const dir = tmpRalph();
     const w0 = await openAs(dir, 'writer');
     await w0.append([ev('A')]);
     await w0.checkpoint();
-    await w0.append([ev('B')]);
-    await w0.append([ev('C')]);
+    for (const id of later) await w0.append([ev(id)]);
     await closeLast(w0);
+    return dir;
+  }
+
+  it('given a journal cut short inside the counted records, then what a writer appends after it is not skipped by a later open', async () => {
+    const dir = await closedAfter('B', 'C');
     const journal = path.join(dir, 'ralph.events.journal');
     const lines = fs.readFileSync(journal, 'utf8').split('\n');
     assert.match(lines[0] ?? '', /"covered":[1-9]/);
@@ -359,12 +363,7 @@ describe('store journal: the records a checkpoint header counts as held by ralph
   });
 
   it('given a last record ralph.db holds whose newline never reached the disk, then a writer finishes the line and the journal stays readable after its checkpoints', async () => {
-    const dir = tmpRalph();
-    const w0 = await openAs(dir, 'writer');
-    await w0.append([ev('A')]);
-    await w0.checkpoint();
-    await w0.append([ev('B')]);
-    await closeLast(w0);
+    const dir = await closedAfter('B');
     const journal = path.join(dir, 'ralph.events.journal');
     const bytes = fs.readFileSync(journal);
     assert.equal(bytes.at(-1), 0x0a);
