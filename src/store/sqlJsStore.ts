@@ -319,9 +319,8 @@ class SqlJsEventStore implements EventStore {
   }
 
   /** Applies journal events the database lacks, in journal order; returns how many. */
-  private replayJournal(scan: JournalScan): number {
+  private replayJournal(records: readonly JournalRecord[]): number {
     let n = 0;
-    const records = scan.records;
     if (records.length === 0) return 0;
     // A checkpoint holds every event appended before the one its journal header names (the
     // export is taken with no append in flight): when the database has that one, the events
@@ -375,14 +374,13 @@ class SqlJsEventStore implements EventStore {
 
   async openWriter(facts: OpenFacts): Promise<void> {
     const { scan } = facts;
-    this.ids.observe(this.maxEventId());
-    // The largest id of ours too: the journal records an open skips are not observed one by
-    // one, and a foreign largest id (another tool's) says nothing to the generator.
+    // The largest id of the generator's own shape, not the largest id: another tool's may sort
+    // last and says nothing to the generator, and the records an open skips are not observed.
     this.ids.observe(this.maxGeneratedId());
     // Damage only the full parse finds (inside the counted records) is refused like any other.
     const resolved = this.resolveScan(scan);
     if (resolved.damage) throw journalDamageError(this.journalPath, resolved.damage);
-    this.replayed += this.replayJournal(resolved);
+    this.replayed += this.replayJournal(resolved.records);
     const header = headerOf(scan.records);
     // ralph.db.prev may lack everything after the header; ralph.db lacks only what was replayed.
     this.prevCoverEnd = scan.headerEnd;
@@ -943,7 +941,7 @@ class SqlJsEventStore implements EventStore {
   private followJournal(read: JournalRead): void {
     // The intact records before any damage are applied first, then the damage is thrown.
     const scan = this.resolveScan(read);
-    const n = this.replayJournal(scan);
+    const n = this.replayJournal(scan.records);
     this.replayed += n;
     this.journalIno = read.ino;
     this.journalOffset = scan.validEnd; // an incomplete last record is re-read next time
