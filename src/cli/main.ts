@@ -1,13 +1,20 @@
-#!/usr/bin/env node
-// Entry point of the `ralph` command line, the only module every call loads. It keeps
-// start-up to what the command needs: V8 flags first (Liftoff-only wasm: a short-lived
-// process gains nothing from the optimizing tier, and it about halves sql.js start-up),
-// then, in the bundle, the code cache for the chunks; the dispatcher's tables are plain
+#!/usr/bin/env -S RALPH_EXTRA_CA_CERTS=${NODE_EXTRA_CA_CERTS} NODE_EXTRA_CA_CERTS=${RALPH_NO_EXTRA_CA_CERTS} node
+// Entry point of the `ralph` command line, the only module every call loads. The shebang
+// starts Node without NODE_EXTRA_CA_CERTS, whose certificates Node 20 would parse before
+// anything runs, and keeps its value for the CLI to put back (shared/extraCaCerts.ts);
+// RALPH_NO_EXTRA_CA_CERTS is never set, so it empties the variable in a way npm's Windows
+// shims also parse. It keeps start-up to what the command needs: V8 flags first
+// (Liftoff-only wasm: a short-lived process gains nothing from the optimizing tier, and it
+// about halves sql.js start-up), then, in the bundle, the code cache for the chunks; the dispatcher's tables are plain
 // data and each command loads its own part of the engine (lazy.ts).
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { defaultCacheDir, installCodeCache } from './codeCache';
 import { runCli } from './run';
+import { restoreExtraCaCerts } from '../shared/extraCaCerts';
+
+// Before anything can start a process: agents, gates and git inherit the user's environment.
+restoreExtraCaCerts();
 
 // RALPH_NO_LIFTOFF=1 keeps V8's defaults (the CLI benchmark measures both). Set before
 // anything compiles wasm (nothing has: the store loads with the first command that opens it).

@@ -5,6 +5,7 @@
 // a promotion is made once by the store (a patch already promoted is refused by the
 // compare-and-swap append) and by the remote (the push is compare-and-swap on the branch).
 import { Client } from 'pg';
+import { pgClientConfig } from '../store/postgres/pgConfig';
 import { redactStoreUrl } from '../store/storeUrl';
 
 /** pg_advisory_lock(classid, objid): 'Ralp', 1 = the promoter. */
@@ -34,7 +35,7 @@ export class PromoterLock {
 
   /** Takes the lock if nobody holds it; undefined when another promoter does. */
   static async tryAcquire(url: string): Promise<PromoterLock | undefined> {
-    const client = new Client({ connectionString: url, application_name: 'ralph promoter' });
+    const client = new Client(pgClientConfig(url, 'ralph promoter'));
     client.on('error', () => undefined);
     await client.connect();
     try {
@@ -73,7 +74,7 @@ export class PromoterLock {
 
   /** Who holds the lock now (pid and application of the backend), for `status` and tests. */
   static async holder(url: string): Promise<{ pid: number; application: string } | undefined> {
-    const client = new Client({ connectionString: url });
+    const client = new Client(pgClientConfig(url));
     client.on('error', () => undefined);
     await client.connect();
     try {

@@ -4,6 +4,7 @@
 // the whole copy, so no event can slip in between. Re-running after an interruption
 // continues: a PostgreSQL log that already holds a verified prefix gets only the rest.
 import { Client } from 'pg';
+import { pgClientConfig } from './pgConfig';
 import { EVENT_COLUMNS, type EventRow } from '../eventRows';
 import { openStore } from '../sqlJsStore';
 import { redactStoreUrl, storeUrlProblem } from '../storeUrl';
@@ -35,7 +36,7 @@ export async function migrateToPostgres(
   const where = redactStoreUrl(url);
   if (problem !== null) throw new Error(`--to: the store URL ${where} ${problem}`);
   const source = await openStore({ ralphDir, mode: 'writer', projections: [] });
-  const client = new Client({ connectionString: url, application_name: 'ralph store migrate' });
+  const client = new Client(pgClientConfig(url, 'ralph store migrate'));
   client.on('error', () => undefined); // surfaced by the failing query instead
   try {
     const rows = source.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events ORDER BY event_id`);

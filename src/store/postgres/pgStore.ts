@@ -8,6 +8,7 @@
 // waited out (up to `outageMs`), and an append whose COMMIT went unanswered is looked up
 // by its event ids before it is retried, so nothing is appended twice or lost.
 import { Client } from 'pg';
+import { pgClientConfig } from './pgConfig';
 import { redactValue } from '../../shared/redaction';
 import {
   CommandAlreadyAppliedError,
@@ -153,7 +154,7 @@ class PgEventStore implements EventStore {
   // ---- connections --------------------------------------------------------------------
 
   private newClient(): Client {
-    const c = new Client({ connectionString: this.url, application_name: `ralph ${this.runId}` });
+    const c = new Client(pgClientConfig(this.url, `ralph ${this.runId}`));
     // An idle client's socket error must not crash the process: drop it, reconnect on use.
     c.on('error', (e) => {
       this.lastError = e.message;

@@ -100,8 +100,9 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
     // A static import of the store, zod or the control plane from the dispatcher would land here.
     const entry = fs.statSync(CLI).size;
     assert.ok(entry < 64 * 1024, `dist/cli.js is ${entry} bytes: the dispatcher imports something heavy statically`);
+    // esbuild's helpers, and NODE_EXTRA_CA_CERTS's restore (shared with the PostgreSQL store).
     const helpers = entryOnly.filter((f) => f !== 'cli.js').reduce((n, f) => n + fs.statSync(path.join(DIST, f)).size, 0);
-    assert.ok(helpers < 4096, `help loaded ${helpers} bytes of chunks besides cli.js: ${entryOnly.join(' ')}`);
+    assert.ok(helpers < 6144, `help loaded ${helpers} bytes of chunks besides cli.js: ${entryOnly.join(' ')}`);
     const unknown = ralph('no-such-command');
     assert.equal(unknown.code, 2);
     assert.deepEqual(unknown.loaded, entryOnly);

@@ -1,6 +1,7 @@
 // The launcher that puts the shipped CLI on the terminal's PATH (src/extension/launcher.ts):
 // run for real by /bin/sh, it hands every argument through unchanged (spaces, quotes, `$`)
-// to the CLI under the given runtime with ELECTRON_RUN_AS_NODE=1, from paths with spaces
+// to the CLI under the given runtime with ELECTRON_RUN_AS_NODE=1 and NODE_EXTRA_CA_CERTS moved
+// aside (as the CLI's shebang does), from paths with spaces
 // and quotes; it is rewritten only when what it points at changes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -18,7 +19,11 @@ describe('extension/launcher: ralph on the terminal PATH', () => {
 
   function fakeCli(name: string): string {
     const file = path.join(dir, name);
-    fs.writeFileSync(file, 'console.log(JSON.stringify({ argv: process.argv.slice(2), electron: process.env.ELECTRON_RUN_AS_NODE }));\n');
+    fs.writeFileSync(
+      file,
+      'const e = process.env;\n' +
+        'console.log(JSON.stringify({ argv: process.argv.slice(2), electron: e.ELECTRON_RUN_AS_NODE, ca: [e.NODE_EXTRA_CA_CERTS, e.RALPH_EXTRA_CA_CERTS] }));\n',
+    );
     return file;
   }
 
@@ -30,9 +35,11 @@ describe('extension/launcher: ralph on the terminal PATH', () => {
     const launcher = path.join(bin, 'ralph');
     assert.ok((fs.statSync(launcher).mode & 0o111) !== 0, 'the launcher is executable');
     const args = ['status', 'a b', "it's", '$HOME', '"quoted"', ''];
-    const r = spawnSync(launcher, args, { encoding: 'utf8' });
+    // NODE_EXTRA_CA_CERTS reaches the CLI moved aside (Node starts without it; the CLI puts it back).
+    const r = spawnSync(launcher, args, { encoding: 'utf8', env: { ...process.env, NODE_EXTRA_CA_CERTS: '/no/such.pem' } });
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(JSON.parse(r.stdout), { argv: args, electron: '1' });
+    assert.doesNotMatch(r.stderr, /Ignoring extra certs/);
+    assert.deepEqual(JSON.parse(r.stdout), { argv: args, electron: '1', ca: ['', '/no/such.pem'] });
   });
 
   it('given the same runtime and CLI, then the launcher is left alone; given a moved CLI, then it is rewritten', async () => {
@@ -56,6 +63,9 @@ describe('extension/launcher: ralph on the terminal PATH', () => {
     assert.ok(cmd);
     assert.equal(cmd.name, 'ralph.cmd');
     assert.match(cmd.text, /^@echo off\r\n/);
-    assert.match(cmd.text, /\r\nsetlocal\r\nset ELECTRON_RUN_AS_NODE=1\r\n"C:\\VS Code\\Code\.exe" "C:\\ext\\dist\\cli\.js" %\*\r\n$/);
+    assert.match(
+      cmd.text,
+      /\r\nsetlocal\r\nset "RALPH_EXTRA_CA_CERTS=%NODE_EXTRA_CA_CERTS%"\r\nset NODE_EXTRA_CA_CERTS=\r\nset ELECTRON_RUN_AS_NODE=1\r\n"C:\\VS Code\\Code\.exe" "C:\\ext\\dist\\cli\.js" %\*\r\n$/,
+    );
   });
 });
