@@ -36,6 +36,11 @@ export interface CommandSpec {
   toInbox?(a: ParsedArgs): Promise<InboxCommand>;
   /** What the command prints once the loop applied its inbox copy: the same as `run` prints. */
   formatApplied?(events: readonly StoredEvent[], a: ParsedArgs, ctx: ControlContext): string | Promise<string>;
+  /**
+   * Tried before the store opens: the exit code when the command could answer without it,
+   * undefined to open the store and `run` (a read-only command's quick path).
+   */
+  quick?(projectDir: string, a: ParsedArgs, io: CliIo, now: () => Date): Promise<number | undefined>;
   run(ctx: ControlContext, a: ParsedArgs, io: CliIo): Promise<number>;
 }
 

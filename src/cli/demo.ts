@@ -26,6 +26,7 @@ import { initProject } from '../project/init';
 import { openStore } from '../store/sqlJsStore';
 import { formatLoopEvent, openLoopHost } from '../loop/host';
 import type { LoopSummary } from '../loop/events';
+import { keepingStatusImage } from '../control/statusImage';
 
 /** The demo calculator's gates and first module: what a sample project needs to be verified. */
 export const CALCULATOR_BASE_FILES: Readonly<Record<string, string>> = {
@@ -211,7 +212,7 @@ export async function createCalculatorProject(
     name: 'calculator',
     model: 'claude-sonnet-4-5-20250929',
     createDatabase: async (ralphDir) => {
-      const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+      const s = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, ...keepingStatusImage(ralphDir) });
       await s.close();
     },
   });

@@ -8,10 +8,11 @@ import type { GitPort } from '../control/context';
 import type * as ControlModule from '../control/index';
 import type * as CommitFilesModule from '../git/commitFiles';
 import type * as StatusPathModule from '../control/statusPath';
+import type * as StatusQuickModule from '../control/statusQuick';
 import type * as IdsModule from '../domain/ids';
 import type * as ConfigModule from '../project/config';
 import type * as ConfigVerdictModule from './configVerdict';
-import type * as SafetyStatusModule from '../integrity/status';
+import type * as SafetyStatusModule from '../control/safetyStatus';
 import type * as LoopCommandsModule from './loopCommands';
 import type * as McpCommandModule from '../mcp/cli';
 import type * as ReqCommandModule from '../req/cli';
@@ -49,6 +50,12 @@ export const loadIds = (): Promise<typeof IdsModule> =>
     ? import('../domain/ids.js')
     : Promise.resolve().then(() => require('../domain/ids') as typeof IdsModule);
 
+/** `status` from the image the store's last writer kept (no store, no sql.js). */
+export const loadStatusQuick = (): Promise<typeof StatusQuickModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('../control/statusQuick.js')
+    : Promise.resolve().then(() => require('../control/statusQuick') as typeof StatusQuickModule);
+
 /** ralph.config.json's reader (`status` warns about a broken one). */
 export const loadProjectConfig = (): Promise<typeof ConfigModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
@@ -64,8 +71,8 @@ export const loadConfigVerdict = (): Promise<typeof ConfigVerdictModule> =>
 /** status's safety lines (unconfined roles, incidents): not for `help`. */
 export const loadSafetyStatus = (): Promise<typeof SafetyStatusModule> =>
   typeof RALPH_BUNDLE !== 'undefined'
-    ? import('../integrity/status.js')
-    : Promise.resolve().then(() => require('../integrity/status') as typeof SafetyStatusModule);
+    ? import('../control/safetyStatus.js')
+    : Promise.resolve().then(() => require('../control/safetyStatus') as typeof SafetyStatusModule);
 
 /** How a state-changing command gets the writer: the lock wait and the running loop's inbox. */
 export const loadWriterAccess = (): Promise<typeof WriterAccessModule> =>

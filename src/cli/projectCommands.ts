@@ -13,6 +13,7 @@ import { formatInitReport, InitUsageError, INIT_USAGE, parseInitArgs } from '../
 import { formatRepairReport, runRepair } from '../project/repair/repair';
 import { cliGitPort } from './gitPort';
 import { LOCK_WAIT_MS } from './writerAccess';
+import { keepingStatusImage } from '../control/statusImage';
 
 /** Where the commands write. */
 export interface ProjectIo {
@@ -54,7 +55,7 @@ const EXIT_USAGE = 2;
 const EXIT_LOCKED = 3;
 
 async function importInto(ralphDir: string, projections: readonly Projection[]): Promise<ImportResult> {
-  const store = await openStore({ ralphDir, mode: 'writer', projections, lockWaitMs: LOCK_WAIT_MS });
+  const store = await openStore({ ralphDir, mode: 'writer', projections, lockWaitMs: LOCK_WAIT_MS, ...keepingStatusImage(ralphDir) });
   try {
     return await importBacklog(controlContext(store, { ralphDir, projectDir: path.dirname(ralphDir) }));
   } finally {

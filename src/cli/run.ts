@@ -123,6 +123,10 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
     io.err(`ralph: no Ralph event store in ${ralphDir} (run \`ralph init\` first)\n`);
     return EXIT.notInitialized;
   }
+  if (spec.quick) {
+    const code = await spec.quick(dir, parsed, io, options.now ?? (() => new Date()));
+    if (code !== undefined) return code;
+  }
   const { openControl } = await loadStatusPath();
   // Only the commands that classify risk load the config module (its schema is not for `status`).
   const config = spec.riskPatterns === true ? await loadProjectConfig() : undefined;

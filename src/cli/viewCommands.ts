@@ -1,9 +1,47 @@
 // The view commands of `ralph`: render the state and the backlog, sync BACKLOG.md, status,
 // show one entity, and rebuild the projections from the event log.
-import { opt } from './args';
-import type { CommandSpec } from './commandSpec';
+import type { SafetyFacts } from '../domain/safetyFacts';
+import type { StatusFacts } from '../domain/views';
+import { opt, type ParsedArgs } from './args';
+import type { CliIo, CommandSpec } from './commandSpec';
 import { J, json, noMore } from './commandSpec';
-import { loadCommitFiles, loadConfigVerdict, loadControl, loadProjectConfig, loadSafetyStatus, loadStatusPath } from './lazy';
+import {
+  loadCommitFiles,
+  loadConfigVerdict,
+  loadControl,
+  loadProjectConfig,
+  loadSafetyStatus,
+  loadStatusPath,
+  loadStatusQuick,
+} from './lazy';
+
+/**
+ * What `status` prints, from the store or from its image alike. A broken ralph.config.json
+ * is what `ralph start` would stop on: said here too, in the same file:line:col words
+ * (stderr, so the reference's status text stays as it was). The verdict is cached per config
+ * text and build (configVerdict.ts): the schema is most of what status would cost.
+ */
+async function printStatus(
+  projectDir: string,
+  a: ParsedArgs,
+  io: CliIo,
+  f: StatusFacts,
+  safety: SafetyFacts,
+  asOf?: string,
+): Promise<void> {
+  const { configProblem } = await loadConfigVerdict();
+  const configError = (await configProblem(projectDir, loadProjectConfig)) ?? null;
+  if (configError !== null) io.err(`ralph: warning: ${configError}\n`);
+  if (asOf !== undefined) io.err(`${asOf}\n`);
+  if (json(a)) {
+    io.out(
+      `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts), configError, safety })}\n`,
+    );
+    return;
+  }
+  const { renderStatus, safetyLines } = await loadStatusQuick();
+  io.out(renderStatus(f) + (asOf !== undefined ? '' : safetyLines(safety)));
+}
 
 export const VIEW_COMMANDS: readonly CommandSpec[] = [
   {
@@ -57,26 +95,22 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
     store: 'observer',
     switches: J,
     values: ['at'],
-    async run(ctx, a, io) {
-      const { statusFacts, statusFactsAt, parseMoment, renderStatus } = await loadStatusPath();
+    async quick(projectDir, a, io, now) {
+      if (opt(a, 'at') !== undefined) return undefined;
       noMore(a, 0, this.usage);
-      // A broken ralph.config.json is what `ralph start` would stop on: say so here too, in the
-      // same file:line:col words (stderr, so the reference's status text stays as it was).
-      // The verdict is cached per config text and build (configVerdict.ts): the schema is
-      // most of what status would cost.
-      const { configProblem } = await loadConfigVerdict();
-      const { safetyFacts, safetyLines } = await loadSafetyStatus();
-      const configError = (await configProblem(ctx.projectDir, loadProjectConfig)) ?? null;
-      if (configError !== null) io.err(`ralph: warning: ${configError}\n`);
+      const q = (await loadStatusQuick()).quickStatus(projectDir, now());
+      if (q === undefined) return undefined;
+      await printStatus(projectDir, a, io, q.facts, q.safety);
+      return 0;
+    },
+    async run(ctx, a, io) {
+      const { statusFacts, statusFactsAt, parseMoment } = await loadStatusPath();
+      const { safetyFacts } = await loadSafetyStatus();
+      noMore(a, 0, this.usage);
       const at = opt(a, 'at');
       const past = at === undefined ? undefined : await statusFactsAt(ctx, parseMoment(at));
-      if (past !== undefined) io.err(`as of ${past.at} (${past.lastEventId === null ? 'no event yet' : `up to ${past.lastEventId}`})\n`);
-      const f = past ?? statusFacts(ctx);
-      if (json(a)) {
-        io.out(
-          `${JSON.stringify({ ...f, taskCounts: Object.fromEntries(f.taskCounts), patchCounts: Object.fromEntries(f.patchCounts), configError, safety: safetyFacts(ctx.store) })}\n`,
-        );
-      } else io.out(renderStatus(f) + (past === undefined ? safetyLines(safetyFacts(ctx.store)) : ''));
+      const asOf = past && `as of ${past.at} (${past.lastEventId === null ? 'no event yet' : `up to ${past.lastEventId}`})`;
+      await printStatus(ctx.projectDir, a, io, past ?? statusFacts(ctx), safetyFacts(ctx.store), asOf);
       return 0;
     },
   },

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { EventStore } from '../store/types';
 import { archivingStore } from './patchArchive';
 import { DEFAULT_RISK_PATTERNS, type RiskPatterns } from '../domain/risk';
+import { STATE_FILE } from './stateJson';
 
 /** The few git facts the control plane needs. */
 export interface GitPort {
@@ -88,7 +89,7 @@ export function ralphPaths(ralphDir: string): {
 } {
   return {
     backlog: path.join(ralphDir, 'BACKLOG.md'),
-    state: path.join(ralphDir, 'STATE.json'),
+    state: path.join(ralphDir, STATE_FILE),
     proposals: path.join(ralphDir, 'proposals'),
     processed: path.join(ralphDir, 'proposals', 'processed'),
     rejected: path.join(ralphDir, 'proposals', 'rejected'),

@@ -13,22 +13,17 @@ import {
 } from '../domain/backlog';
 import { domainEvent, type DomainEvent } from '../domain/events';
 import { hasPromotedPatch, currentWave } from '../domain/task';
-import { readForecast, readSpendToday, perDayBudgetOf } from './forecast';
-import {
-  lastHourCutoff,
-  loopPositionFrom,
-  renderStateJson,
-  renderStatus,
-  type LoopPause,
-  type LoopPosition,
-  type StatusFacts,
-} from '../domain/views';
+import { perDayBudgetOf } from './forecast';
+import { loopPositionFrom, renderStateJson, renderStatus, type LoopPosition, type StatusFacts } from '../domain/views';
+import { statusFactsFrom } from '../domain/statusFacts';
+import { sqlStatusSource } from './statusImage';
+import { readStateJson } from './stateJson';
 import type { Task } from '../domain/model';
 import type { SqlReader } from '../store/types';
 import { onFile, writeFileAtomicSync } from '../shared/fs';
 import { CONTROL_ACTOR, ralphPaths, type ControlContext } from './context';
 import { decideAndAppend } from './tasks';
-import { allTasks, countBy, getTask, patchesOf, promotedSince } from './views';
+import { allTasks, getTask, patchesOf, promotedSince } from './views';
 
 function readBacklogRows(ctx: ControlContext): BacklogRow[] {
   const file = ralphPaths(ctx.ralphDir).backlog;
@@ -168,16 +163,6 @@ export function formatSync(r: SyncResult): { out: string; err: string } {
   return { out, err };
 }
 
-function readStateJson(ctx: ControlContext): Record<string, unknown> | undefined {
-  const file = ralphPaths(ctx.ralphDir).state;
-  try {
-    const v: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function taskCounts(tasks: readonly Task[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const t of tasks) counts[t.status] = (counts[t.status] ?? 0) + 1;
@@ -189,27 +174,16 @@ export function renderState(ctx: ControlContext, loop?: Partial<LoopPosition>): 
   const tasks = allTasks(ctx.store);
   const text = renderStateJson(
     { taskCounts: taskCounts(tasks), commitsTotal: promotedSince(ctx.store, undefined), currentWave: currentWave(tasks) },
-    readStateJson(ctx),
+    readStateJson(ctx.ralphDir),
     loop,
   );
   writeFileAtomicSync(ralphPaths(ctx.ralphDir).state, text, { mkdir: true });
   return text;
 }
 
-/**
- * currentWave() of the task view, asked of SQLite: status reads counts, not the tasks
- * themselves (reading every row is most of its time on a large backlog).
- */
-function waveOf(db: SqlReader): number {
-  const r = db.get<{ open: number | null; top: number | null }>(
-    "SELECT MIN(CASE WHEN status NOT IN ('done', 'dropped') THEN wave END) AS open, MAX(wave) AS top FROM task_view",
-  );
-  return r?.open ?? r?.top ?? 0;
-}
-
 /** The facts `status` prints (also `status --json`). */
 export function statusFacts(ctx: ControlContext): StatusFacts {
-  return statusFactsOf(ctx.store, loopPositionFrom(readStateJson(ctx)), ctx.now(), () => perDayBudgetOf(ctx.projectDir));
+  return statusFactsOf(ctx.store, loopPositionFrom(readStateJson(ctx.ralphDir)), ctx.now(), () => perDayBudgetOf(ctx.projectDir));
 }
 
 /**
@@ -222,53 +196,7 @@ export function statusFactsOf(
   now: Date,
   readPerDayBudgetUsd: () => number,
 ): StatusFacts {
-  // The forecast and the spend line both want the budget: the config is read once per status.
-  let perDay: number | undefined;
-  const perDayBudgetUsd = (): number => (perDay ??= readPerDayBudgetUsd());
-  const total = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events')?.n ?? 0;
-  // Compare like with like: stored ts are ISO 8601 UTC with milliseconds (see store/schema.ts).
-  const lastHour = db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE ts > ?', [lastHourCutoff(now)])?.n ?? 0;
-  const today = readSpendToday(db, now);
-  const forecast = readForecast(db, { now, perDayBudgetUsd }, today);
-  return {
-    phase: pos.phase,
-    iteration: pos.iteration,
-    commits: promotedSince(db, undefined),
-    current: pos.current_item,
-    wave: waveOf(db),
-    taskCounts: countBy(db, 'task_view'),
-    patchCounts: countBy(db, 'patch_view'),
-    eventsTotal: total,
-    eventsLastHour: lastHour,
-    deferred: db.get<{ n: number }>("SELECT COUNT(*) AS n FROM task_view WHERE status = 'deferred'")?.n ?? 0,
-    forecast,
-    // Once agents have run, the day's spend and what is left of budgets.per_day.
-    ...(forecast.kind === 'none' && today.spentUsd === 0 ? {} : { spendToday: { spentUsd: today.spentUsd, perDayUsd: perDayBudgetUsd() } }),
-    ...pausedOf(db),
-  };
-}
-
-/** The loop's pause, when its last lifecycle event is one (a stopped or running loop is not paused). */
-function pausedOf(db: SqlReader): { paused?: LoopPause } {
-  const last = db.get<{ event_type: string; ts: string; payload: string }>(
-    "SELECT event_type, ts, payload FROM events WHERE event_type IN ('loop.started', 'loop.paused', 'loop.resumed', 'loop.stopped') ORDER BY event_id DESC LIMIT 1",
-  );
-  if (last?.event_type !== 'loop.paused') return {};
-  let p: Record<string, unknown> = {};
-  try {
-    p = JSON.parse(last.payload) as Record<string, unknown>;
-  } catch {
-    // a payload the store wrote is JSON; an unreadable one still says the loop is paused
-  }
-  const agents = Array.isArray(p['agents']) ? p['agents'].filter((a): a is string => typeof a === 'string') : undefined;
-  return {
-    paused: {
-      reason: typeof p['reason'] === 'string' ? p['reason'] : 'paused',
-      since: last.ts,
-      ...(typeof p['failure_class'] === 'string' ? { failureClass: p['failure_class'] } : {}),
-      ...(agents ? { agents } : {}),
-    },
-  };
+  return statusFactsFrom(sqlStatusSource(db), pos, now, readPerDayBudgetUsd);
 }
 
 /** status: the reference's summary. */

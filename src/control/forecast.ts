@@ -4,8 +4,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SqlReader } from '../store/types';
-import { forecast, type FinishedTask, type Forecast } from '../domain/forecast';
+import type { FinishedTask, Forecast } from '../domain/forecast';
 import { isEffort, type Effort } from '../domain/model';
+import { dayStartOf, forecastFrom, type ForecastSamples, type SpendToday } from '../domain/statusFacts';
 
 const OPEN_STATUSES = ['pending', 'claimed', 'proposed', 'deferred'];
 /** The day's limit when the config says nothing (the config's own default). */
@@ -20,15 +21,13 @@ export interface ForecastOptions {
 
 const effortOf = (s: string | null): Effort => (s !== null && isEffort(s) ? s : 'M');
 
-/** What agents spent today (UTC, from `agent.finished`) and when the day's first of them ended. */
-export interface SpendToday {
-  readonly spentUsd: number;
-  readonly first?: string;
-}
-
 /** Today's spend as of `now`. */
 export function readSpendToday(db: SqlReader, now: Date): SpendToday {
-  const dayStart = `${now.toISOString().slice(0, 10)}T00:00:00.000Z`;
+  return readSpendSince(db, dayStartOf(now));
+}
+
+/** The spend of the `agent.finished` events at or after `dayStart`, and the first of them. */
+export function readSpendSince(db: SqlReader, dayStart: string): SpendToday {
   const r = db.get<{ spent: number | null; first: string | null }>(
     `SELECT SUM(json_extract(payload, '$.cost_usd')) AS spent, MIN(ts) AS first FROM events WHERE event_type = 'agent.finished' AND ts >= ?`,
     [dayStart],
@@ -38,6 +37,11 @@ export function readSpendToday(db: SqlReader, now: Date): SpendToday {
 
 /** The forecast for the project in `db` as of `opts.now` (`today` when the caller read it already). */
 export function readForecast(db: SqlReader, opts: ForecastOptions, today: SpendToday = readSpendToday(db, opts.now)): Forecast {
+  return forecastFrom(readForecastSamples(db), today, opts.now, opts.perDayBudgetUsd);
+}
+
+/** What the forecast learns from the log, whatever the moment: finished tasks' costs, blocked tasks, efforts left. */
+export function readForecastSamples(db: SqlReader): ForecastSamples {
   const costs = new Map<string, number>();
   for (const r of db.all<{ task_id: string | null; cost: number | null }>(
     `SELECT json_extract(payload, '$.task_id') AS task_id, SUM(json_extract(payload, '$.cost_usd')) AS cost
@@ -76,16 +80,7 @@ export function readForecast(db: SqlReader, opts: ForecastOptions, today: SpendT
       OPEN_STATUSES,
     )
     .flatMap((r) => Array.from({ length: r.n }, () => effortOf(r.effort)));
-  const spentTodayUsd = today.spentUsd;
-  return forecast({
-    finished,
-    failed,
-    remaining,
-    spentTodayUsd,
-    ...(today.first ? { firstSpendToday: today.first } : {}),
-    perDayBudgetUsd: spentTodayUsd > 0 ? opts.perDayBudgetUsd() : 0,
-    now: opts.now,
-  });
+  return { finished, failed, remaining };
 }
 
 /**

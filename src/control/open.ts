@@ -9,6 +9,7 @@ import { controlContext, type ControlContext, type GitPort } from './context';
 import type { RiskPatterns } from '../domain/risk';
 import { ControlError } from '../domain/errors';
 import { CONTROL_PROJECTIONS } from './views';
+import { keepingStatusImage } from './statusImage';
 
 export interface OpenControlOptions {
   readonly projectDir: string;
@@ -45,6 +46,8 @@ export async function openControl(opts: OpenControlOptions): Promise<ControlCont
     projections: [...CONTROL_PROJECTIONS, ...(opts.extraProjections ?? [])],
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.onLockWait ? { onLockWait: opts.onLockWait } : {}),
+    // The writer leaves the image `ralph status` answers from until the store changes again.
+    ...(opts.mode === 'writer' ? keepingStatusImage(ralphDir, opts.now) : {}),
   });
   const ctx = controlContext(store, {
     ralphDir,

@@ -30,6 +30,7 @@ import { AgentItem } from './trees/agentsTree';
 import { FolderItem, HintItem } from './trees/folderItem';
 import { verdictWord } from './notificationRules';
 import { decideReqCommand, runReqLoop } from './reqCommands';
+import { keepingStatusImage } from '../control/statusImage';
 
 export interface CommandContext {
   readonly extension: vscode.ExtensionContext;
@@ -459,6 +460,7 @@ const initialize: Factory =
               mode: 'writer',
               projections: CONTROL_PROJECTIONS,
               runId: `vscode_init_${process.pid}`,
+              ...keepingStatusImage(ralphDir),
             });
             await store.close();
           },

@@ -29,6 +29,7 @@ import { JsonlMetrics } from './metricsFile';
 import type { SpecWatch } from './ports';
 import { settingsFromConfig } from './settings';
 import type { LoopSettings } from './settings';
+import { keepingStatusImage } from '../control/statusImage';
 
 export interface LoopHostOptions {
   readonly projectDir: string;
@@ -183,6 +184,7 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
     projections: shared ? [...CONTROL_PROJECTIONS, leaseProjection] : CONTROL_PROJECTIONS,
     drainsInbox: true,
     lockWaitMs: 10_000,
+    ...keepingStatusImage(ralphDir),
   });
   try {
     const control = new ControlAdapter({

@@ -13,6 +13,7 @@ import { CONTROL_PROJECTIONS } from '../control/views';
 import { DB_FILE, JOURNAL_FILE, LOCK_FILE, LOCKS_DIR, openStore } from '../store';
 import type { EventStore, LockHolder } from '../store';
 import { deadReason } from '../store/writerLock';
+import { keepingStatusImage } from '../control/statusImage';
 
 /** What became of a command. */
 export type WriteOutcome =
@@ -125,6 +126,7 @@ export class StoreAccess {
         mode: 'writer',
         projections: CONTROL_PROJECTIONS,
         runId: this.o.runId ?? `mcp_${process.pid}`,
+        ...keepingStatusImage(this.ralphDir),
       });
     } catch (e) {
       if (e instanceof Error && e.name === 'StoreLockedError') return undefined;

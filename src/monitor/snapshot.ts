@@ -22,7 +22,7 @@ import type {
 import { PATCH_STATUSES, TASK_STATUSES, emptySnapshot } from '../protocol/monitor';
 import { perDayBudgetOf, readForecast } from '../control/forecast';
 import { renderForecast } from '../domain/forecast';
-import { safetyFacts, unconfinedRoles } from '../integrity/status';
+import { safetyFacts, unconfinedRoles } from '../control/safetyStatus';
 import { isFailure, readMetrics } from './metrics';
 import { readPause } from './pause';
 import { createReqEventsCache, readReqSection } from './reqSection';

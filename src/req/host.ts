@@ -22,6 +22,7 @@ import { reqEvents, reqFileSettings, viewOf } from './view';
 import { decideReq, markLearningPermanent, REQ_DECISION_HELP, ReqDecisionError } from '../domain/reqDecide';
 import type { ReqDecision } from '../domain/reqEvents';
 import { toNewEvent } from '../domain/events';
+import { keepingStatusImage } from '../control/statusImage';
 
 export interface ReqHostOptions {
   readonly projectDir: string;
@@ -58,7 +59,7 @@ export async function applyReqDecision(
   const ralphDir = join(projectDir, '.ralph');
   let store: EventStore;
   try {
-    store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+    store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, ...keepingStatusImage(ralphDir) });
   } catch (e) {
     if (e instanceof Error && e.name === 'StoreLockedError') return { kind: 'queued', file: queueReqDecision(ralphDir, d) };
     throw e;
@@ -87,7 +88,7 @@ export async function applyLearningPromotion(projectDir: string, p: { text: stri
   const ralphDir = join(projectDir, '.ralph');
   let store: EventStore;
   try {
-    store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+    store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, ...keepingStatusImage(ralphDir) });
   } catch (e) {
     if (e instanceof Error && e.name === 'StoreLockedError') return { kind: 'queued', file: queueLearningPromotion(ralphDir, p) };
     throw e;
@@ -114,7 +115,7 @@ export async function openReqHost(o: ReqHostOptions): Promise<ReqHost> {
   const req: ReqSettings = { ...reqSettingsFromConfig(o.projectDir, config), ...o.req };
   const backend = o.backend ?? backendFromConfig(config, 'primary', o.projectDir);
   const ralphDir = join(o.projectDir, '.ralph');
-  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
+  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, ...keepingStatusImage(ralphDir) });
   try {
     const control = new ControlAdapter({ store, projectDir: o.projectDir, ralphDir, riskPatterns: settings.riskPatterns });
     const engine = new ReqEngine({

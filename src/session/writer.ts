@@ -7,6 +7,7 @@ import { LOCK_FILE, LOCKS_DIR, openStore } from '../store';
 import type { EventStore, LockHolder } from '../store';
 import { deadReason } from '../store/writerLock';
 import { busyErrorOf } from './errors';
+import { keepingStatusImage } from '../control/statusImage';
 
 /**
  * The lock holder when a live process is the writer (its heartbeat is fresh and its pid
@@ -35,6 +36,7 @@ export async function openShortLivedWriter(ralphDir: string): Promise<EventStore
       projections: CONTROL_PROJECTIONS,
       runId: `vscode_${process.pid}`,
       lockWaitMs: 10_000,
+      ...keepingStatusImage(ralphDir),
     });
   } catch (e) {
     throw busyErrorOf(e);

@@ -122,6 +122,12 @@ export interface OpenStoreOptions {
    * worker to pay), 'never' for the rest (a short command checkpoints once, as it exits).
    */
   readonly checkpointWorker?: 'auto' | 'always' | 'never';
+  /**
+   * Writer: called once as the store closes cleanly, after its last checkpoint and before the
+   * lock is released, so the files are final while it reads the database (the control plane
+   * keeps its status image here). It must not throw.
+   */
+  readonly atClose?: (db: SqlReader) => void;
 }
 
 /**
@@ -201,6 +207,12 @@ class SqlJsEventStore implements EventStore {
   private replica: CheckpointReplica | undefined;
   private replicaFailed = false;
   private offThreadExports = 0;
+  private atClose: ((db: SqlReader) => void) | undefined;
+
+  /** OpenStoreOptions.atClose, for a writer. */
+  callAtClose(fn: ((db: SqlReader) => void) | undefined): void {
+    this.atClose = fn;
+  }
 
   constructor(
     private readonly SQL: SqlJsStatic,
@@ -997,6 +1009,7 @@ class SqlJsEventStore implements EventStore {
           await this.checkpoint();
         }
         await this.appender?.close();
+        if (this.atClose && !this.lock?.isLost && !this.failure) this.atClose(this);
       }
     } finally {
       const r = this.replica;
@@ -1193,6 +1206,7 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
     );
     store.setDbBytes(loaded.bytes);
     if (lock) {
+      store.callAtClose(options.atClose);
       const s = store;
       if (file && file.data.length > 0) refuseOlderDatabase(dbPath, header, (id) => s.hasEvent(id), s.maxEventId());
       if (dbSum) dbSum = { ...dbSum, upTo: s.maxEventId() };

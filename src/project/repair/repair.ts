@@ -36,6 +36,7 @@ import {
   STORE_REFUSALS,
   type WriterState,
 } from './storeChecks';
+import { keepingStatusImage } from '../../control/statusImage';
 
 /** The actor of every event repair appends. */
 export const REPAIR_ACTOR = 'repair';
@@ -135,7 +136,7 @@ export async function checkProject(options: Omit<RepairOptions, 'fix'>): Promise
 }
 
 async function createDatabase(ralphDir: string, projections: readonly Projection[]): Promise<void> {
-  const store = await openStore({ ralphDir, mode: 'writer', projections });
+  const store = await openStore({ ralphDir, mode: 'writer', projections, ...keepingStatusImage(ralphDir) });
   await store.close();
 }
 

@@ -20,6 +20,13 @@ const CLI = path.join(DIST, 'cli.js');
 const LOOP_OR_PROJECT = /^(loopCommands|projectCommands|host|lmBackend|composition|init|repair|cli)-/;
 /** Team mode's chunks: the PostgreSQL store (and with it the `pg` driver's chunk) and `ralph store`. */
 const TEAM = /^(pgStore|storeCommand)-/;
+/** The store's entry for a command (opening it, sql.js) and the store itself. */
+const STORE = /^(statusPath|writerAccess)-/;
+
+/** Whether the built chunk `file` contains text matching `re`. */
+function chunkHolds(file: string, re: RegExp): boolean {
+  return re.test(fs.readFileSync(path.join(DIST, file), 'utf8'));
+}
 
 describe('ralph start-up: what each command loads and writes (built CLI)', function () {
   this.timeout(120_000);
@@ -111,19 +118,37 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
     assert.deepEqual(usage.loaded, entryOnly);
   });
 
-  it('given `ralph status`, then the store and its own part of the control plane load but no loop, project, git, team or extension chunk', () => {
-    const r = ralph('status');
-    assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /=== Ralph Loop v3 Status ===/);
+  it('given `ralph status` after a writer closed, then it answers from the status image: no store, sql.js or schema loads', () => {
+    ralph('status'); // the first judges ralph.config.json (its schema), later ones take the cached verdict
+    const quick = ralph('status');
+    assert.equal(quick.code, 0, quick.err);
+    assert.match(quick.out, /=== Ralph Loop v3 Status ===/);
     assert.ok(
-      r.loaded.some((f) => f.startsWith('statusPath-')),
-      `loaded: ${r.loaded.join(' ')}`,
+      quick.loaded.some((f) => f.startsWith('statusQuick-')),
+      `loaded: ${quick.loaded.join(' ')}`,
     );
-    // Not the control plane's index (`control-`): status loads only what it runs.
-    assert.deepEqual(
-      r.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || TEAM.test(f) || f.startsWith('gitPort-') || f.startsWith('control-')),
-      [],
-    );
+    const heavy = quick.loaded.filter((f) => STORE.test(f) || chunkHolds(f, /wasmBinary|\bZodError\b/));
+    assert.deepEqual(heavy, [], `status loaded the store: ${quick.loaded.join(' ')}`);
+    // Without the image, the same answer from the store.
+    const image = path.join(repo, '.ralph', 'ralph.db.status.json');
+    const kept = fs.readFileSync(image);
+    try {
+      fs.rmSync(image);
+      const opened = ralph('status');
+      assert.equal(opened.code, 0, opened.err);
+      assert.equal(opened.out, quick.out);
+      assert.ok(
+        opened.loaded.some((f) => f.startsWith('statusPath-')),
+        `loaded: ${opened.loaded.join(' ')}`,
+      );
+      // Not the control plane's index (`control-`): status loads only what it runs.
+      assert.deepEqual(
+        opened.loaded.filter((f) => LOOP_OR_PROJECT.test(f) || TEAM.test(f) || f.startsWith('gitPort-') || f.startsWith('control-')),
+        [],
+      );
+    } finally {
+      fs.writeFileSync(image, kept);
+    }
   });
 
   it('given an unchanged ralph.config.json, then status takes its verdict from the cache without the schema; an edit is judged again', () => {
