@@ -1,8 +1,10 @@
 // `npm run bench -- startup`: the start-up a user feels first, on the production build:
 //   1. the .vsix (packaged as `npm run package` does: its size, and that the CLI ships in it);
-//   2. `ralph help`, and `ralph status` paired run by run with the reference's `status`, in
-//      wall time, in CPU time (user+sys, which a loaded machine disturbs much less) and in
-//      instructions executed (callgrind: which load does not disturb at all);
+//   2. `ralph help`, and `ralph status` paired run by run with the reference's `status`: as
+//      a user runs it (dist/cli.js through its shebang), with the store opened (without the
+//      status image its last writer kept), and as `node dist/cli.js`; in wall time, in CPU
+//      time (user+sys, which a loaded machine disturbs much less) and in instructions
+//      executed (callgrind: which load does not disturb at all);
 //   3. a mixed command sequence (claims, queue/classify/policy/promote, emits, status,
 //      picks, deferral checks), paired command by command with the reference;
 //   4. activation as VS Code itself reports it (Running Extensions) in code-server, and how
@@ -28,6 +30,12 @@ const VSIX = path.join(ROOT, 'dist', 'ralph-loop.vsix');
 const RUNS = Number(process.env['RALPH_BENCH_RUNS'] ?? 20);
 const ACTIVATIONS = Number(process.env['RALPH_BENCH_ACTIVATIONS'] ?? 3);
 const TASKS = 300;
+/**
+ * The environment Node starts in from the CLI's shebang: NODE_EXTRA_CA_CERTS emptied
+ * (src/shared/extraCaCerts.ts). The CLI runs as a user runs it, through that shebang; bare
+ * `node` figures that compare with it use this environment too.
+ */
+const AS_SHEBANG: NodeJS.ProcessEnv = { ...process.env, NODE_EXTRA_CA_CERTS: '' };
 
 // ---- small helpers ----------------------------------------------------------------------
 
@@ -272,28 +280,51 @@ function startupSection(py: Python | undefined, other: Other | undefined, oursRe
   console.log(`\nStart-up (${RUNS} runs each, paired; wall ms, medians)`);
   const node0 = pairs(
     RUNS,
-    () => run(process.execPath, ['-e', '0'], oursRepo).ms,
+    () => run(process.execPath, ['-e', '0'], oursRepo, AS_SHEBANG).ms,
     () => (py ? run(py.exe, ['-c', '0'], oursRepo).ms : NaN),
   );
   console.log(
-    `node -e 0 ${f0(median(node0.ours))} ms; python3 -c 0 ${py ? `${f0(median(node0.theirs))} ms (${py.exe})` : 'not installed'}`,
+    `node -e 0 ${f0(median(node0.ours))} ms (as the CLI's shebang starts it); ` +
+      `python3 -c 0 ${py ? `${f0(median(node0.theirs))} ms (${py.exe})` : 'not installed'}`,
   );
   if (py?.shim) {
     const shim = median(Array.from({ length: Math.min(RUNS, 10) }, () => run(py.shim as string, ['-c', '0'], oursRepo).ms));
     console.log(`  (python3 on PATH is a shim, ${py.shim}: ${f0(shim)} ms for -c 0; not used below)`);
   }
-  const help = Array.from({ length: RUNS }, () => run(process.execPath, [CLI, 'help'], oursRepo).ms);
+  const help = Array.from({ length: RUNS }, () => run(CLI, ['help'], oursRepo).ms);
   console.log(`ralph help ${f0(median(help))} ms (goal <= 70 ms), node -e 0 + ${f0(median(help) - median(node0.ours))} ms`);
   if (!other) return;
   const status = pairs(
     RUNS,
-    () => run(process.execPath, [CLI, 'status'], oursRepo).ms,
+    () => run(CLI, ['status'], oursRepo).ms,
     () => other.run(theirRepo, ['status']).ms,
   );
   printPairs('ralph status vs status', status);
+  // Without the status image its last writer kept, status opens the store (sql.js, the journal).
+  const image = path.join(oursRepo, '.ralph', 'ralph.db.status.json');
+  const kept = fs.readFileSync(image);
+  const opened = pairs(
+    Math.ceil(RUNS / 2),
+    () => {
+      fs.rmSync(image, { force: true });
+      return run(CLI, ['status'], oursRepo).ms;
+    },
+    () => other.run(theirRepo, ['status']).ms,
+  );
+  fs.writeFileSync(image, kept);
+  printPairs('  same, the store opened (no image)', opened);
+  if (process.env['NODE_EXTRA_CA_CERTS']) {
+    // `node dist/cli.js` bypasses the shebang that starts Node without NODE_EXTRA_CA_CERTS.
+    const viaNode = pairs(
+      Math.ceil(RUNS / 2),
+      () => run(process.execPath, [CLI, 'status'], oursRepo).ms,
+      () => other.run(theirRepo, ['status']).ms,
+    );
+    printPairs('  same, as `node dist/cli.js status`', viaNode);
+  }
   const noCache = pairs(
     Math.ceil(RUNS / 2),
-    () => run(process.execPath, [CLI, 'status'], oursRepo, { ...process.env, RALPH_NO_CODE_CACHE: '1' }).ms,
+    () => run(CLI, ['status'], oursRepo, { ...process.env, RALPH_NO_CODE_CACHE: '1' }).ms,
     () => other.run(theirRepo, ['status']).ms,
   );
   printPairs('  same, without the code cache', noCache);
@@ -327,11 +358,11 @@ function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: strin
   const script = other.label.startsWith('reference') ? other.label.replace(/^.*\((.*)\)$/, '$1') : undefined;
   const base = pairs(
     runs,
-    () => cpuMs(py, [process.execPath, '-e', '0'], oursRepo),
+    () => cpuMs(py, [process.execPath, '-e', '0'], oursRepo, AS_SHEBANG),
     () => cpuMs(py, [py.exe, '-c', '0'], oursRepo),
   );
   console.log(`node -e 0 ${f0(median(base.ours))} ms CPU; python3 -c 0 ${f0(median(base.theirs))} ms CPU`);
-  const help = Array.from({ length: runs }, () => cpuMs(py, [process.execPath, CLI, 'help'], oursRepo));
+  const help = Array.from({ length: runs }, () => cpuMs(py, [CLI, 'help'], oursRepo));
   console.log(`ralph help ${f0(median(help))} ms CPU, node -e 0 + ${f0(median(help) - median(base.ours))} ms`);
   if (script === undefined) {
     console.log('(no reference: the CPU pairs need the reference ralphctl.py, the floor script is not a fair CPU peer)');
@@ -339,7 +370,7 @@ function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: strin
   }
   const status = pairs(
     runs,
-    () => cpuMs(py, [process.execPath, CLI, 'status'], oursRepo),
+    () => cpuMs(py, [CLI, 'status'], oursRepo),
     () => cpuMs(py, [py.exe, script, 'status'], theirRepo, theirEnv),
   );
   printPairs('ralph status vs status (CPU)', status);
@@ -359,7 +390,12 @@ function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: strin
  * in the virtual machines this runs on.) undefined when valgrind is not installed.
  */
 function instructions(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', ...argv], { cwd, encoding: 'utf8', env });
+  // --trace-children: the CLI's shebang runs env, which execs Node in the same process.
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--trace-children=yes', '--callgrind-out-file=/dev/null', ...argv], {
+    cwd,
+    encoding: 'utf8',
+    env,
+  });
   if (r.error || r.status !== 0) return undefined;
   const m = /Collected : (\d+)/.exec(r.stderr);
   return m ? Number(m[1]) : undefined;
@@ -368,39 +404,35 @@ function instructions(argv: readonly string[], cwd: string, env: NodeJS.ProcessE
 function instructionsSection(py: Python, other: Other, oursRepo: string, theirRepo: string): void {
   if (process.env['RALPH_BENCH_CALLGRIND'] === '0') return;
   const mi = (n: number | undefined): string => (n === undefined ? 'n/a' : `${f0(n / 1e6)} M`);
-  const node0 = instructions([process.execPath, '-e', '0'], oursRepo);
+  const node0 = instructions([process.execPath, '-e', '0'], oursRepo, AS_SHEBANG);
   if (node0 === undefined) {
     console.log('\nInstructions: skipped (valgrind not installed)');
     return;
   }
   console.log('\nStart-up instructions (valgrind --tool=callgrind, one run each; independent of load)');
   const py0 = instructions([py.exe, '-c', '0'], oursRepo);
-  const help = instructions([process.execPath, CLI, 'help'], oursRepo);
+  const help = instructions([CLI, 'help'], oursRepo);
   // A first run fills the code cache; the figure is a later one's.
-  run(process.execPath, [CLI, 'status'], oursRepo);
-  const status = instructions([process.execPath, CLI, 'status'], oursRepo);
+  run(CLI, ['status'], oursRepo);
+  const status = instructions([CLI, 'status'], oursRepo);
   const script = other.label.startsWith('reference') ? other.label.replace(/^.*\((.*)\)$/, '$1') : path.join(os.tmpdir(), 'none');
   const theirs = fs.existsSync(script)
     ? instructions([py.exe, script, 'status'], theirRepo, { ...process.env, RALPH_DIR: path.join(theirRepo, '.ralph') })
     : undefined;
-  console.log(`node -e 0 ${mi(node0)}; python3 -c 0 ${mi(py0)}; ralph help ${mi(help)}`);
+  console.log(`node -e 0 ${mi(node0)} (as the shebang starts it); python3 -c 0 ${mi(py0)}; ralph help ${mi(help)}`);
   console.log(
     `ralph status ${mi(status)} vs the reference's status ${mi(theirs)}: ratio ${status && theirs ? f2(status / theirs) : 'n/a'}; ` +
       `above each runtime's own start: ours ${status ? mi(status - node0) : 'n/a'}, the reference's ${theirs && py0 ? mi(theirs - py0) : 'n/a'}`,
   );
   // Node reads and parses every certificate NODE_EXTRA_CA_CERTS names at each start, before
-  // any JavaScript runs (python3 does not read it): with a system bundle that is most of
-  // `node -e 0`. Say so, and count node's side again as a shell without it starts it.
+  // any JavaScript runs (python3 does not read it): what `node dist/cli.js`, which skips the
+  // shebang, pays for it.
   if (process.env['NODE_EXTRA_CA_CERTS']) {
-    const bare = { ...process.env };
-    delete bare['NODE_EXTRA_CA_CERTS'];
-    const node0Bare = instructions([process.execPath, '-e', '0'], oursRepo, bare);
-    const helpBare = instructions([process.execPath, CLI, 'help'], oursRepo, bare);
-    const statusBare = instructions([process.execPath, CLI, 'status'], oursRepo, bare);
+    const node0Env = instructions([process.execPath, '-e', '0'], oursRepo);
+    const statusViaNode = instructions([process.execPath, CLI, 'status'], oursRepo);
     console.log(
-      `  NODE_EXTRA_CA_CERTS is set (${process.env['NODE_EXTRA_CA_CERTS']}): node loads it at every start, ` +
-        `${node0 && node0Bare ? mi(node0 - node0Bare) : 'n/a'} of node -e 0. Without it: node -e 0 ${mi(node0Bare)}, ` +
-        `ralph help ${mi(helpBare)}, ralph status ${mi(statusBare)} (ratio ${statusBare && theirs ? f2(statusBare / theirs) : 'n/a'})`,
+      `  NODE_EXTRA_CA_CERTS is set (${process.env['NODE_EXTRA_CA_CERTS']}): Node loads it at every start it is not emptied for, ` +
+        `${node0Env ? mi(node0Env - node0) : 'n/a'}; node -e 0 ${mi(node0Env)}, \`node dist/cli.js status\` ${mi(statusViaNode)}`,
     );
   }
 }
@@ -416,11 +448,11 @@ function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
     let t: Timed[];
     const first = (kinds.get(kind)?.ours.length ?? 0) % 2 === 0;
     if (first) {
-      o = run(process.execPath, [CLI, ...oursArgs], oursRepo);
+      o = run(CLI, oursArgs, oursRepo);
       t = theirs();
     } else {
       t = theirs();
-      o = run(process.execPath, [CLI, ...oursArgs], oursRepo);
+      o = run(CLI, oursArgs, oursRepo);
     }
     oursProcs++;
     theirProcs += t.length;
