@@ -12,7 +12,8 @@
 // and the writer exports on its own thread again.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { SqlDb } from './sqlDb';
 import type { SqlParams } from './types';
 
@@ -42,8 +43,14 @@ export interface ReplicaImage {
 /** Ops are posted once per turn of the event loop, or sooner when this many are waiting. */
 const BATCH = 4096;
 
-/** The worker's script: beside the bundle (dist/checkpointWorker.js) or the sources (through tsx). */
+/**
+ * The worker's script: beside the bundle (dist/checkpointWorker.js) or the sources (through
+ * tsx). node:worker_threads loads here, not with the store: a short-lived command never
+ * starts a replica, and loading the module is a few million instructions of its start-up.
+ */
 function startWorker(): Worker {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Worker } = require('node:worker_threads') as typeof WorkerThreads;
   const bundled = path.join(__dirname, 'checkpointWorker.js');
   if (fs.existsSync(bundled)) return new Worker(bundled);
   const source = path.join(__dirname, 'checkpointWorker.ts');

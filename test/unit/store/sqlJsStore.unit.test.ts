@@ -121,6 +121,18 @@ describe('store/sqlJsStore', () => {
     assert.deepEqual(store.get('SELECT version FROM ralph_projections WHERE name = ?', ['test_counter']), { version: 2 });
   });
 
+  it('given a projection at its version whose DDL gained an index, when reopened, then the index is created and the rows kept', async () => {
+    store = await openStore({ ralphDir: dir, mode: 'writer', projections: [counterProjection(1)] });
+    for (let i = 0; i < 5; i++) await store.append([ev(`T${i}`)]);
+    const rows = counterRows(store);
+    await store.close();
+    const base = counterProjection(1);
+    const grown = { ...base, ddl: [...base.ddl, 'CREATE INDEX IF NOT EXISTS idx_test_last_event ON test_last(last_event)'] };
+    store = await openStore({ ralphDir: dir, mode: 'writer', projections: [grown] });
+    assert.deepEqual(store.all("SELECT name FROM sqlite_master WHERE name = 'idx_test_last_event'"), [{ name: 'idx_test_last_event' }]);
+    assert.deepEqual(counterRows(store), rows);
+  });
+
   it('given an observer, then execute throws ReadOnlyStoreError and reads work', async () => {
     const w = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
     await w.append([ev('T1')]);
