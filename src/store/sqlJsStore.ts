@@ -808,12 +808,13 @@ class SqlJsEventStore implements EventStore {
     held: number,
   ): { bytes: Buffer; keepFrom: number; headerLength: number } {
     const keepFrom = rotate ? this.dbCoverEnd : this.prevCoverEnd;
-    const head = encodeHeader({ ...header, covered: Math.max(0, Math.min(size, held) - keepFrom) });
     const kept =
       size > keepFrom ? (readFileFrom(this.journalPath, keepFrom)?.buf.subarray(0, size - keepFrom) ?? Buffer.alloc(0)) : Buffer.alloc(0);
     if (kept.length !== Math.max(0, size - keepFrom)) {
       throw new StoreFailedError(`${this.journalPath} is shorter than the ${size} bytes this writer appended`);
     }
+    const covered = Math.max(0, Math.min(size, held) - keepFrom);
+    const head = encodeHeader({ ...header, covered, ...(covered > 0 ? { coveredCrc: crc32(kept, 0, covered) } : {}) });
     return { bytes: Buffer.concat([head, kept]), keepFrom, headerLength: head.length };
   }
 

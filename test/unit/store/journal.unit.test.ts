@@ -96,50 +96,64 @@ describe('store/journal', () => {
     assert.equal(scanJournal(encodeRecord([event(1)])).headerEnd, 0);
   });
 
-  describe('a header that counts the records ralph.db holds', () => {
-    const held = [encodeRecord([event(1), event(2)]), encodeRecord([event(3)])];
-    const after = encodeRecord([event(4)]);
-    const covered = held[0]!.length + held[1]!.length;
-    const journal = (...rest: Buffer[]): Buffer => Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered }), ...rest]);
+  // Headers of older Ralphs count the covered bytes; newer ones also carry their sum, which
+  // checks them at once. Both must skip exactly the same, and report exactly the same damage.
+  for (const withSum of [false, true]) {
+    describe(`a header that counts the records ralph.db holds${withSum ? ', with their sum' : ''}`, () => {
+      const held = [encodeRecord([event(1), event(2)]), encodeRecord([event(3)])];
+      const after = encodeRecord([event(4)]);
+      const covered = held[0]!.length + held[1]!.length;
+      const sum = withSum ? { coveredCrc: crc32(Buffer.concat(held)) } : {};
+      const journal = (...rest: Buffer[]): Buffer => Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered, ...sum }), ...rest]);
 
-    it('given skipCovered, then they are checked but not parsed, and the full scan returns them', () => {
-      const buf = journal(...held, after);
-      const scan = scanJournal(buf, 0, { skipCovered: true });
-      assert.deepEqual(
-        scan.records.map((r) => r.events.map((e) => e.entity_id)),
-        [[], ['T4']],
-      );
-      assert.equal(scan.skipped?.records, 2);
-      assert.equal(scan.validEnd, buf.length);
-      assert.deepEqual(scan.skipped?.full(), scanJournal(buf));
-      assert.equal(scanJournal(buf).skipped, undefined, 'only when asked');
-    });
-
-    it('given a flipped byte in a covered record, then it is the same damage as without skipping', () => {
-      const bad = Buffer.from(held[1]!);
-      bad[20] = bad[20] === 0x41 ? 0x42 : 0x41;
-      const buf = journal(held[0]!, bad, after);
-      const scan = scanJournal(buf, 0, { skipCovered: true });
-      assert.ok(scan.damage, 'damage reported');
-      assert.deepEqual(scan, scanJournal(buf));
-    });
-
-    it('given a count the records do not fill exactly (the file cut short, or a record straddling it), then nothing is skipped', () => {
-      for (const count of [covered + 10_000, covered - 1, covered + 1]) {
-        const buf = Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered: count }), ...held, after]);
+      it('given skipCovered, then they are checked but not parsed, and the full scan returns them', () => {
+        const buf = journal(...held, after);
         const scan = scanJournal(buf, 0, { skipCovered: true });
-        assert.equal(scan.skipped, undefined, `count ${count}`);
-        assert.deepEqual(scan, scanJournal(buf), `count ${count}`);
-      }
-    });
+        assert.deepEqual(
+          scan.records.map((r) => r.events.map((e) => e.entity_id)),
+          [[], ['T4']],
+        );
+        assert.equal(scan.skipped?.last.events[0]?.entity_id, 'T3');
+        assert.equal(scan.validEnd, buf.length);
+        assert.deepEqual(scan.skipped?.full(), scanJournal(buf));
+        assert.equal(scanJournal(buf).skipped, undefined, 'only when asked');
+      });
 
-    it('given skipCovered, then the last covered record is parsed: a database holding its last event holds them all', () => {
-      const scan = scanJournal(journal(...held, after), 0, { skipCovered: true });
-      assert.deepEqual(
-        scan.skipped?.last.events.map((e) => e.entity_id),
-        ['T3'],
-      );
+      it('given a flipped byte in a covered record, then it is the same damage as without skipping', () => {
+        const bad = Buffer.from(held[1]!);
+        bad[20] = bad[20] === 0x41 ? 0x42 : 0x41;
+        const buf = journal(held[0]!, bad, after);
+        const scan = scanJournal(buf, 0, { skipCovered: true });
+        assert.ok(scan.damage, 'damage reported');
+        assert.deepEqual(scan, scanJournal(buf));
+      });
+
+      it('given a count the records do not fill exactly (the file cut short, or a record straddling it), then nothing is skipped', () => {
+        for (const count of [covered + 10_000, covered - 1, covered + 1]) {
+          const buf = Buffer.concat([encodeHeader({ upTo: event(3).event_id, covered: count, ...sum }), ...held, after]);
+          const scan = scanJournal(buf, 0, { skipCovered: true });
+          assert.equal(scan.skipped, undefined, `count ${count}`);
+          assert.deepEqual(scan, scanJournal(buf), `count ${count}`);
+        }
+      });
+
+      it('given skipCovered, then the last covered record is parsed: a database holding its last event holds them all', () => {
+        const scan = scanJournal(journal(...held, after), 0, { skipCovered: true });
+        assert.deepEqual(
+          scan.skipped?.last.events.map((e) => e.entity_id),
+          ['T3'],
+        );
+      });
     });
+  }
+
+  it('given a header whose sum does not hold over intact records, then they are checked one by one and skipped all the same', () => {
+    const held = [encodeRecord([event(1)]), encodeRecord([event(2)])];
+    const covered = held[0]!.length + held[1]!.length;
+    const buf = Buffer.concat([encodeHeader({ upTo: event(2).event_id, covered, coveredCrc: 12345 }), ...held, encodeRecord([event(3)])]);
+    const scan = scanJournal(buf, 0, { skipCovered: true });
+    assert.equal(scan.skipped?.last.events[0]?.entity_id, 'T2');
+    assert.deepEqual(scan.skipped?.full(), scanJournal(buf));
   });
 
   it('salvage finds every record whose checksum holds, across a damaged newline and a damaged record, and names the damaged bytes', () => {

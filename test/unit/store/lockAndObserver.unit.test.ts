@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StoreLockedError, type LockHolder } from '../../../src/store/errors';
-import { encodeRecord } from '../../../src/store/journal';
+import { crc32, encodeRecord } from '../../../src/store/journal';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent, StoredEvent } from '../../../src/store/types';
 import { counterProjection, counterRows } from './counterProjection';
@@ -343,6 +343,17 @@ describe('store journal: the records a checkpoint header counts as held by ralph
     await closeLast(w0);
     return dir;
   }
+
+  it('given a checkpoint that keeps records ralph.db holds, then its header carries their sum, and an open takes them by it', async () => {
+    const dir = await closedAfter('B', 'C');
+    const bytes = fs.readFileSync(path.join(dir, 'ralph.events.journal'));
+    const headerEnd = bytes.indexOf(0x0a) + 1;
+    const header = JSON.parse(bytes.subarray(9, headerEnd - 1).toString('utf8')) as { covered: number; coveredCrc: number };
+    assert.ok(header.covered > 0);
+    assert.equal(header.coveredCrc, crc32(bytes, headerEnd, headerEnd + header.covered));
+    const o = await openAs(dir, 'observer');
+    assert.deepEqual(ids(o), ['A', 'B', 'C']);
+  });
 
   it('given a journal cut short inside the counted records, then what a writer appends after it is not skipped by a later open', async () => {
     const dir = await closedAfter('B', 'C');
