@@ -39,6 +39,36 @@ export function inlinePictures(markdown, baseDir, keep = VSIX_PICTURES) {
   return { text, count };
 }
 
+/**
+ * README sections for whoever runs Ralph's servers rather than VS Code (PostgreSQL, roles,
+ * systemd, Kubernetes): the Extensions view shows their first paragraph and where the rest is,
+ * which keeps the package under its budget.
+ */
+export const VSIX_SHORT_SECTIONS = ['Running Ralph for a team'];
+
+/** `markdown` with each `## ` section named in `short` cut to its first paragraph and where the rest is. */
+export function shortenSections(markdown, short = VSIX_SHORT_SECTIONS) {
+  const out = [];
+  let state = 'keep';
+  let title = '';
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('## ')) {
+      title = line.slice(3).trim();
+      state = short.includes(title) ? 'first' : 'keep';
+      out.push(line);
+      continue;
+    }
+    if (state === 'skip') continue;
+    if (state === 'first' && line.trim() === '' && !(out.at(-1) ?? '').startsWith('## ')) {
+      out.push('', `*(The rest of "${title}" is in the project's README.)*`, '');
+      state = 'skip';
+      continue;
+    }
+    out.push(line);
+  }
+  return out.join('\n');
+}
+
 /** Characters of an entry's first sentence the condensed changelog keeps. */
 export const SENTENCE_LIMIT = 120;
 
@@ -90,7 +120,7 @@ export function condenseChangelog(markdown) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const { text, count } = inlinePictures(fs.readFileSync(path.join(root, 'README.md'), 'utf8'), root);
+  const { text, count } = inlinePictures(shortenSections(fs.readFileSync(path.join(root, 'README.md'), 'utf8')), root);
   const out = path.join(root, 'dist', 'vsix', 'README.md');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, text);

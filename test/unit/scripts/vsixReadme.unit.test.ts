@@ -62,4 +62,48 @@ describe('scripts/vsix-readme.mjs: the condensed changelog', () => {
     assert.ok(line.length > 2 + SENTENCE_LIMIT - 10, line);
     assert.match(line, /^- word0 .* word\d+ …$/);
   });
+
+  it('given a section for servers, then the Extensions view keeps its first paragraph and says where the rest is', async () => {
+    const { shortenSections } = (await import(SCRIPT)) as { shortenSections: (md: string, short?: string[]) => string };
+    const md = [
+      '# R',
+      '',
+      '## Team',
+      '',
+      'First paragraph',
+      'goes on.',
+      '',
+      '```sh',
+      'x',
+      '```',
+      '',
+      '### Roles',
+      '',
+      'More.',
+      '',
+      '## Safety',
+      '',
+      'Kept.',
+      '',
+    ].join('\n');
+    assert.equal(
+      shortenSections(md, ['Team']),
+      [
+        '# R',
+        '',
+        '## Team',
+        '',
+        'First paragraph',
+        'goes on.',
+        '',
+        '*(The rest of "Team" is in the project\'s README.)*',
+        '',
+        '## Safety',
+        '',
+        'Kept.',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(shortenSections(md, []), md);
+  });
 });
