@@ -169,7 +169,11 @@ async function main() {
       conditions: ['node'],
       // The lazy-loading seams take their import() branch (src/shared/bundle.d.ts); the MCP
       // server names the package version in its handshake.
-      define: { RALPH_BUNDLE: 'true', RALPH_VERSION: JSON.stringify(require('./package.json').version) },
+      define: {
+        RALPH_BUNDLE: 'true',
+        RALPH_VERSION: JSON.stringify(require('./package.json').version),
+        RALPH_BUILD: JSON.stringify(`${require('./package.json').version}+${Date.now().toString(36)}`),
+      },
     }),
     esbuild.context({
       ...common,

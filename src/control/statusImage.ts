@@ -7,7 +7,7 @@ import { lastHourCutoff, type LoopPause } from '../domain/views';
 import { safetyFacts } from './safetyStatus';
 import type { SqlReader } from '../store/types';
 import { readForecastSamples, readSpendSince } from './forecast';
-import { dropStatusImage, storeFilesIdentity, writeStatusImage } from './statusImageFile';
+import { buildOfThisProcess, dropStatusImage, storeFilesIdentity, writeStatusImage } from './statusImageFile';
 import { countBy, promotedSince } from './views';
 
 /** An image holds at most this many timestamps of the last hour; a busier log keeps none. */
@@ -74,6 +74,7 @@ export function statusImageOf(db: SqlReader, now: Date, files: StatusImage['file
   const spendDay = dayStartOf(now);
   return {
     version: STATUS_IMAGE_VERSION,
+    build: buildOfThisProcess(),
     files,
     eventsTotal: src.eventsTotal,
     commits: src.commits,

@@ -17,6 +17,11 @@ function identityOf(file: string): FileIdentity {
   return st === undefined ? null : { ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs) };
 }
 
+/** This process's build (shared/bundle.d.ts): an image kept by another build is not used. */
+export function buildOfThisProcess(): string {
+  return typeof RALPH_BUILD === 'string' ? RALPH_BUILD : 'sources';
+}
+
 /** The identity of the files an open of the store in `ralphDir` reads. */
 export function storeFilesIdentity(ralphDir: string): StoreFilesIdentity {
   return { db: identityOf(path.join(ralphDir, DB_FILE)), journal: identityOf(path.join(ralphDir, JOURNAL_FILE)) };
@@ -24,8 +29,8 @@ export function storeFilesIdentity(ralphDir: string): StoreFilesIdentity {
 
 /**
  * The image of the store in `ralphDir` when its files are exactly as the writer that kept it
- * left them; undefined when there is none, it is not a well-formed image, or the store has
- * changed since (status then opens the store).
+ * left them and that writer was this build; undefined when there is none, it is not a
+ * well-formed image, or the store or the build has changed since (status then opens the store).
  */
 export function currentStatusImage(ralphDir: string): StatusImage | undefined {
   let text: string;
@@ -35,7 +40,7 @@ export function currentStatusImage(ralphDir: string): StatusImage | undefined {
     return undefined;
   }
   const image = parseStatusImage(text);
-  if (image === undefined || image.files.db === null) return undefined;
+  if (image === undefined || image.files.db === null || image.build !== buildOfThisProcess()) return undefined;
   return sameFiles(image.files, storeFilesIdentity(ralphDir)) ? image : undefined;
 }
 

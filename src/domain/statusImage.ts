@@ -25,6 +25,8 @@ export interface StoreFilesIdentity {
 
 export interface StatusImage {
   readonly version: typeof STATUS_IMAGE_VERSION;
+  /** The build that kept it: another build's projections and facts may differ. */
+  readonly build: string;
   readonly files: StoreFilesIdentity;
   readonly eventsTotal: number;
   readonly commits: number;
@@ -145,7 +147,7 @@ export function parseStatusImage(text: string): StatusImage | undefined {
   } catch {
     return undefined;
   }
-  if (!isObj(v) || v['version'] !== STATUS_IMAGE_VERSION) return undefined;
+  if (!isObj(v) || v['version'] !== STATUS_IMAGE_VERSION || !isStr(v['build'])) return undefined;
   const files = v['files'];
   const ok =
     isObj(files) &&

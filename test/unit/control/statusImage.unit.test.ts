@@ -192,6 +192,12 @@ describe('control/statusImage: status without the store', () => {
       assert.equal(currentStatusImage(h.ralphDir), undefined);
       keepStatusImage(h.ralphDir, h.store, new Date(h.nowMs()));
       assert.equal(currentStatusImage(h.ralphDir)?.eventsTotal, 2);
+      // Kept by another build (whose projections and facts may differ): not used.
+      const current = fs.readFileSync(file, 'utf8');
+      fs.writeFileSync(file, JSON.stringify({ ...(JSON.parse(current) as object), build: '0.0.9+other' }));
+      assert.equal(currentStatusImage(h.ralphDir), undefined);
+      fs.writeFileSync(file, current);
+      assert.equal(currentStatusImage(h.ralphDir)?.eventsTotal, 2);
       // The older image put back is refused by its files' identities.
       fs.writeFileSync(file, kept);
       assert.equal(currentStatusImage(h.ralphDir), undefined);
@@ -203,6 +209,7 @@ describe('control/statusImage: status without the store', () => {
         '[]',
         kept.slice(0, kept.length / 2),
         { ...good, version: 2 },
+        { ...good, build: 7 },
         { ...good, eventsTotal: -1 },
         { ...good, eventsTotal: 1.5 },
         { ...good, recent: [1] },
