@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { defaultCacheDir, installCodeCache } from './codeCache';
-import { runCli } from './run';
+import type * as RunModule from './run';
 import { restoreExtraCaCerts } from '../shared/extraCaCerts';
 
 // Before anything can start a process: agents, gates and git inherit the user's environment.
@@ -30,12 +30,20 @@ if (typeof RALPH_BUNDLE !== 'undefined' && !process.env['RALPH_NO_CODE_CACHE']) 
   });
 }
 
-runCli(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`ralph: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+const loadRun = (): Promise<typeof RunModule> =>
+  typeof RALPH_BUNDLE !== 'undefined'
+    ? import('./run.js')
+    : // eslint-disable-next-line @typescript-eslint/no-require-imports
+      Promise.resolve().then(() => require('./run') as typeof RunModule);
+
+loadRun()
+  .then(({ runCli }) => runCli(process.argv.slice(2)))
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`ralph: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
