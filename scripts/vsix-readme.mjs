@@ -10,8 +10,9 @@
 // the JPEG), and the package has a 1,000,000-byte budget (scripts/vsixSize.mjs): only the
 // pictures in VSIX_PICTURES are inlined; every other one becomes a line that says where it is.
 //
-// It writes the .vsix's changelog too (dist/vsix/CHANGELOG.md, vsce --changelog-path): each
-// entry's first sentence under its headings, and where the whole entries are. The full file,
+// It writes the .vsix's changelog too (dist/vsix/CHANGELOG.md, vsce --changelog-path): the
+// first sentence of each section's newest entries under its headings, how many more there
+// are, and where the whole entries are. The full file,
 // with each change's measurements and tests, is for the repository; deflated it would take a
 // fiftieth of the package's budget. Sections about the project's own tests and CI are left
 // out: the Extensions view's changelog is read by users of the extension.
@@ -82,21 +83,37 @@ function firstSentence(text) {
   return s.length > SENTENCE_LIMIT ? `${s.slice(0, s.lastIndexOf(' ', SENTENCE_LIMIT - 1))} …` : s;
 }
 
+/** Entries of one section the condensed changelog keeps (the newest come first); the rest are counted. */
+export const ENTRY_LIMIT = 6;
+
 /**
- * The changelog's headings and each top-level entry's first sentence; nested entries and
- * the sections about tests and CI left out.
+ * The changelog's headings and the first sentence of each section's first ENTRY_LIMIT
+ * top-level entries, with how many more there are; nested entries and the sections about
+ * tests and CI left out.
  */
 export function condenseChangelog(markdown) {
   const out = [];
   let entry;
   let skipping = false;
+  let kept = 0;
+  let more = 0;
   const flush = () => {
-    if (entry !== undefined) out.push(`- ${firstSentence(entry)}`);
+    if (entry !== undefined) {
+      if (kept < ENTRY_LIMIT) out.push(`- ${firstSentence(entry)}`);
+      else more++;
+      kept++;
+    }
     entry = undefined;
+  };
+  const closeSection = () => {
+    flush();
+    if (more > 0) out.push(`- … and ${more} more`);
+    kept = 0;
+    more = 0;
   };
   for (const line of markdown.split('\n')) {
     if (/^#{1,6} /.test(line)) {
-      flush();
+      closeSection();
       skipping = INTERNAL_SECTION.test(line);
       if (skipping) continue;
       if (out.length > 0 && out.at(-1) !== '') out.push('');
@@ -114,7 +131,7 @@ export function condenseChangelog(markdown) {
       flush();
     }
   }
-  flush();
+  closeSection();
   out.push('', "Each entry in full, with what was measured and how it is tested: CHANGELOG.md in the project's repository.", '');
   return out.join('\n').replace(/\n{3,}/g, '\n\n');
 }

@@ -106,4 +106,17 @@ describe('scripts/vsix-readme.mjs: the condensed changelog', () => {
     );
     assert.equal(shortenSections(md, []), md);
   });
+
+  it('given a section of many entries, then its newest are kept and the rest counted', async () => {
+    const { condenseChangelog, ENTRY_LIMIT } = (await import(SCRIPT)) as { condenseChangelog: (md: string) => string; ENTRY_LIMIT: number };
+    const entries = Array.from({ length: ENTRY_LIMIT + 3 }, (_, i) => `- Entry ${i}. More.`);
+    const out = condenseChangelog(['## A', ...entries, '', '## B', '- Only one.', ''].join('\n')).split('\n');
+    const a = out.slice(out.indexOf('## A'), out.indexOf('## B'));
+    assert.deepEqual(
+      a.filter((l) => l.startsWith('- ')),
+      [...Array.from({ length: ENTRY_LIMIT }, (_, i) => `- Entry ${i}.`), '- … and 3 more'],
+    );
+    assert.ok(out.includes('- Only one.'));
+    assert.ok(!out.some((l) => l.startsWith('- … and 0')));
+  });
 });
