@@ -11,6 +11,7 @@ const esbuild = require('esbuild');
 const fs = require('node:fs');
 const path = require('node:path');
 const { codiconPaths, oneEnglishZod } = require('./scripts/esbuildPlugins.cjs');
+const { shareInteropIn } = require('./scripts/sharedInterop.cjs');
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -136,7 +137,11 @@ const toCommonJs = {
         sourcesContent: false,
         logLevel: 'warning',
       });
-      if (production) for (const f of files) dropExportNames(path.join(dist, f));
+      if (production) {
+        for (const f of files) dropExportNames(path.join(dist, f));
+        const shared = shareInteropIn(dist);
+        console.log(`shared interop helpers: ${shared.files} of ${files.length} chunks, ${shared.saved} bytes less`);
+      }
       fs.chmodSync(path.join(dist, 'cli.js'), 0o755);
     });
   },
