@@ -20,19 +20,38 @@ import { count } from '../kit/tally';
 
 const cp = createRequire(__filename)('node:child_process') as typeof Cp;
 
+/**
+ * A git command of the user's that failed; `locked` when the checkout's index.lock was held
+ * as it failed (git stash says nothing then: exit 1 and an empty stderr).
+ */
+class UserGitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly stderr: string,
+    readonly locked: boolean,
+  ) {
+    super(`git ${args.join(' ')}${locked ? ' (index.lock held)' : ''}: ${stderr.trim()}`);
+  }
+}
+
 function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'User',
-      GIT_AUTHOR_EMAIL: 'user@example.com',
-      GIT_COMMITTER_NAME: 'User',
-      GIT_COMMITTER_EMAIL: 'user@example.com',
-    },
-  }).trimEnd();
+  try {
+    return execFileSync('git', args, {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'User',
+        GIT_AUTHOR_EMAIL: 'user@example.com',
+        GIT_COMMITTER_NAME: 'User',
+        GIT_COMMITTER_EMAIL: 'user@example.com',
+      },
+    }).trimEnd();
+  } catch (err) {
+    const stderr = String((err as { stderr?: unknown }).stderr ?? err);
+    throw new UserGitError(args, stderr, existsSync(join(dir, '.git', 'index.lock')) || /index\.lock': File exists/.test(stderr));
+  }
 }
 
 /** Calls `fn` as the n-th `git update-ref` of the loop exits: the branch moved, the checkout not yet updated. */
@@ -88,12 +107,40 @@ describe('faults: the user edits, commits, stashes and switches branch while the
     // worker race): each waits for the one before it, so a stash never meets an edit made
     // while it was pushed (git itself refuses that pop).
     let stage: 'commit' | 'edit' | 'stash' | 'pop' | 'switch' | 'over' = 'commit';
+    // A promotion holds the checkout's index.lock from its check to its index rename, and git
+    // refuses the user's command meanwhile ("Another git process seems to be running"). The
+    // user tries again a moment later: here, at the next event the loop emits. Only that
+    // refusal is retried; any other failure of the user's git fails the test.
+    let retry: (() => void) | undefined;
+    let refused = 0;
+    const act = (action: () => void): void => {
+      try {
+        action();
+        retry = undefined;
+      } catch (err) {
+        if (!(err instanceof UserGitError) || !err.locked) throw err;
+        refused++;
+        retry = action;
+      }
+    };
+    const stash = (): void => {
+      git(d, 'stash', 'push', '-q', '-m', 'user work');
+      inStash = userEdited;
+      userEdited = new Set();
+      stashed = true;
+      actions.push('stash before a promotion');
+      stage = 'pop';
+    };
     const restore = onUpdateRefExit(d, 1, () => {
       // Between the branch update and the checkout update of the first promotion.
       appendFileSync(join(d, 'README.md'), 'user edit 1\n');
       userEdited.add('README.md');
       actions.push('edit during a promotion');
-      if (stage === 'edit') stage = 'stash';
+      if (stage !== 'edit') return;
+      stage = 'stash';
+      // At this instant the promotion holds index.lock: git refuses the stash, and it is
+      // retried at the next event, whichever promotion it then comes before.
+      act(stash);
     });
     const host = await openLoopHost({ projectDir: d, once: true });
     const seen: LoopEvent[] = [];
@@ -107,28 +154,28 @@ describe('faults: the user edits, commits, stashes and switches branch while the
     const react = (e: LoopEvent): void => {
       if (e.type === 'gate.progress') return;
       seen.push(e);
-      if (e.type === 'patch.queued') {
+      if (retry) act(retry);
+      if (e.type === 'patch.queued' && !retry) {
         if (stage === 'commit') {
           // A commit of the user's own lands while a patch waits to be promoted: main moves.
-          writeFileSync(join(d, 'docs-user.md'), 'written by the user\n');
-          git(d, 'add', 'docs-user.md');
-          git(d, 'commit', '-q', '-m', 'user: docs');
-          userCommit = git(d, 'rev-parse', 'HEAD');
-          actions.push('commit before a promotion');
-          stage = 'edit';
+          act(() => {
+            writeFileSync(join(d, 'docs-user.md'), 'written by the user\n');
+            git(d, 'add', 'docs-user.md');
+            git(d, 'commit', '-q', '-m', 'user: docs');
+            userCommit = git(d, 'rev-parse', 'HEAD');
+            actions.push('commit before a promotion');
+            stage = 'edit';
+          });
         } else if (stage === 'stash') {
-          git(d, 'stash', 'push', '-q', '-m', 'user work');
-          inStash = userEdited;
-          userEdited = new Set();
-          stashed = true;
-          actions.push('stash before a promotion');
-          stage = 'pop';
+          act(stash);
         } else if (stage === 'switch') {
-          git(d, 'switch', '-q', '-c', 'user-work');
-          branchPoint = git(d, 'rev-parse', 'HEAD');
-          onMain = false;
-          actions.push('switch to a branch of their own');
-          stage = 'over';
+          act(() => {
+            git(d, 'switch', '-q', '-c', 'user-work');
+            branchPoint = git(d, 'rev-parse', 'HEAD');
+            onMain = false;
+            actions.push('switch to a branch of their own');
+            stage = 'over';
+          });
         }
       }
       if (e.type === 'patch.promoted') {
@@ -136,12 +183,14 @@ describe('faults: the user edits, commits, stashes and switches branch while the
         // On the user's own branch too: a promotion onto main never touches their checkout.
         checkConsistent(d, userEdited, `after promotion ${promotions} (${e.taskId})`);
         if (!onMain) assert.equal(git(d, 'symbolic-ref', 'HEAD'), 'refs/heads/user-work', 'the user is still on their branch');
-        if (stage === 'pop') {
-          git(d, 'stash', 'pop', '-q');
-          userEdited = new Set([...userEdited, ...inStash]);
-          stashed = false;
-          actions.push('stash pop after the promotion');
-          stage = 'switch';
+        if (stage === 'pop' && !retry) {
+          act(() => {
+            git(d, 'stash', 'pop', '-q');
+            userEdited = new Set([...userEdited, ...inStash]);
+            stashed = false;
+            actions.push('stash pop after the promotion');
+            stage = 'switch';
+          });
         }
       }
     };
@@ -153,9 +202,10 @@ describe('faults: the user edits, commits, stashes and switches branch while the
     }
     if (failures.length > 0) throw failures[0];
     count('faultsInjected', actions.length);
-    process.stdout.write(`      the user: ${actions.join(', ')}\n`);
+    process.stdout.write(`      the user: ${actions.join(', ')}; refused by a held index.lock and retried: ${refused}\n`);
     const story = `${actions.join(', ')}\n${JSON.stringify(seen.filter((e) => e.type === 'patch.promoted' || e.type === 'patch.waiting' || e.type === 'log').slice(-30), null, 1)}`;
     assert.ok(actions.length >= 4, `the user acted ${actions.length} times: ${story}`);
+    assert.ok(refused >= 1, `the stash during a promotion was not refused by its index.lock: ${story}`);
     if (stashed) git(d, 'stash', 'pop', '-q');
     if (!onMain) {
       // The user's branch got nothing of Ralph's; switching back carries their edits over.
