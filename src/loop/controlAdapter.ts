@@ -315,18 +315,8 @@ export class ControlAdapter implements LoopControl {
       [taskId],
     );
     const notes: string[] = [];
-    // A re-run after a conflict: the last patch of the task was discarded because the branch
-    // moved under it, and the reason says with what (files and commits).
-    const discarded = this.o.store.get<{ payload: string }>(
-      `SELECT payload FROM events WHERE entity_type = 'patch' AND event_type = 'patch.discarded'
-          AND entity_id IN (SELECT patch_id FROM patch_view WHERE task_id = ?) ORDER BY event_id DESC LIMIT 1`,
-      [taskId],
-    );
-    const reason = discarded ? ((JSON.parse(discarded.payload) as { reason?: unknown }).reason ?? '') : '';
-    if (typeof reason === 'string' && reason.includes('conflicts in '))
-      notes.push(
-        `Your previous patch conflicted with the branch and was discarded: ${reason}. Work from the branch as it is now and keep those changes.`,
-      );
+    const last = this.lastDiscardNote(taskId, rows);
+    if (last !== null) notes.push(last);
     for (const r of rows.reverse()) {
       if (open !== null && r.event_id === open.resolutionId) continue;
       try {
@@ -338,6 +328,35 @@ export class ControlAdapter implements LoopControl {
       }
     }
     return notes;
+  }
+
+  /**
+   * What a re-run is told about its task's last discarded patch: a conflict says with what
+   * (files and commits); a patch given up otherwise while the task went back to pending (a
+   * gate the moved branch breaks, a branch that kept moving) says why. Null when there is
+   * none, when it was superseded, or when a reviewer's reject or modify discarded it (that
+   * decision has its own note).
+   */
+  private lastDiscardNote(taskId: string, resolutions: readonly { payload: string }[]): string | null {
+    const row = this.o.store.get<{ entity_id: string; payload: string }>(
+      `SELECT entity_id, payload FROM events WHERE entity_type = 'patch' AND event_type = 'patch.discarded'
+          AND entity_id IN (SELECT patch_id FROM patch_view WHERE task_id = ?) ORDER BY event_id DESC LIMIT 1`,
+      [taskId],
+    );
+    if (row === undefined) return null;
+    const reason = (JSON.parse(row.payload) as { reason?: unknown }).reason;
+    if (typeof reason !== 'string' || reason === '' || reason.startsWith('superseded by')) return null;
+    const byReviewer = resolutions.some((r) => {
+      try {
+        return (JSON.parse(r.payload) as { discarded_patch_id?: unknown }).discarded_patch_id === row.entity_id;
+      } catch {
+        return false;
+      }
+    });
+    if (byReviewer) return null;
+    if (reason.includes('conflicts in '))
+      return `Your previous patch conflicted with the branch and was discarded: ${reason}. Work from the branch as it is now and keep those changes.`;
+    return `Your previous patch was discarded: ${reason}. Work from the branch as it is now.`;
   }
 
   followUp(taskId: string): LoopFollowUp | null {

@@ -121,9 +121,18 @@ const TOKEN = 'module.exports = (t) => typeof t === "string" && t.length > 8;\n'
 const TOKEN_TEST =
   "const assert = require('assert');\nassert.equal(require('../src/auth/token.js')('123456789'), true);\nassert.equal(require('../src/index.js').name, 'sample');\n";
 
+/**
+ * A second attempt at T-4 (its prompt says why the first patch was discarded) never
+ * answers: a test that sends the task back to pending ends before it matters. It is in the
+ * scenario from the start: a scenario rewritten while the judge's CLI starts may be the one
+ * the judge reads.
+ */
+const SILENT_REPLAN = { name: 'silent re-plan', match: 'Your previous patch was discarded', turns: [{ hang: true }] };
+
 /** T-4 touches src/auth/ (tier 2): deferred; its judge never answers, so a human decides. */
 function tier2Scenario(p: SampleProject): void {
   writeScenario(p, [
+    SILENT_REPLAN,
     script('plan/T-4/', [], plan('T-4', [{ description: 'token check', files: ['src/auth/token.js', 'test/token.test.js'] }])),
     script('implement/T-4/step-1/', [
       { tool: 'write', path: 'src/auth/token.js', content: TOKEN },
@@ -214,13 +223,21 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
       },
       'user: rename',
     );
-    // A second attempt at the task, once released, never answers: the test ends before it matters.
-    writeScenario(p, [{ name: 'silent planner', match: 'RALPH-KEY: plan/T-4/', turns: [{ hang: true }] }]);
     const mark = events.length;
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
     const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-4');
     const after = store.get<{ status: string }>("SELECT status FROM task_view WHERE task_id = 'T-4'")?.status;
+    // The next attempt is told why its predecessor's work is gone (and hangs: SILENT_REPLAN).
+    await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.phase === 'plan' && e.taskId === 'T-4', events.indexOf(released));
+    const settings = sampleSettings();
+    const notes = new ControlAdapter({ store, projectDir: p.dir, ralphDir: p.ralphDir, riskPatterns: settings.riskPatterns }).retryNotes(
+      'T-4',
+    );
     await loop.stop();
+    assert.match(
+      notes.join('\n'),
+      /^Your previous patch was discarded: the approval was for a patch that no longer passes its gates: .*the test gate failed/,
+    );
     assert.ok(released.type === 'task.released' && deferred.type === 'patch.deferred');
     assert.match(
       released.reason,
@@ -356,7 +373,6 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
     await loop.events.next((e) => e.type === 'patch.deferred' && e.taskId === 'T-4');
     await seenOrNext(loop, events, (e) => e.type === 'agent.started' && e.agent === 'judge');
     userCommit(p, { 'USER.md': 'mine\n' }, 'user: unrelated');
-    writeScenario(p, [{ name: 'silent planner', match: 'RALPH-KEY: plan/T-4/', turns: [{ hang: true }] }]);
     submitToInbox(p.ralphDir, { command: 'resolve-deferred', task_id: 'T-4', decision: 'approve', actor: 'human:test', rationale: 'fine' });
     const released = await loop.events.next((e) => e.type === 'task.released' && e.taskId === 'T-4');
     await loop.stop();
@@ -372,9 +388,9 @@ describe('loop/Harness late promotion: approved or waiting patches are re-verifi
   });
 });
 
-/** The first event (already seen or still to come) the predicate holds for. */
-function seenOrNext(loop: Loop, events: readonly LoopEvent[], pred: (e: LoopEvent) => boolean): Promise<LoopEvent> {
-  const hit = events.find(pred);
+/** The first event from index `from` on (already seen or still to come) the predicate holds for. */
+function seenOrNext(loop: Loop, events: readonly LoopEvent[], pred: (e: LoopEvent) => boolean, from = 0): Promise<LoopEvent> {
+  const hit = events.slice(from).find(pred);
   return hit !== undefined ? Promise.resolve(hit) : loop.events.next(pred);
 }
 
