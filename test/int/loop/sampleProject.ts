@@ -174,7 +174,25 @@ export function scriptedLoop(
     events.push(e);
     if (process.env['RALPH_LOOP_DEBUG'] && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 240));
   });
+  startedThisTest.push({ loop, events, t0 });
   return { loop, events };
+}
+
+/** The loops scriptedLoop made for the running test: a failed test prints their trail. */
+const startedThisTest: { loop: Loop; events: LoopEvent[]; t0: number }[] = [];
+
+/**
+ * After each test: a failed one (a wait that timed out says nothing by itself) prints what
+ * its loops did, and a loop it left running is stopped before the project goes.
+ */
+async function settleLoops(failed: boolean): Promise<void> {
+  for (const { loop, events } of startedThisTest.splice(0)) {
+    if (failed) {
+      const trail = events.filter((e) => e.type !== 'gate.progress').slice(-60);
+      console.error(`the loop's last ${trail.length} events:\n${trail.map((e) => `  ${JSON.stringify(e).slice(0, 400)}`).join('\n')}`);
+    }
+    if (loop.state !== 'idle' && loop.state !== 'stopped') await loop.stop('the test ended').catch(() => undefined);
+  }
 }
 
 /**
@@ -184,11 +202,13 @@ export function scriptedLoop(
 export function freshSampleProjectEachTest(set: (s: { p: SampleProject; store: EventStore }) => void): void {
   let current: { p: SampleProject; store: EventStore } | undefined;
   beforeEach(async () => {
+    startedThisTest.length = 0;
     const p = createSampleProject();
     current = { p, store: await openSampleStore(p.ralphDir) };
     set(current);
   });
-  afterEach(async () => {
+  afterEach(async function () {
+    await settleLoops(this.currentTest?.state === 'failed');
     if (current === undefined) return;
     await current.store.close().catch(() => undefined);
     rmSync(current.p.dir, { recursive: true, force: true });
