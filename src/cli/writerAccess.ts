@@ -23,7 +23,7 @@ type ExitCodes = typeof ExitTable;
  * well under a second; a command with others ahead waits for all their turns).
  */
 export const LOCK_WAIT_MS = 10_000;
-/** How long a command sent to a running loop's inbox waits to see it applied (the loop drains every second). */
+/** How long a command sent to a running loop's inbox waits to see it applied (the loop reads it as a file lands, and every second). */
 export const APPLY_WAIT_MS = 30_000;
 
 export type OpenControl = (

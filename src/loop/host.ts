@@ -174,7 +174,7 @@ export async function openLoopHost(o: LoopHostOptions): Promise<LoopHost> {
     judge: o.backends?.judge ?? backendFromConfig(config, 'judge', o.projectDir),
   };
   // drainsInbox: commands started beside this loop send their work to its inbox instead of
-  // waiting for the lock (the loop drains it every second). A short-lived command that
+  // waiting for the lock (the loop reads it as a file lands, and every second). A short-lived command that
   // holds the lock right now is waited for; another loop is not.
   // On a shared (PostgreSQL) store every claim is a lease, as team workers' are.
   const shared = resolveStoreLocation(o.projectDir).kind === 'postgres';

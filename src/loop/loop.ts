@@ -13,6 +13,7 @@ import type { AgentBackend } from '../agents/types';
 import { domainEvent } from '../domain/events';
 import type { AgentEnding } from '../domain/agentFailure';
 import { currentBranch } from '../git/repo';
+import { ralphPaths } from '../control/context';
 import { errorText } from './context';
 import { EvolveRetry } from './evolveRetry';
 import { LoopEmitter } from './events';
@@ -43,6 +44,8 @@ export interface LoopOptions {
   /** Run until the backlog is empty or blocked, then stop with a summary. */
   readonly once?: boolean;
   readonly agentEnv?: Readonly<Record<string, string>>;
+  /** How often the inbox is read besides when a file lands in it (1 s; a test sets it long to see the watch at work). */
+  readonly inboxPollMs?: number;
 }
 
 export class LoopAlreadyStartedError extends Error {
@@ -157,14 +160,13 @@ export class Loop {
     await harness.invocation.loadSpend();
     // The inbox is read from the start, recovery included (it may re-verify patches for a
     // while), and even while every agent is deep in a long invocation.
-    const poll = setInterval(
-      () => void inbox.consume().catch((e: unknown) => harness.ctx.log('harness', 'warn', `inbox: ${String(e)}`)),
-      1000,
+    const stopReading = inbox.readContinuously(ralphPaths(this.ralphDir).inbox, options.inboxPollMs ?? 1000, (e: unknown) =>
+      harness.ctx.log('harness', 'warn', `inbox: ${String(e)}`),
     );
     try {
       await recover(run);
     } catch (e) {
-      clearInterval(poll);
+      stopReading();
       throw e;
     }
     // A stop during recovery: the agents start only to see it and end at once.
@@ -177,7 +179,7 @@ export class Loop {
       ...names.slice(1).map((n) => this.guarded(n, () => workers.runWorker(n))),
     ];
     this.finished = Promise.all(runners).then(async () => {
-      clearInterval(poll);
+      stopReading();
       await inbox.settled();
       return this.finish(run);
     });

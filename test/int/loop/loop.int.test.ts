@@ -5,7 +5,7 @@
 // rebuilt from events equal the stored ones).
 import assert from 'node:assert/strict';
 import { execFileSync, execSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
 import { worktreesRoot } from '../../../src/git/repoCache';
@@ -303,6 +303,25 @@ describe('loop/Loop stop, pause and budgets (scripted claude)', function () {
     assert.deepEqual(finished.map((e) => e.type === 'agent.finished' && e.status).sort(), ['cancelled', 'cancelled']);
     const claimed = store.all("SELECT task_id FROM task_view WHERE status = 'claimed'");
     assert.deepEqual(claimed, []);
+  });
+
+  it('given a paused loop whose inbox poll is an hour away, when a resume lands in its inbox, then the loop reads it on arrival and runs again', async () => {
+    writeScenario(p, []);
+    // Paused, no agent reads the inbox at its assess: only the watch (or the poll) can.
+    const { loop } = scriptedLoop(p, store, { workers: { count: 0 } }, false, { inboxPollMs: 3_600_000 });
+    await loop.start();
+    loop.pause('test pause');
+    assert.equal(loop.state, 'paused');
+    const resumed = loop.events.next((e) => e.type === 'loop.state' && e.state === 'running');
+    submitToInbox(p.ralphDir, { command: 'resume', actor: 'human:test', reason: 'back' });
+    await resumed;
+    assert.equal(loop.state, 'running');
+    await loop.stop('done testing');
+    assert.deepEqual(
+      readdirSync(join(p.ralphDir, 'inbox')).filter((f) => f.endsWith('.json')),
+      [],
+      'the command file was moved out',
+    );
   });
 
   it('given a deferred tier-2 patch, when a human approves through the inbox while the judge is still thinking, then the judge is cancelled at once, the human wins and it is promoted once', async () => {

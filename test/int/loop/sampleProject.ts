@@ -19,6 +19,7 @@ import { detectConfinement } from '../../../src/agents/sandbox';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { Loop } from '../../../src/loop/loop';
+import type { LoopOptions } from '../../../src/loop/loop';
 import type { LoopEvent } from '../../../src/loop/events';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
 
@@ -157,6 +158,7 @@ export function scriptedLoop(
   store: EventStore,
   overrides: Record<string, unknown> = {},
   once = false,
+  options: Pick<LoopOptions, 'inboxPollMs'> = {},
 ): { loop: Loop; events: LoopEvent[] } {
   const settings = sampleSettings(overrides);
   const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000, confinement: detectConfinement('scripted') });
@@ -167,6 +169,7 @@ export function scriptedLoop(
     backends: { primary: backend, worker: backend, judge: backend },
     metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
     once,
+    ...options,
   });
   const events: LoopEvent[] = [];
   const t0 = Date.now();
