@@ -7,6 +7,7 @@
 //      executed (callgrind: which load does not disturb at all);
 //   3. a mixed command sequence (claims, queue/classify/policy/promote, emits, status,
 //      picks, deferral checks), paired command by command with the reference;
+//   3b. a write beside a running loop, which goes through the loop's inbox;
 //   4. activation as VS Code itself reports it (Running Extensions) in code-server, and how
 //      long the Backlog view then takes to show its rows.
 // The reference is the public control plane (ahueb/evolving_ralph's .ralph/ralphctl.py),
@@ -18,11 +19,19 @@
 // RALPH_BENCH_ACTIVATIONS (code-server sessions, default 3; 0 skips), RALPH_BENCH_NO_PACKAGE=1
 // (measure dist/ as it is), RALPH_BENCH_CALLGRIND=0 (skips the instruction counts, which need
 // valgrind). Prints numbers; never asserts timings.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as Harness from '../../test/e2e/harness';
+import { createScriptedBackend } from '../../src/agents/scriptedBackend';
+import { detectConfinement } from '../../src/agents/sandbox';
+import { CONTROL_PROJECTIONS } from '../../src/control/views';
+import { ControlAdapter } from '../../src/loop/controlAdapter';
+import { Loop } from '../../src/loop/loop';
+import { JsonlMetrics } from '../../src/loop/metricsFile';
+import { openStore } from '../../src/store/sqlJsStore';
+import { sampleSettings } from '../../test/int/loop/sampleProject';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -507,6 +516,64 @@ function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
   );
 }
 
+// ---- 3b. beside a running loop ----------------------------------------------------------------
+
+/** Runs the CLI without blocking this process's event loop (the loop it talks to runs here). */
+function runAsync(args: readonly string[], cwd: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(CLI, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`ralph ${args.join(' ')} failed (${String(code)}): ${err}`));
+      else resolve(Number(process.hrtime.bigint() - t0) / 1e6);
+    });
+  });
+}
+
+/**
+ * A write from the command line while a loop holds the store goes through the loop's inbox
+ * (src/cli/writerAccess.ts): what a script or a person beside a running loop waits for it,
+ * next to the same command with no loop running. The loop runs in this process on an empty
+ * backlog, its agents the scripted claude.
+ */
+async function besideLoopSection(): Promise<void> {
+  const repo = makeRepo('loop');
+  fs.rmSync(path.join(repo, '.ralph', 'BACKLOG.md'));
+  run(CLI, ['init'], repo);
+  const emit = (i: number): string[] => ['emit-event', 'run', 'bench', 'run.tick', 'bench', `{"i":${i}}`];
+  const n = Math.max(5, Math.ceil(RUNS / 2));
+  const alone: number[] = [];
+  for (let i = 0; i < n; i++) alone.push(await runAsync(emit(i), repo));
+  const ralphDir = path.join(repo, '.ralph');
+  const scenario = path.join(ralphDir, 'scenario.json');
+  fs.writeFileSync(scenario, JSON.stringify({ scripts: [{ name: 'idle', turns: [{ text: 'nothing to do' }] }] }));
+  const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, drainsInbox: true });
+  const settings = sampleSettings({ workers: { count: 0 } });
+  const backend = createScriptedBackend({ scenario, confinement: detectConfinement('scripted') });
+  const loop = new Loop({
+    projectDir: repo,
+    settings,
+    control: new ControlAdapter({ store, projectDir: repo, ralphDir, riskPatterns: settings.riskPatterns }),
+    backends: { primary: backend, worker: backend, judge: backend },
+    metrics: new JsonlMetrics(path.join(ralphDir, 'logs')),
+  });
+  const beside: number[] = [];
+  try {
+    await loop.start();
+    for (let i = 0; i < n; i++) beside.push(await runAsync(emit(n + i), repo));
+  } finally {
+    await loop.stop('bench done').catch(() => undefined);
+    await store.close();
+    fs.rmSync(repo, { recursive: true, force: true });
+  }
+  console.log(`\nBeside a running loop (${n} runs each, wall ms, median / max)`);
+  console.log(`  ralph emit-event, no loop running:        ${f0(median(alone)).padStart(5)} / ${f0(Math.max(...alone))}`);
+  console.log(`  ralph emit-event through the loop's inbox: ${f0(median(beside)).padStart(5)} / ${f0(Math.max(...beside))}`);
+}
+
 // ---- 4. activation in code-server ------------------------------------------------------------
 
 async function activationSection(): Promise<void> {
@@ -582,6 +649,7 @@ async function main(): Promise<void> {
   } finally {
     for (const d of [oursRepo, theirRepo, scratch]) fs.rmSync(d, { recursive: true, force: true });
   }
+  await besideLoopSection();
   await activationSection();
 }
 
