@@ -1,8 +1,8 @@
 // The one way the engine runs `git`: the shared runner (shared/runChild.ts) with Ralph's git
 // environment (gitEnv.ts: no hooks, no fsmonitor, no inherited redirections), byte-exact
 // stdout (patches may carry non-UTF-8 content) and an error class carrying output.
-import { performance } from 'node:perf_hooks';
 import { ChildFailed, runChild } from '../shared/runChild';
+import { monotonicMs } from '../shared/clock';
 import { ralphGitEnv } from './gitEnv';
 
 /** A git command exited with a status the caller did not allow, or could not start. */
@@ -57,7 +57,7 @@ export function gitCallCount(): number {
 /** Runs `git <args>` in `cwd`; throws GitError unless the exit code is 0 or allowed. */
 export async function runGit(cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<GitResult> {
   calls++;
-  const started = trace ? performance.now() : 0;
+  const started = trace ? monotonicMs() : 0;
   try {
     const r = await runChild({
       file: 'git',
@@ -90,7 +90,7 @@ export async function runGit(cwd: string, args: readonly string[], options: GitR
       exitCode === null ? e : undefined,
     );
   } finally {
-    if (trace) process.stderr.write(`[git ${(performance.now() - started).toFixed(1)} ms] ${args.join(' ')}\n`);
+    if (trace) process.stderr.write(`[git ${(monotonicMs() - started).toFixed(1)} ms] ${args.join(' ')}\n`);
   }
 }
 

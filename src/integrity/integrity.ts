@@ -15,6 +15,7 @@ import { chmod, mkdir, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runGit } from '../git/exec';
 import { gitCommonDir } from '../git/repo';
+import { monotonicMs } from '../shared/clock';
 import { writeFileAtomic } from '../shared/fs';
 import { compareSnapshots, takeSnapshot } from './snapshot';
 import type { Entry, GuardScope, Snapshot, SnapshotChange } from './snapshot';
@@ -88,7 +89,7 @@ export class IntegrityGuard {
 
   /** The snapshot before an invocation whose agent works in `worktree` on `ownBranch`. */
   async before(worktree: string | null, ownBranch: string | null): Promise<GuardToken> {
-    const t0 = performance.now();
+    const t0 = monotonicMs();
     const commonDir = await this.common();
     const scope: GuardScope = {
       projectDir: this.o.projectDir,
@@ -105,18 +106,18 @@ export class IntegrityGuard {
     };
     const before = await takeSnapshot(scope);
     this.timing.snapshots++;
-    this.timing.ms += performance.now() - t0;
+    this.timing.ms += monotonicMs() - t0;
     return { scope, before, startedMs: Date.now() };
   }
 
   /** The incident the invocation caused, or null when nothing it may not change changed. */
   async after(token: GuardToken): Promise<Incident | null> {
-    const t0 = performance.now();
+    const t0 = monotonicMs();
     const after = await takeSnapshot(token.scope);
     this.timing.snapshots++;
     const changes: SnapshotChange[] = [];
     for (const c of compareSnapshots(token.before, after)) if (!(await this.ralphDid(c))) changes.push(c);
-    this.timing.ms += performance.now() - t0;
+    this.timing.ms += monotonicMs() - t0;
     if (changes.length === 0) return null;
     const incidentId = `incident_${new Date().toISOString().replace(/[-:.TZ]/g, '')}_${randomUUID().slice(0, 8)}`;
     const recordFile = join(this.o.ralphDir, 'incidents', `${incidentId}.json`);

@@ -7,6 +7,7 @@
 // .ralph/locks/writer.lock; observers read ralph.db plus the journal's tail. A writer
 // refuses to open a damaged journal, a ralph.db that fails its checkpoint's checksum, and a
 // missing, empty or older ralph.db when the history around it says it held more.
+import { monotonicMs } from '../shared/clock';
 import { redactValue } from '../shared/redaction';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -846,12 +847,12 @@ class SqlJsEventStore implements EventStore {
       const synced = appender.size;
       if (!this.dirty && synced <= this.dbCoverEnd) return undefined;
       this.dirty = false;
-      const t0 = performance.now();
+      const t0 = monotonicMs();
       // The replica's export holds exactly what this thread's would now: the worker runs
       // the writer's statements in order and answers this request after all of them.
       if (replica?.healthy) return { synced, t0, upTo: this.maxEventId(), exported: replica.exportImage() };
       const image = this.snapshot();
-      this.lastExportMs = performance.now() - t0;
+      this.lastExportMs = monotonicMs() - t0;
       // A replica starts following from this very image (seeded with it once it is written).
       return {
         synced,
@@ -875,7 +876,7 @@ class SqlJsEventStore implements EventStore {
         this.dirty = true;
         return this.runCheckpoint();
       }
-      this.lastExportMs = performance.now() - t0;
+      this.lastExportMs = monotonicMs() - t0;
       this.offThreadExports += 1;
     } else image = taken.image;
     if (this.lock && !this.lock.verify()) {
@@ -910,7 +911,7 @@ class SqlJsEventStore implements EventStore {
       this.changedKept = undefined;
     }
     this.checkpoints += 1; // counted once the journal is trimmed too
-    this.lastCheckpointMs = performance.now() - t0;
+    this.lastCheckpointMs = monotonicMs() - t0;
   }
 
   /** A replica only for a writer whose exports would block long enough to matter, and never again after one failed. */

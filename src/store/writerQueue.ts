@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { wallMicros } from '../shared/clock';
 import { randomHex } from '../shared/randomHex';
 import { pidAlive } from '../shared/process';
 import { fileError, onFile } from '../shared/fs';
@@ -33,7 +34,7 @@ let lastStampUs = 0;
  * the order is between processes; ties between processes are broken by pid, then nonce.
  */
 function stamp(): string {
-  const us = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), lastStampUs + 1);
+  const us = Math.max(wallMicros(), lastStampUs + 1);
   lastStampUs = us;
   return String(us).padStart(17, '0');
 }
