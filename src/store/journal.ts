@@ -6,7 +6,6 @@
 // gives each command one fsync and lets a burst share it (group commit).
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import * as zlib from 'node:zlib';
 import { z } from 'zod';
 import { fileError, onFile, onFileAsync } from '../shared/fs';
 import type { StoredEvent } from './types';
@@ -23,12 +22,24 @@ const CRC_TABLE = ((): Uint32Array => {
   return t;
 })();
 
-// zlib.crc32 is native (Node >= 20.15): a 16 MB ralph.db in ~10 ms instead of ~100.
-const nativeCrc = (zlib as unknown as { crc32?: (data: Uint8Array) => number }).crc32;
+/**
+ * From this many bytes on, zlib.crc32 (native, Node >= 20.15: a 16 MB ralph.db in ~10 ms
+ * instead of ~100) is worth loading node:zlib for; a journal record, a few hundred bytes, is
+ * summed here, and a short `ralph` call that writes one never loads zlib.
+ */
+const NATIVE_CRC_FROM = 64 * 1024;
+let nativeCrc: ((data: Uint8Array) => number) | null | undefined;
+
+function loadNativeCrc(): ((data: Uint8Array) => number) | null {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  nativeCrc ??= (require('node:zlib') as { crc32?: (data: Uint8Array) => number }).crc32 ?? null;
+  return nativeCrc;
+}
 
 /** CRC-32 (IEEE), as zlib computes it. */
 export function crc32(buf: Uint8Array, start = 0, end = buf.length): number {
-  if (nativeCrc) return nativeCrc(start === 0 && end === buf.length ? buf : buf.subarray(start, end)) >>> 0;
+  const native = end - start >= NATIVE_CRC_FROM ? loadNativeCrc() : null;
+  if (native) return native(start === 0 && end === buf.length ? buf : buf.subarray(start, end)) >>> 0;
   let c = 0xffffffff;
   for (let i = start; i < end; i++) c = (CRC_TABLE[(c ^ (buf[i] ?? 0)) & 0xff] ?? 0) ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;

@@ -7,7 +7,7 @@
 // memory.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as zlib from 'node:zlib';
+import type * as Zlib from 'node:zlib';
 import { ralphCacheDir } from '../shared/cacheDir';
 
 /** The first bytes of every WebAssembly module: `\0asm` and version 1. */
@@ -28,6 +28,9 @@ export function readWasm(file: string, cacheDir: string = path.join(ralphCacheDi
   } catch {
     // not decompressed yet (or the cache is unreadable): below
   }
+  // Loaded here only: every later process reads the decompressed copy and needs no zlib.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const zlib = require('node:zlib') as typeof Zlib;
   const bytes = zlib.brotliDecompressSync(fs.readFileSync(file));
   if (!isWasm(bytes)) throw new Error(`${file}: not a brotli-compressed WebAssembly module`);
   try {

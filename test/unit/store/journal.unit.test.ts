@@ -33,6 +33,18 @@ describe('store/journal', () => {
     assert.equal(crc32(buf), z ? z(buf) : 0x4b5a0a8e);
   });
 
+  it('given buffers on both sides of the size it hands to zlib, and ranges within them, then the same CRC-32 as zlib', () => {
+    const z = (zlib as unknown as { crc32?: (b: Buffer) => number }).crc32;
+    if (!z) return;
+    for (const size of [0, 1, 300, 64 * 1024 - 1, 64 * 1024, 200_000]) {
+      const buf = Buffer.alloc(size);
+      for (let i = 0; i < size; i++) buf[i] = (i * 7919 + (i >> 5)) & 0xff;
+      assert.equal(crc32(buf), z(buf) >>> 0, `whole, ${size} bytes`);
+      const [from, to] = [Math.floor(size / 3), size - Math.floor(size / 5)];
+      assert.equal(crc32(buf, from, to), z(buf.subarray(from, to)) >>> 0, `range ${from}..${to} of ${size} bytes`);
+    }
+  });
+
   it('given encoded records, when scanned, then they come back in order', () => {
     const buf = Buffer.concat([encodeRecord([event(1), event(2)]), encodeRecord([event(3)])]);
     const scan = scanJournal(buf);
