@@ -98,6 +98,31 @@ const noZod3 = {
 };
 
 /**
+ * sql.js's glue loads node:crypto the first time SQLite asks for random bytes (the seed of
+ * its PRNG, read from /dev/urandom by the first statement a process runs): some fifteen
+ * internal modules, about a twentieth of a short `ralph` call. Ralph's SQLite makes nothing
+ * secret from them (no temporary files, no random() or randomblob() in its SQL), so the
+ * bundle hands it Math.random's bytes instead. A sql.js whose glue reads randomness
+ * differently fails the build rather than loading crypto unseen.
+ * @type {import('esbuild').Plugin}
+ */
+const sqlJsWithoutCrypto = {
+  name: 'sql-js-without-crypto',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]sql\.js[\\/]dist[\\/]sql-wasm\.js$/ }, (args) => {
+      const text = fs.readFileSync(args.path, 'utf8');
+      const needle = /var (\w+)=require\("node:crypto"\);return (\w+)=>\(\1\.randomFillSync\(\2\),0\)/g;
+      const found = text.match(needle) ?? [];
+      if (found.length !== 1) {
+        return { errors: [{ text: `${args.path}: expected one node:crypto random source in sql.js's glue, found ${found.length}` }] };
+      }
+      const fill = 'return b=>{for(let i=0;i<b.length;i++)b[i]=Math.random()*256|0;return 0}';
+      return { contents: text.replace(needle, fill), loader: 'js' };
+    });
+  },
+};
+
+/**
  * esbuild ends each CommonJS file with `0&&(module.exports={…names})`, dead code that lists
  * the exports again for Node's cjs-module-lexer, which reads them only when an ES module
  * imports the file. Nothing does: every chunk is loaded by require(). Left out of the
@@ -160,7 +185,7 @@ async function main() {
   const contexts = await Promise.all([
     esbuild.context({
       ...common,
-      plugins: [problemMatcher, oneEnglishZod, noAjv, noZod3, toCommonJs],
+      plugins: [problemMatcher, oneEnglishZod, noAjv, noZod3, sqlJsWithoutCrypto, toCommonJs],
       platform: 'node',
       target: 'node20',
       format: 'esm',
