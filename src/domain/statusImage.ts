@@ -23,17 +23,12 @@ export interface StoreFilesIdentity {
   readonly journal: FileIdentity;
 }
 
-export interface StatusImage {
+/** The image holds the plain counts status asks the log for as they are; the rest below. */
+export interface StatusImage extends Pick<StatusSource, 'eventsTotal' | 'commits' | 'wave' | 'taskCounts' | 'patchCounts' | 'deferred'> {
   readonly version: typeof STATUS_IMAGE_VERSION;
   /** The build that kept it: another build's projections and facts may differ. */
   readonly build: string;
   readonly files: StoreFilesIdentity;
-  readonly eventsTotal: number;
-  readonly commits: number;
-  readonly wave: number;
-  readonly taskCounts: StatusCounts;
-  readonly patchCounts: StatusCounts;
-  readonly deferred: number;
   readonly paused: LoopPause | null;
   /** The cutoff `recent` was read with: the last hour before the image was taken. */
   readonly recentAfter: string;
