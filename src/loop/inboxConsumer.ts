@@ -3,7 +3,8 @@
 // for the loop itself comes back here — stop, pause, resume, and human decisions, which
 // override the judge at any time (a judge still reviewing the task is ended). An approval's
 // promotion runs on its own chain, so the inbox stays readable while its gates run.
-import { mkdirSync, watch } from 'node:fs';
+import { existsSync, mkdirSync, watch } from 'node:fs';
+import { join } from 'node:path';
 import type { FSWatcher } from 'node:fs';
 import type { Harness } from './harness';
 import type { RunLifecycle } from './runLifecycle';
@@ -63,10 +64,10 @@ export class InboxConsumer {
     let watcher: FSWatcher | undefined;
     try {
       mkdirSync(dir, { recursive: true });
-      // Only finished command files: their atomic writes' temps and the moves out of the
-      // folder that a read makes are no news.
+      // Only finished command files still there: their atomic writes' temps, and the moves
+      // out of the folder that a read makes, are no news.
       watcher = watch(dir, (_kind, name) => {
-        if (name === null || isCommandFile(name)) read();
+        if (name === null || (isCommandFile(name) && existsSync(join(dir, name)))) read();
       });
       // A folder that goes away ends the watch; the poll goes on.
       watcher.on('error', () => watcher?.close());
