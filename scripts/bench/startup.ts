@@ -24,14 +24,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as Harness from '../../test/e2e/harness';
-import { createScriptedBackend } from '../../src/agents/scriptedBackend';
-import { detectConfinement } from '../../src/agents/sandbox';
 import { CONTROL_PROJECTIONS } from '../../src/control/views';
-import { ControlAdapter } from '../../src/loop/controlAdapter';
-import { Loop } from '../../src/loop/loop';
-import { JsonlMetrics } from '../../src/loop/metricsFile';
 import { openStore } from '../../src/store/sqlJsStore';
-import { sampleSettings } from '../../test/int/loop/sampleProject';
+import { scriptedLoop } from '../../test/int/loop/sampleProject';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -551,15 +546,7 @@ async function besideLoopSection(): Promise<void> {
   const scenario = path.join(ralphDir, 'scenario.json');
   fs.writeFileSync(scenario, JSON.stringify({ scripts: [{ name: 'idle', turns: [{ text: 'nothing to do' }] }] }));
   const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS, drainsInbox: true });
-  const settings = sampleSettings({ workers: { count: 0 } });
-  const backend = createScriptedBackend({ scenario, confinement: detectConfinement('scripted') });
-  const loop = new Loop({
-    projectDir: repo,
-    settings,
-    control: new ControlAdapter({ store, projectDir: repo, ralphDir, riskPatterns: settings.riskPatterns }),
-    backends: { primary: backend, worker: backend, judge: backend },
-    metrics: new JsonlMetrics(path.join(ralphDir, 'logs')),
-  });
+  const { loop } = scriptedLoop({ dir: repo, ralphDir, scenarioFile: scenario }, store, { workers: { count: 0 } });
   const beside: number[] = [];
   try {
     await loop.start();

@@ -177,12 +177,12 @@ export function scriptedLoop(
     events.push(e);
     if (process.env['RALPH_LOOP_DEBUG'] && e.type !== 'gate.progress') console.log(Date.now() - t0, JSON.stringify(e).slice(0, 240));
   });
-  startedThisTest.push({ loop, events, t0 });
+  startedThisTest.push({ loop, events });
   return { loop, events };
 }
 
 /** The loops scriptedLoop made for the running test: a failed test prints their trail. */
-const startedThisTest: { loop: Loop; events: LoopEvent[]; t0: number }[] = [];
+const startedThisTest: { loop: Loop; events: LoopEvent[] }[] = [];
 
 /**
  * After each test: a failed one (a wait that timed out says nothing by itself) prints what
