@@ -60,7 +60,7 @@ export function defaultCacheDir(): string {
 const HASHED_CHUNK = /^[\w.]+-[A-Z0-9]{8}\.js$/;
 
 /** A short hex digest of a short string (32-bit FNV-1a: a key suffix, not a checksum). */
-function fnv1a(text: string): string {
+export function fnv1a(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

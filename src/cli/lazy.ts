@@ -155,3 +155,24 @@ export function lazyGitPort(projectDir: string): Required<GitPort> {
     notOnTargetBranch: async (hash) => (await get()).notOnTargetBranch(hash),
   };
 }
+
+/**
+ * Loads every part a store command may need and compiles SQLite's wasm: what the warm
+ * process (warmServer.ts) does once, before its first call, so that no call pays for it.
+ */
+export async function warmUp(): Promise<void> {
+  const [statusPath] = await Promise.all([
+    loadStatusPath(),
+    loadControl(),
+    loadCommitFiles(),
+    loadIds(),
+    loadStatusQuick(),
+    loadProjectConfig(),
+    loadConfigVerdict(),
+    loadSafetyStatus(),
+    loadWriterAccess(),
+    loadStoreUrl(),
+    loadGitPort(),
+  ]);
+  await statusPath.loadSqlJs();
+}

@@ -16,6 +16,7 @@ import type { OpenControl } from './writerAccess';
 
 /** Exit codes: documented in `ralph help` (exitCodes.ts). */
 export { EXIT } from './exitCodes';
+export { warmUp } from './lazy';
 
 const processIo: CliIo = {
   out: (t) => void process.stdout.write(t),
@@ -40,6 +41,9 @@ function usage(): string {
     'changed hands for 10 s); beside a running loop, emit-event,',
     "transition-task, claim-ready-task, discard-patch and resolve-deferred go through the loop's inbox and wait (up to 30 s)",
     'to print what the loop applied; other state-changing commands exit 3 there.',
+    '',
+    'Store commands after the first run in a warm background ralph process, which exits after a minute without calls',
+    '(RALPH_CLI_SERVER=0: every call in its own process; RALPH_DEBUG=1 names the process that ran it).',
     '',
     EXIT_CODES_HELP,
     '',
@@ -70,6 +74,8 @@ export interface RunOptions {
   readonly io?: CliIo;
   /** Overrides the wall clock (tests). */
   readonly now?: () => Date;
+  /** A writer that finds the store locked throws StoreBusyHandBack instead of waiting its turn (the warm process). */
+  readonly handBackWhenLocked?: boolean;
 }
 
 export async function runCli(argv: readonly string[], options: RunOptions = {}): Promise<number> {
@@ -95,6 +101,7 @@ export async function runCli(argv: readonly string[], options: RunOptions = {}):
     }
     return await runCommand(spec, dir, args, io, options);
   } catch (e) {
+    if (options.handBackWhenLocked && e instanceof Error && e.name === 'StoreBusyHandBack') throw e;
     return reportError(e, io);
   }
 }
@@ -139,7 +146,9 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
       ...(options.now ? { now: options.now } : {}),
       ...(config ? { riskPatterns: () => config.projectRiskPatterns(dir) } : {}),
     });
-  if (spec.store !== 'observer') return (await loadWriterAccess()).runWithWriter(spec, ralphDir, parsed, io, open, EXIT);
+  if (spec.store !== 'observer') {
+    return (await loadWriterAccess()).runWithWriter(spec, ralphDir, parsed, io, open, EXIT, options.handBackWhenLocked === true);
+  }
   const ctx = await open('observer');
   try {
     return await spec.run(ctx, parsed, io);

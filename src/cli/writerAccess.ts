@@ -31,6 +31,16 @@ export type OpenControl = (
   opts?: { lockWaitMs?: number; onLockWait?: (waitedMs: number, holder: LockHolder | undefined) => void },
 ) => Promise<ControlContext>;
 
+/**
+ * Thrown instead of waiting for a busy store when the caller asked for it (the warm process,
+ * warmServer.ts): nothing was recorded, and the call runs in a process of its own, which
+ * waits there, where Ctrl-C stops it. Told apart by name (run.ts, warmServer.ts), as
+ * exitCodes.ts tells errors apart.
+ */
+export class StoreBusyHandBack extends Error {
+  override readonly name = 'StoreBusyHandBack';
+}
+
 /** After this long waiting for the lock, the command says on stderr what it waits for (once). */
 const SAY_WAITING_AFTER_MS = 500;
 
@@ -73,7 +83,11 @@ function afterDurable(ctx: ControlContext, before: number, e: unknown, io: CliIo
   return codes.applied;
 }
 
-/** Opens the writer for `spec` and runs it; beside a running loop, goes through its inbox. */
+/**
+ * Opens the writer for `spec` and runs it; beside a running loop, goes through its inbox.
+ * With `handBack`, a store another short-lived writer holds is StoreBusyHandBack instead of
+ * a wait in turn (the warm process hands such a call back to its caller).
+ */
 export async function runWithWriter(
   spec: CommandSpec,
   ralphDir: string,
@@ -81,6 +95,7 @@ export async function runWithWriter(
   io: CliIo,
   open: OpenControl,
   codes: ExitCodes,
+  handBack = false,
 ): Promise<number> {
   let ctx: ControlContext;
   let said = false;
@@ -92,9 +107,10 @@ export async function runWithWriter(
     );
   };
   try {
-    ctx = await open('writer', { lockWaitMs: LOCK_WAIT_MS, onLockWait });
+    ctx = await open('writer', handBack ? { lockWaitMs: 0 } : { lockWaitMs: LOCK_WAIT_MS, onLockWait });
   } catch (e) {
     if (!(e instanceof StoreLockedError)) throw e;
+    if (handBack && !e.holder?.drainsInbox) throw new StoreBusyHandBack(e.message);
     if (spec.store === 'prefer-writer') {
       const observer = await open('observer');
       try {

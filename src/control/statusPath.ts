@@ -5,3 +5,4 @@ export { openControl } from './open';
 export { statusFacts } from './derived';
 export { parseMoment, statusFactsAt } from './timeTravel';
 export { renderStatus } from '../domain/views';
+export { loadSqlJs } from '../store/sqlDb';

@@ -2,6 +2,8 @@
 // allow-listed part of the user's environment unless the caller gave its own), the
 // request's variables over it, and, when the request names a scratch folder, that folder's
 // HOME, TMPDIR, XDG and CLI config variables over everything (created, login copied in).
+// An agent's own `ralph` calls never start the warm process (src/cli/warmAddress.ts): it
+// would outlive the agent, and an unconfined agent's would go on serving the user's calls.
 import type { AgentRequest } from '../types';
 import { allowListedEnv, SCRATCH_VARIABLES } from './environment';
 import type { AgentCli } from './environment';
@@ -13,7 +15,11 @@ export function agentProcessEnv(
   request: Pick<AgentRequest, 'env' | 'scratchDir'>,
   userEnv: Readonly<Record<string, string | undefined>> = process.env,
 ): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...(baseEnv ?? allowListedEnv(cli, userEnv)), ...(request.env ?? {}) };
+  const env: Record<string, string | undefined> = {
+    ...(baseEnv ?? allowListedEnv(cli, userEnv)),
+    ...(request.env ?? {}),
+    RALPH_CLI_SERVER: '0',
+  };
   if (request.scratchDir === undefined) return env;
   for (const name of SCRATCH_VARIABLES) delete env[name];
   const layout = scratchLayout(request.scratchDir, cli);

@@ -208,6 +208,12 @@ describe('agents/sandbox', () => {
     }
   });
 
+  it('an agent never starts the warm ralph process, whatever its base, request or user environment say', () => {
+    const on = { RALPH_CLI_SERVER: '1' };
+    assert.equal(agentProcessEnv('claude', undefined, {}, on).RALPH_CLI_SERVER, '0');
+    assert.equal(agentProcessEnv('claude', on, { env: on }, on).RALPH_CLI_SERVER, '0');
+  });
+
   it('a CLI login is copied into the scratch when newer, never linked back', () => {
     const root = mkdtempSync(join(tmpdir(), 'ralph-sbx-'));
     try {

@@ -1,0 +1,133 @@
+// The warm process's server (src/cli/warmServer.ts) in this process, over a real Unix
+// socket: each call runs in the caller's folder, environment and umask, and the server's
+// own come back after it, whatever the call did; output arrives in order before the exit
+// code; a second server leaves a live socket alone; a second process's socket under the same
+// name, or a removed socket, ends it.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { CliIo } from '../../../src/cli/commandSpec';
+import type { WarmReply, WarmRequest } from '../../../src/cli/warmClient';
+import { serveWarm } from '../../../src/cli/warmServer';
+
+/** Sends one request and collects every reply until the server closes the connection. */
+function call(socket: string, request: WarmRequest): Promise<WarmReply[]> {
+  return new Promise((resolve, reject) => {
+    const c = net.createConnection(socket, () => c.write(`${JSON.stringify(request)}\n`));
+    let got = '';
+    c.setEncoding('utf8');
+    c.on('data', (d: string) => (got += d));
+    c.on('end', () =>
+      resolve(
+        got
+          .split('\n')
+          .filter((l) => l.length > 0)
+          .map((l) => JSON.parse(l) as WarmReply),
+      ),
+    );
+    c.on('error', reject);
+  });
+}
+
+/** Resolves when `file` exists (fs.watch on its folder). */
+function appears(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (!fs.existsSync(file)) return;
+      w.close();
+      resolve();
+    };
+    const w = fs.watch(path.dirname(file), check);
+    check();
+  });
+}
+
+describe('the warm process server (in this process)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let socket: string;
+  const key = 'this build';
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rws-'));
+    socket = path.join(dir, 's.sock');
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("runs a call in the caller's folder, environment and umask, and puts its own back after", async () => {
+    const caller = fs.mkdtempSync(path.join(dir, 'caller-'));
+    const seen: Record<string, unknown>[] = [];
+    const runCli = (argv: readonly string[], options: { readonly io: CliIo }): Promise<number> => {
+      seen.push({ argv, cwd: process.cwd(), only: process.env['RALPH_WARM_ONLY'], umask: process.umask() });
+      process.env['LEFT_BY_CALL'] = 'x';
+      options.io.out('one ');
+      options.io.err('two\n');
+      options.io.out('three\n');
+      return Promise.resolve(3);
+    };
+    const ownCwd = process.cwd();
+    const ownUmask = process.umask();
+    const served = serveWarm({ socket, key, idleMs: 60_000, runCli });
+    await appears(socket);
+    const replies = await call(socket, {
+      key,
+      argv: ['status', '--json'],
+      cwd: caller,
+      env: { RALPH_WARM_ONLY: 'yes', PATH: '/bin' },
+      umask: 0o077,
+    });
+    assert.deepEqual(replies, [{ accepted: process.pid }, { out: 'one ' }, { err: 'two\n' }, { out: 'three\n' }, { exit: 3 }]);
+    assert.deepEqual(seen, [{ argv: ['status', '--json'], cwd: fs.realpathSync(caller), only: 'yes', umask: 0o077 }]);
+    // After the call: the server's own environment (the call's variable gone, its own PATH back) and umask; the root folder.
+    assert.equal(process.env['RALPH_WARM_ONLY'], undefined);
+    assert.equal(process.env['LEFT_BY_CALL'], undefined);
+    assert.notEqual(process.env['PATH'], '/bin');
+    assert.equal(process.umask(), ownUmask);
+    assert.equal(process.cwd(), '/');
+    process.chdir(ownCwd);
+    fs.rmSync(socket);
+    await served;
+  });
+
+  it('turns away a call for a folder that is gone, which then runs in its own process', async () => {
+    let ran = 0;
+    const served = serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(++ran) });
+    await appears(socket);
+    const ownCwd = process.cwd();
+    const replies = await call(socket, { key, argv: ['status'], cwd: path.join(dir, 'gone'), env: {}, umask: 0o022 });
+    assert.deepEqual(replies, [{ busy: true }]);
+    assert.equal(ran, 0);
+    assert.equal(process.cwd(), ownCwd);
+    fs.rmSync(socket);
+    await served;
+  });
+
+  it('given one already answering on its socket, a second leaves it alone and ends at once', async () => {
+    const first = serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(0) });
+    await appears(socket);
+    const ino = fs.lstatSync(socket).ino;
+    await serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(1) });
+    assert.equal(fs.lstatSync(socket).ino, ino);
+    assert.deepEqual(await call(socket, { key, argv: ['status'], cwd: dir, env: {}, umask: 0o022 }), [
+      { accepted: process.pid },
+      { exit: 0 },
+    ]);
+    fs.rmSync(socket);
+    await first;
+  });
+
+  it('ends when another process takes its socket name', async () => {
+    const served = serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(0) });
+    await appears(socket);
+    const other = net.createServer();
+    const fresh = `${socket}.other`;
+    await new Promise<void>((resolve) => other.listen(fresh, resolve));
+    fs.renameSync(fresh, socket);
+    await served;
+    // The newcomer's socket stays.
+    assert.ok(fs.lstatSync(socket).isSocket());
+    await new Promise<void>((resolve) => other.close(() => resolve()));
+  });
+});
