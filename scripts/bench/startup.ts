@@ -1,12 +1,15 @@
 // `npm run bench -- startup`: the start-up a user feels first, on the production build:
 //   1. the .vsix (packaged as `npm run package` does: its size, and that the CLI ships in it);
 //   2. `ralph help`, and `ralph status` paired run by run with the reference's `status`: as
-//      a user runs it (dist/cli.js through its shebang), with the store opened (without the
-//      status image its last writer kept), and as `node dist/cli.js`; in wall time, in CPU
-//      time (user+sys, which a loaded machine disturbs much less) and in instructions
-//      executed (callgrind: which load does not disturb at all);
+//      a user runs it (dist/cli.js through its shebang, served by the warm process:
+//      src/cli/warmAddress.ts), in a process of its own (RALPH_CLI_SERVER=0), with the store
+//      opened (without the status image its last writer kept), and as `node dist/cli.js`; in
+//      wall time, in CPU time (user+sys, which a loaded machine disturbs much less; a warm
+//      call's includes what the warm process spent on it) and in instructions executed
+//      (callgrind: which load does not disturb at all; a call in its own process);
 //   3. a mixed command sequence (claims, queue/classify/policy/promote, emits, status,
-//      picks, deferral checks), paired command by command with the reference;
+//      picks, deferral checks), paired command by command with the reference, as a user
+//      runs it and each call in a process of its own;
 //   3b. a write beside a running loop, which goes through the loop's inbox;
 //   4. activation as VS Code itself reports it (Running Extensions) in code-server, and how
 //      long the Backlog view then takes to show its rows.
@@ -40,6 +43,8 @@ const TASKS = 300;
  * `node` figures that compare with it use this environment too.
  */
 const AS_SHEBANG: NodeJS.ProcessEnv = { ...process.env, NODE_EXTRA_CA_CERTS: '' };
+/** A `ralph` call in a process of its own, as before the warm process (src/cli/warmAddress.ts). */
+const OWN_PROCESS: NodeJS.ProcessEnv = { ...process.env, RALPH_CLI_SERVER: '0' };
 
 // ---- small helpers ----------------------------------------------------------------------
 
@@ -58,6 +63,28 @@ function run(file: string, args: readonly string[], cwd: string, env: NodeJS.Pro
 
 function git(cwd: string, ...args: string[]): string {
   return run('git', args, cwd).out;
+}
+
+/**
+ * The pid of this build's warm process, once a call has started it and it answers: calls
+ * `status` until one reports (RALPH_DEBUG) that the warm process ran it.
+ */
+function warmPid(repo: string): number {
+  for (let i = 0; i < 200; i++) {
+    const r = spawnSync(CLI, ['status'], { cwd: repo, encoding: 'utf8', env: { ...process.env, RALPH_DEBUG: '1' } });
+    const m = /ran in the warm process \(pid (\d+)\)/.exec(r.stderr);
+    if (m) return Number(m[1]);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+  throw new Error('no warm ralph process answered');
+}
+
+/** CPU time a process has used so far, all its threads (ns, from the scheduler's accounts). */
+function processCpuNs(pid: number): number {
+  let ns = 0;
+  for (const t of fs.readdirSync(`/proc/${pid}/task`))
+    ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+  return ns;
 }
 
 function median(xs: readonly number[]): number {
@@ -298,12 +325,19 @@ function startupSection(py: Python | undefined, other: Other | undefined, oursRe
   const help = Array.from({ length: RUNS }, () => run(CLI, ['help'], oursRepo).ms);
   console.log(`ralph help ${f0(median(help))} ms (goal <= 70 ms), node -e 0 + ${f0(median(help) - median(node0.ours))} ms`);
   if (!other) return;
+  warmPid(oursRepo);
   const status = pairs(
     RUNS,
     () => run(CLI, ['status'], oursRepo).ms,
     () => other.run(theirRepo, ['status']).ms,
   );
   printPairs('ralph status vs status', status);
+  const own = pairs(
+    RUNS,
+    () => run(CLI, ['status'], oursRepo, OWN_PROCESS).ms,
+    () => other.run(theirRepo, ['status']).ms,
+  );
+  printPairs('  same, in a process of its own', own);
   // Without the status image its last writer kept, status opens the store (sql.js, the journal).
   const image = path.join(oursRepo, '.ralph', 'ralph.db.status.json');
   const kept = fs.readFileSync(image);
@@ -311,27 +345,27 @@ function startupSection(py: Python | undefined, other: Other | undefined, oursRe
     Math.ceil(RUNS / 2),
     () => {
       fs.rmSync(image, { force: true });
-      return run(CLI, ['status'], oursRepo).ms;
+      return run(CLI, ['status'], oursRepo, OWN_PROCESS).ms;
     },
     () => other.run(theirRepo, ['status']).ms,
   );
   fs.writeFileSync(image, kept);
-  printPairs('  same, the store opened (no image)', opened);
+  printPairs('  same, the store opened (no image; own process)', opened);
   if (process.env['NODE_EXTRA_CA_CERTS']) {
     // `node dist/cli.js` bypasses the shebang that starts Node without NODE_EXTRA_CA_CERTS.
     const viaNode = pairs(
       Math.ceil(RUNS / 2),
-      () => run(process.execPath, [CLI, 'status'], oursRepo).ms,
+      () => run(process.execPath, [CLI, 'status'], oursRepo, OWN_PROCESS).ms,
       () => other.run(theirRepo, ['status']).ms,
     );
-    printPairs('  same, as `node dist/cli.js status`', viaNode);
+    printPairs('  same, as `node dist/cli.js` (own process)', viaNode);
   }
   const noCache = pairs(
     Math.ceil(RUNS / 2),
-    () => run(CLI, ['status'], oursRepo, { ...process.env, RALPH_NO_CODE_CACHE: '1' }).ms,
+    () => run(CLI, ['status'], oursRepo, { ...OWN_PROCESS, RALPH_NO_CODE_CACHE: '1' }).ms,
     () => other.run(theirRepo, ['status']).ms,
   );
-  printPairs('  same, without the code cache', noCache);
+  printPairs('  same, own process, no code cache', noCache);
 }
 
 // ---- 2b. CPU time of start-up pairs ----------------------------------------------------------
@@ -366,7 +400,7 @@ function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: strin
     () => cpuMs(py, [py.exe, '-c', '0'], oursRepo),
   );
   console.log(`node -e 0 ${f0(median(base.ours))} ms CPU; python3 -c 0 ${f0(median(base.theirs))} ms CPU`);
-  const help = Array.from({ length: runs }, () => cpuMs(py, [CLI, 'help'], oursRepo));
+  const help = Array.from({ length: runs }, () => cpuMs(py, [CLI, 'help'], oursRepo, OWN_PROCESS));
   console.log(`ralph help ${f0(median(help))} ms CPU, node -e 0 + ${f0(median(help) - median(base.ours))} ms`);
   if (script === undefined) {
     console.log('(no reference: the CPU pairs need the reference ralphctl.py, the floor script is not a fair CPU peer)');
@@ -374,14 +408,26 @@ function cpuSection(py: Python, other: Other, oursRepo: string, theirRepo: strin
   }
   const status = pairs(
     runs,
-    () => cpuMs(py, [CLI, 'status'], oursRepo),
+    () => cpuMs(py, [CLI, 'status'], oursRepo, OWN_PROCESS),
     () => cpuMs(py, [py.exe, script, 'status'], theirRepo, theirEnv),
   );
-  printPairs('ralph status vs status (CPU)', status);
+  printPairs('ralph status vs status (CPU, own process)', status);
   console.log(
     `  above each runtime's own start: ours ${f0(median(status.ours) - median(base.ours))} ms, ` +
       `the reference's ${f0(median(status.theirs) - median(base.theirs))} ms`,
   );
+  // A warm call's CPU: the calling process's, plus what the warm process spent meanwhile.
+  const server = warmPid(oursRepo);
+  const warm = pairs(
+    runs,
+    () => {
+      const before = processCpuNs(server);
+      const client = cpuMs(py, [CLI, 'status'], oursRepo);
+      return client + (processCpuNs(server) - before) / 1e6;
+    },
+    () => cpuMs(py, [py.exe, script, 'status'], theirRepo, theirEnv),
+  );
+  printPairs('ralph status vs status (CPU, warm)', warm);
 }
 
 // ---- 2c. instructions of start-up pairs (valgrind) -------------------------------------------
@@ -416,9 +462,10 @@ function instructionsSection(py: Python, other: Other, oursRepo: string, theirRe
   console.log('\nStart-up instructions (valgrind --tool=callgrind, one run each; independent of load)');
   const py0 = instructions([py.exe, '-c', '0'], oursRepo);
   const help = instructions([CLI, 'help'], oursRepo);
-  // A first run fills the code cache; the figure is a later one's.
-  run(CLI, ['status'], oursRepo);
-  const status = instructions([CLI, 'status'], oursRepo);
+  // A first run fills the code cache; the figure is a later one's. In a process of its own:
+  // callgrind does not see what a warm process does for a call.
+  run(CLI, ['status'], oursRepo, OWN_PROCESS);
+  const status = instructions([CLI, 'status'], oursRepo, OWN_PROCESS);
   const script = other.label.startsWith('reference') ? other.label.replace(/^.*\((.*)\)$/, '$1') : path.join(os.tmpdir(), 'none');
   const theirs = fs.existsSync(script)
     ? instructions([py.exe, script, 'status'], theirRepo, { ...process.env, RALPH_DIR: path.join(theirRepo, '.ralph') })
@@ -433,7 +480,7 @@ function instructionsSection(py: Python, other: Other, oursRepo: string, theirRe
   // shebang, pays for it.
   if (process.env['NODE_EXTRA_CA_CERTS']) {
     const node0Env = instructions([process.execPath, '-e', '0'], oursRepo);
-    const statusViaNode = instructions([process.execPath, CLI, 'status'], oursRepo);
+    const statusViaNode = instructions([process.execPath, CLI, 'status'], oursRepo, OWN_PROCESS);
     console.log(
       `  NODE_EXTRA_CA_CERTS is set (${process.env['NODE_EXTRA_CA_CERTS']}): Node loads it at every start it is not emptied for, ` +
         `${node0Env ? mi(node0Env - node0) : 'n/a'}; node -e 0 ${mi(node0Env)}, \`node dist/cli.js status\` ${mi(statusViaNode)}`,
@@ -443,7 +490,10 @@ function instructionsSection(py: Python, other: Other, oursRepo: string, theirRe
 
 // ---- 3. the mixed sequence ------------------------------------------------------------------
 
-function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
+/** `warm`: as a user runs it (the warm process serves the calls); `own`: each call in a process of its own. */
+function mixedSection(other: Other, oursRepo: string, theirRepo: string, mode: 'warm' | 'own'): void {
+  const env = mode === 'warm' ? process.env : OWN_PROCESS;
+  if (mode === 'warm') warmPid(oursRepo);
   const kinds = new Map<string, PairStats>();
   let oursProcs = 0;
   let theirProcs = 0;
@@ -452,11 +502,11 @@ function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
     let t: Timed[];
     const first = (kinds.get(kind)?.ours.length ?? 0) % 2 === 0;
     if (first) {
-      o = run(CLI, oursArgs, oursRepo);
+      o = run(CLI, oursArgs, oursRepo, env);
       t = theirs();
     } else {
       t = theirs();
-      o = run(CLI, oursArgs, oursRepo);
+      o = run(CLI, oursArgs, oursRepo, env);
     }
     oursProcs++;
     theirProcs += t.length;
@@ -503,7 +553,8 @@ function mixedSection(other: Other, oursRepo: string, theirRepo: string): void {
     all.theirs.push(...k.theirs);
   }
   const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
-  console.log(`\nMixed sequence: ${commands} commands (processes: ours ${oursProcs}, other ${theirProcs}); wall ms`);
+  const how = mode === 'warm' ? 'as a user runs them (the warm process)' : 'each ralph call in a process of its own';
+  console.log(`\nMixed sequence, ${how}: ${commands} commands (processes: ours ${oursProcs}, other ${theirProcs}); wall ms`);
   for (const [kind, s] of [...kinds].sort()) printPairs(`  ${kind} (${s.ours.length})`, s);
   console.log(
     `whole sequence: ours ${f0(sum(all.ours))} ms (${f0(sum(all.ours) / commands)} per command), other ${f0(sum(all.theirs))} ms ` +
@@ -632,7 +683,8 @@ async function main(): Promise<void> {
     startupSection(py, other, oursRepo, theirRepo);
     if (py && other) cpuSection(py, other, oursRepo, theirRepo);
     if (py && other) instructionsSection(py, other, oursRepo, theirRepo);
-    if (other) mixedSection(other, oursRepo, theirRepo);
+    if (other) mixedSection(other, oursRepo, theirRepo, 'warm');
+    if (other) mixedSection(other, oursRepo, theirRepo, 'own');
   } finally {
     for (const d of [oursRepo, theirRepo, scratch]) fs.rmSync(d, { recursive: true, force: true });
   }
