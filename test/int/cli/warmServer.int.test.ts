@@ -49,12 +49,17 @@ describe('the warm process server (in this process)', function () {
   let dir: string;
   let socket: string;
   const key = 'this build';
+  // The server leaves each call in '/': this process (a mocha worker other files share) goes back.
+  const ownCwd = process.cwd();
 
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rws-'));
     socket = path.join(dir, 's.sock');
   });
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => {
+    process.chdir(ownCwd);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   it("runs a call in the caller's folder, environment and umask, and puts its own back after", async () => {
     const caller = fs.mkdtempSync(path.join(dir, 'caller-'));
@@ -67,7 +72,6 @@ describe('the warm process server (in this process)', function () {
       options.io.out('three\n');
       return Promise.resolve(3);
     };
-    const ownCwd = process.cwd();
     const ownUmask = process.umask();
     const served = serveWarm({ socket, key, idleMs: 60_000, runCli });
     await appears(socket);
@@ -86,7 +90,6 @@ describe('the warm process server (in this process)', function () {
     assert.notEqual(process.env['PATH'], '/bin');
     assert.equal(process.umask(), ownUmask);
     assert.equal(process.cwd(), '/');
-    process.chdir(ownCwd);
     fs.rmSync(socket);
     await served;
   });
@@ -95,7 +98,6 @@ describe('the warm process server (in this process)', function () {
     let ran = 0;
     const served = serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(++ran) });
     await appears(socket);
-    const ownCwd = process.cwd();
     const replies = await call(socket, { key, argv: ['status'], cwd: path.join(dir, 'gone'), env: {}, umask: 0o022 });
     assert.deepEqual(replies, [{ busy: true }]);
     assert.equal(ran, 0);
