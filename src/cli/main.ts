@@ -69,7 +69,9 @@ async function main(): Promise<number> {
 
 /** The warm process: ready before it listens, gone when idle. */
 async function serve(): Promise<number> {
-  const [run, server] = await Promise.all([loadRun(), loadWarmServer()]);
+  const server = await loadWarmServer();
+  server.closeInheritedFiles();
+  const run = await loadRun();
   const target = server.warmTarget(__filename, fnv1a);
   if (target === undefined) return 1;
   await run.warmUp();

@@ -76,6 +76,8 @@ export interface RunOptions {
   readonly now?: () => Date;
   /** A writer that finds the store locked throws StoreBusyHandBack instead of waiting its turn (the warm process). */
   readonly handBackWhenLocked?: boolean;
+  /** The run its events are stamped with (the warm process: its caller's, not its own). */
+  readonly runId?: string;
 }
 
 export async function runCli(argv: readonly string[], options: RunOptions = {}): Promise<number> {
@@ -144,6 +146,7 @@ async function runCommand(spec: CommandSpec, dir: string, args: readonly string[
       git: lazyGitPort(dir),
       ...o,
       ...(options.now ? { now: options.now } : {}),
+      ...(options.runId !== undefined ? { runId: options.runId } : {}),
       ...(config ? { riskPatterns: () => config.projectRiskPatterns(dir) } : {}),
     });
   if (spec.store !== 'observer') {

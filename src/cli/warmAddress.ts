@@ -5,14 +5,19 @@
 // serves sends it its arguments, folder and environment over a Unix socket and prints what
 // comes back (warmClient.ts), and the first call that finds none starts one, which exits
 // after a minute without calls.
-// The socket lives in a folder only this user can enter, under XDG_RUNTIME_DIR or /tmp,
-// never in the project: an agent's sandbox shows the project read-only but hides /tmp and
-// /run (agents/sandbox/bwrap.ts), and a read-only mount does not stop connect(), so a socket
-// in .ralph/ would let a confined agent run commands outside its sandbox. The socket's name
-// is a hash of everything that makes two processes differ (the build, Node, the bundle's
-// path, NODE_OPTIONS, the certificates Node must trust), so a new build never talks to an old process.
+// The socket lives in a folder only this user can enter, and only under a folder an agent's
+// sandbox hides (/tmp, /run: agents/sandbox/hiddenRoots.ts), whatever XDG_RUNTIME_DIR or
+// RALPH_CLI_SERVER_DIR say: the sandbox shows the rest of the host read-only, and a
+// read-only mount does not stop connect(), so a socket anywhere else (.ralph/, a WSLg
+// runtime folder under /mnt, the home folder) would let a confined agent run commands, and
+// its own programs, outside its sandbox. The folder's parent must be the user's own or a
+// sticky root folder like /tmp, so nobody else can swap the folder for theirs. The socket's
+// name is a hash of everything that makes two processes differ (the build, Node, the
+// bundle's path, NODE_OPTIONS, the certificates Node must trust, the user's groups), so a
+// new build never talks to an old process, nor a session to one with other rights.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { HIDDEN_ROOTS } from '../agents/sandbox/hiddenRoots';
 
 export interface WarmTarget {
   /** The Unix socket of the warm process for this build. */
@@ -21,15 +26,29 @@ export interface WarmTarget {
   readonly key: string;
 }
 
-/**
- * The folder for this user's sockets, created 0700; undefined when it exists but somebody
- * else could enter it (then no warm process is used).
- */
-function socketFolder(env: NodeJS.ProcessEnv, uid: number): string | undefined {
-  const runtime = env['XDG_RUNTIME_DIR'];
-  const dir =
-    env['RALPH_CLI_SERVER_DIR'] ||
-    path.join(runtime && path.isAbsolute(runtime) && fs.existsSync(runtime) ? runtime : '/tmp', `ralph-cli-${uid}`);
+/** Whether `dir` (which exists) is, by its real path, inside a folder agents' sandboxes hide. */
+function hiddenFromAgents(dir: string): boolean {
+  try {
+    const real = fs.realpathSync(dir);
+    return HIDDEN_ROOTS.some((root) => real.startsWith(`${root}/`));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether nobody but `uid` (and root) can replace what is in `dir`: it is theirs, or root's and sticky. */
+function ownedOrSticky(dir: string, uid: number): boolean {
+  try {
+    const st = fs.statSync(dir);
+    return st.uid === uid || (st.uid === 0 && (st.mode & 0o1000) !== 0);
+  } catch {
+    return false;
+  }
+}
+
+/** `dir` created 0700 if missing; itself when it is a folder only `uid` can enter, under a safe parent, hidden from agents. */
+function privateFolder(dir: string, uid: number): string | undefined {
+  if (!path.isAbsolute(dir) || !ownedOrSticky(path.dirname(dir), uid)) return undefined;
   try {
     fs.mkdirSync(dir, { mode: 0o700 });
   } catch (e) {
@@ -37,16 +56,39 @@ function socketFolder(env: NodeJS.ProcessEnv, uid: number): string | undefined {
   }
   try {
     const st = fs.lstatSync(dir);
-    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : undefined;
+    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 && hiddenFromAgents(dir) ? dir : undefined;
   } catch {
     return undefined;
   }
 }
 
+/**
+ * The folder for this user's sockets: RALPH_CLI_SERVER_DIR when set (tests; no warm process
+ * when it does not qualify), else `ralph-cli-<uid>` in XDG_RUNTIME_DIR when that qualifies,
+ * else in /tmp.
+ */
+export function socketFolder(env: NodeJS.ProcessEnv, uid: number): string | undefined {
+  const chosen = env['RALPH_CLI_SERVER_DIR'];
+  if (chosen) return privateFolder(chosen, uid);
+  const runtime = env['XDG_RUNTIME_DIR'];
+  const name = `ralph-cli-${uid}`;
+  return (runtime && privateFolder(path.join(runtime, name), uid)) || privateFolder(path.join('/tmp', name), uid);
+}
+
 /** What makes a warm process able to serve a call from this process (same for both sides). */
 function warmKey(cliFile: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (typeof RALPH_BUILD === 'undefined') return undefined;
-  return [RALPH_BUILD, process.version, process.execPath, cliFile, env['NODE_EXTRA_CA_CERTS'] ?? '', env['NODE_OPTIONS'] ?? ''].join('\n');
+  // A call runs with the warm process's credentials: the same user (the folder) and groups.
+  const groups = [process.getgid?.(), ...[...(process.getgroups?.() ?? [])].sort((a, b) => a - b)].join(',');
+  return [
+    RALPH_BUILD,
+    process.version,
+    process.execPath,
+    cliFile,
+    env['NODE_EXTRA_CA_CERTS'] ?? '',
+    env['NODE_OPTIONS'] ?? '',
+    groups,
+  ].join('\n');
 }
 
 /**

@@ -28,6 +28,8 @@ export type WarmReply =
 
 export interface WarmRequest {
   readonly key: string;
+  /** The caller's pid: its events' run id is its own, as when it runs alone. */
+  readonly pid: number;
   readonly argv: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
@@ -48,7 +50,7 @@ export function forwardToWarm(target: WarmTarget, argv: readonly string[]): Prom
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   const umask = process.umask(0);
   process.umask(umask);
-  const request: WarmRequest = { key: target.key, argv, cwd, env, umask };
+  const request: WarmRequest = { key: target.key, pid: process.pid, argv, cwd, env, umask };
   return new Promise((resolve) => {
     let accepted = false;
     let servedBy = 0;

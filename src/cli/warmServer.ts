@@ -4,11 +4,17 @@
 // and umask, exactly as `runCli` runs them in a process of their own; it writes their
 // output back as it comes. A call that arrives while another runs is told it is busy, and a
 // writer that finds the store locked is handed back before it waits: both run in the
-// caller's own process instead, so a call here never waits in line for the store. It exits after `idleMs` without calls, or as soon as its socket's
-// name points elsewhere (a newer process of the same build took it over).
+// caller's own process instead, so a call here never waits in line for the store. A caller
+// that goes away during its call (Ctrl-C, a timeout) takes this process and its children
+// with it, as it would have taken the process it ran in alone: the call stops where it was,
+// the store's writes being all or nothing, and a lock it held is free again. It exits after
+// `idleMs` without calls, or as soon as its socket's name points elsewhere (a newer process
+// of the same build took it over).
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { z } from 'zod';
+import { resetProcessRedactor } from '../shared/redaction';
+import { defaultRunId } from '../store/eventIds';
 import type { CliIo } from './commandSpec';
 import type { WarmReply, WarmRequest } from './warmClient';
 
@@ -16,6 +22,7 @@ export { warmTarget } from './warmAddress';
 
 const requestSchema = z.object({
   key: z.string(),
+  pid: z.number().int().positive(),
   argv: z.array(z.string()),
   cwd: z.string().min(1),
   env: z.record(z.string(), z.string()),
@@ -33,7 +40,42 @@ export interface WarmServerOptions {
   readonly key: string;
   /** Default: RALPH_CLI_SERVER_IDLE_MS, or a minute. */
   readonly idleMs?: number;
-  readonly runCli: (argv: readonly string[], options: { readonly io: CliIo; readonly handBackWhenLocked: true }) => Promise<number>;
+  readonly runCli: (
+    argv: readonly string[],
+    options: { readonly io: CliIo; readonly handBackWhenLocked: true; readonly runId: string },
+  ) => Promise<number>;
+  /**
+   * What happens when a caller goes away during its call. Default: this process and its
+   * children (its process group: it was started detached) end at once.
+   */
+  readonly abandon?: () => void;
+}
+
+/**
+ * Closes the files this process inherited from the call that started it (a descriptor a
+ * shell or a test harness left open, which its reader would otherwise wait on for as long as
+ * this process lives). Node opens its own close-on-exec, so an open descriptor above 2
+ * without that flag came from the parent. Linux only (/proc). Called first thing in the warm
+ * process, before it opens anything of its own.
+ */
+export function closeInheritedFiles(): void {
+  let fds: string[];
+  try {
+    fds = fs.readdirSync('/proc/self/fd');
+  } catch {
+    return;
+  }
+  for (const name of fds) {
+    const fd = Number(name);
+    if (!(fd > 2)) continue;
+    try {
+      const flags = /^flags:\s*([0-7]+)/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      // O_CLOEXEC is 02000000 in the flags /proc reports.
+      if (flags !== undefined && (parseInt(flags, 8) & 0o2000000) === 0) fs.closeSync(fd);
+    } catch {
+      // gone already (the directory listing's own descriptor)
+    }
+  }
 }
 
 /** Puts `next` in place of the whole environment (the same object, which child processes read). */
@@ -45,6 +87,7 @@ function replaceEnv(next: Readonly<Record<string, string | undefined>>): void {
 /** Listens on `options.socket` (replacing a dead process's) and serves until idle. */
 export async function serveWarm(options: WarmServerOptions): Promise<void> {
   const own = { ...process.env };
+  const abandon = options.abandon ?? ((): void => void process.kill(-process.pid, 'SIGKILL'));
   const fromEnv = Number(process.env['RALPH_CLI_SERVER_IDLE_MS']);
   const idleMs = options.idleMs ?? (Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_IDLE_MS);
   let busy = false;
@@ -60,6 +103,8 @@ export async function serveWarm(options: WarmServerOptions): Promise<void> {
       return;
     }
     replaceEnv(request.env);
+    // The caller's secrets are redacted from what it writes, not the first caller's.
+    resetProcessRedactor();
     const umask = process.umask(request.umask);
     send({ accepted: process.pid });
     let wrote = false;
@@ -74,7 +119,8 @@ export async function serveWarm(options: WarmServerOptions): Promise<void> {
           send({ err: t });
         },
       };
-      send({ exit: await options.runCli(request.argv, { io, handBackWhenLocked: true }) });
+      const runId = defaultRunId(Date.now(), request.pid);
+      send({ exit: await options.runCli(request.argv, { io, handBackWhenLocked: true, runId }) });
     } catch (e) {
       // Another writer holds the store: the caller waits for it in a process of its own,
       // where Ctrl-C stops the wait (here it would not stop the call). Nothing was recorded.
@@ -87,6 +133,7 @@ export async function serveWarm(options: WarmServerOptions): Promise<void> {
     } finally {
       process.umask(umask);
       replaceEnv(own);
+      resetProcessRedactor();
       // Not to keep the caller's folder in use (an unmount, a removed temp folder).
       process.chdir('/');
     }
@@ -94,8 +141,12 @@ export async function serveWarm(options: WarmServerOptions): Promise<void> {
 
   const server = net.createServer((conn) => {
     let pending = '';
+    let running = false;
     conn.setEncoding('utf8');
     conn.on('error', () => conn.destroy());
+    conn.on('close', () => {
+      if (running) abandon();
+    });
     const send = (r: WarmReply): void => {
       if (!conn.destroyed) conn.write(`${JSON.stringify(r)}\n`);
     };
@@ -118,8 +169,10 @@ export async function serveWarm(options: WarmServerOptions): Promise<void> {
         return void conn.end();
       }
       busy = true;
+      running = true;
       lastCall = Date.now();
       void run(parsed.data, send).finally(() => {
+        running = false;
         busy = false;
         lastCall = Date.now();
         conn.end();

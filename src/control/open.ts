@@ -21,6 +21,8 @@ export interface OpenControlOptions {
   /** Writer: wait this long for another short-lived command's lock (see OpenStoreOptions.lockWaitMs). */
   readonly lockWaitMs?: number;
   readonly onLockWait?: OpenStoreOptions['onLockWait'];
+  /** The run the events are stamped with (default: this process's, OpenStoreOptions.runId). */
+  readonly runId?: string;
   /**
    * The loaded config's risk_patterns, or how to get them on first use (a broken
    * ralph.config.json then fails the command that classifies risk, not `status`). Without
@@ -46,6 +48,7 @@ export async function openControl(opts: OpenControlOptions): Promise<ControlCont
     projections: [...CONTROL_PROJECTIONS, ...(opts.extraProjections ?? [])],
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.onLockWait ? { onLockWait: opts.onLockWait } : {}),
+    ...(opts.runId !== undefined ? { runId: opts.runId } : {}),
     // The writer leaves the image `ralph status` answers from until the store changes again.
     ...(opts.mode === 'writer' ? keepingStatusImage(ralphDir, opts.now) : {}),
   });

@@ -182,6 +182,15 @@ function processRedactor(): Redactor {
   return (shared ??= new Redactor().addEnv(process.env));
 }
 
+/**
+ * Forgets what the process-wide redactor knows, so the next use builds it again from
+ * process.env as it is then: the warm `ralph` process (src/cli/warmServer.ts) runs each
+ * call in its caller's environment, whose secrets are that call's to redact.
+ */
+export function resetProcessRedactor(): void {
+  shared = undefined;
+}
+
 /** Adds secret values (e.g. the agents' environment) to what every sink redacts from now on. */
 export function registerSecretValues(values: Iterable<string>): void {
   processRedactor().add(values);

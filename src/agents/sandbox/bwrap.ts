@@ -14,9 +14,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { isInside } from '../../git/repoCache';
+import { HIDDEN_ROOTS } from './hiddenRoots';
 
-/** Folders hidden behind an empty tmpfs (their sockets are other programs' doors). */
-export const HIDDEN_ROOTS: readonly string[] = ['/tmp', '/run'];
+export { HIDDEN_ROOTS } from './hiddenRoots';
 
 export interface BwrapProfile {
   /** Writable folders (must exist): the agent's worktree (its cwd) and its scratch folder. */

@@ -314,7 +314,7 @@ describe('the warm ralph process (built CLI)', function () {
     const reply = await new Promise<string>((resolve, reject) => {
       const c = net.createConnection(path.join(sockets, socket), () =>
         c.write(
-          `${JSON.stringify({ key: 'another build', argv: ['emit-event', 'note', 'x', 'note.added', 'human'], cwd: repo, env: {}, umask: 0o22 })}\n`,
+          `${JSON.stringify({ key: 'another build', pid: process.pid, argv: ['emit-event', 'note', 'x', 'note.added', 'human'], cwd: repo, env: {}, umask: 0o22 })}\n`,
         ),
       );
       let got = '';
@@ -327,18 +327,77 @@ describe('the warm ralph process (built CLI)', function () {
     assert.equal(await count('note.added', 'x'), 0);
   });
 
-  it('given a socket folder others may enter, no warm process is used or started', () => {
+  it('given a socket folder others may enter, or one outside the folders sandboxes hide, no warm process is used or started', () => {
     const open = fs.mkdtempSync(path.join(os.tmpdir(), 'rw-open-'));
+    fs.chmodSync(open, 0o755);
+    // An agent's sandbox shows /var/tmp (read-only, which does not stop connect()).
+    const shown = fs.mkdtempSync(path.join(fs.existsSync('/var/tmp') ? '/var/tmp' : os.homedir(), 'rw-shown-'));
     try {
-      fs.chmodSync(open, 0o755);
-      for (let i = 0; i < 2; i++) {
-        const r = ralph(['status'], { env: { RALPH_CLI_SERVER_DIR: open } });
-        assert.equal(r.code, 0, r.err);
-        assert.equal(r.warm, undefined);
+      for (const folder of [open, shown]) {
+        for (let i = 0; i < 2; i++) {
+          const r = ralph(['status'], { env: { RALPH_CLI_SERVER_DIR: folder } });
+          assert.equal(r.code, 0, r.err);
+          assert.equal(r.warm, undefined);
+        }
+        assert.deepEqual(fs.readdirSync(folder), [], folder);
       }
-      assert.deepEqual(fs.readdirSync(open), []);
     } finally {
       fs.rmSync(open, { recursive: true, force: true });
+      fs.rmSync(shown, { recursive: true, force: true });
+    }
+  });
+
+  it('given a caller interrupted during its call, the warm process ends with it, as the process it ran in alone would', async () => {
+    const pid = await untilWarm();
+    const loop = await openStore({
+      ralphDir: path.join(repo, '.ralph'),
+      mode: 'writer',
+      projections: CONTROL_PROJECTIONS,
+      drainsInbox: true,
+    });
+    const child = spawn(CLI, ['emit-event', 'note', 'n-int', 'note.added', 'human'], { cwd: repo, env: env() });
+    try {
+      let err = '';
+      await new Promise<void>((resolve) =>
+        child.stderr.on('data', (d: Buffer) => {
+          err += d.toString();
+          if (/sent to its inbox/.test(err)) resolve();
+        }),
+      );
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      child.kill('SIGINT');
+      assert.equal(await exited, 'SIGINT');
+      for (let i = 0; i < 200 && alive(pid); i++) spawnSync('sleep', ['0.05']);
+      assert.equal(alive(pid), false, 'the warm process outlived its interrupted caller');
+    } finally {
+      await loop.close();
+    }
+    // The next call finds its socket dead, runs alone and starts another.
+    assert.equal(ralph(['status']).warm, undefined);
+    assert.notEqual(await untilWarm(), pid);
+  });
+
+  it('given a call that starts the warm process with another file open, that file is not kept open by it', async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'rw-fd-'));
+    try {
+      // As a shell leaves a descriptor open for a program (fd 200, a copy of its stdout, a
+      // pipe): this test, its reader, sees the pipe's end only when every writer is gone.
+      // (Node's spawn happens not to pass low descriptors such as 9 on; bash's 200 it does.)
+      const child = spawn('bash', ['-c', 'exec "$0" status 200>&1 >/dev/null 2>&1', CLI], {
+        cwd: repo,
+        // Idle for longer than the test may take: a kept descriptor would outlast it.
+        env: env({ RALPH_CLI_SERVER_DIR: own, RALPH_CLI_SERVER_IDLE_MS: '600000' }),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      child.stdout.resume();
+      const ended = new Promise<void>((resolve) => child.stdout.on('end', () => resolve()));
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      assert.equal(code, 0);
+      await socketIn(own);
+      await ended;
+    } finally {
+      // Its warm process ends within a second of its socket's removal.
+      fs.rmSync(own, { recursive: true, force: true });
     }
   });
 

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { CliIo } from '../../../src/cli/commandSpec';
 import type { WarmReply, WarmRequest } from '../../../src/cli/warmClient';
 import { serveWarm } from '../../../src/cli/warmServer';
+import { redactText } from '../../../src/shared/redaction';
 
 /** Sends one request and collects every reply until the server closes the connection. */
 function call(socket: string, request: WarmRequest): Promise<WarmReply[]> {
@@ -61,11 +62,19 @@ describe('the warm process server (in this process)', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("runs a call in the caller's folder, environment and umask, and puts its own back after", async () => {
+  it("runs a call in the caller's folder, environment, umask, run id and secrets, and puts its own back after", async () => {
     const caller = fs.mkdtempSync(path.join(dir, 'caller-'));
     const seen: Record<string, unknown>[] = [];
-    const runCli = (argv: readonly string[], options: { readonly io: CliIo }): Promise<number> => {
-      seen.push({ argv, cwd: process.cwd(), only: process.env['RALPH_WARM_ONLY'], umask: process.umask() });
+    const secret = 'correct-horse-battery-42';
+    const runCli = (argv: readonly string[], options: { readonly io: CliIo; readonly runId: string }): Promise<number> => {
+      seen.push({
+        argv,
+        cwd: process.cwd(),
+        only: process.env['RALPH_WARM_ONLY'],
+        umask: process.umask(),
+        runId: options.runId,
+        redacted: redactText(`key ${secret}`),
+      });
       process.env['LEFT_BY_CALL'] = 'x';
       options.io.out('one ');
       options.io.err('two\n');
@@ -77,13 +86,34 @@ describe('the warm process server (in this process)', function () {
     await appears(socket);
     const replies = await call(socket, {
       key,
+      pid: 4242,
       argv: ['status', '--json'],
       cwd: caller,
-      env: { RALPH_WARM_ONLY: 'yes', PATH: '/bin' },
+      env: { RALPH_WARM_ONLY: 'yes', PATH: '/bin', MY_API_TOKEN: secret },
       umask: 0o077,
     });
     assert.deepEqual(replies, [{ accepted: process.pid }, { out: 'one ' }, { err: 'two\n' }, { out: 'three\n' }, { exit: 3 }]);
-    assert.deepEqual(seen, [{ argv: ['status', '--json'], cwd: fs.realpathSync(caller), only: 'yes', umask: 0o077 }]);
+    // A second caller without the secret: its output keeps the text (the first caller's secrets are not its own).
+    await call(socket, { key, pid: 4343, argv: ['status'], cwd: caller, env: { PATH: '/bin' }, umask: 0o022 });
+    const day = new Date().toISOString().slice(0, 10).replace(/-/g, '');
+    assert.deepEqual(seen, [
+      {
+        argv: ['status', '--json'],
+        cwd: fs.realpathSync(caller),
+        only: 'yes',
+        umask: 0o077,
+        runId: `run_${day}_4242`,
+        redacted: 'key [REDACTED]',
+      },
+      {
+        argv: ['status'],
+        cwd: fs.realpathSync(caller),
+        only: undefined,
+        umask: 0o022,
+        runId: `run_${day}_4343`,
+        redacted: `key ${secret}`,
+      },
+    ]);
     // After the call: the server's own environment (the call's variable gone, its own PATH back) and umask; the root folder.
     assert.equal(process.env['RALPH_WARM_ONLY'], undefined);
     assert.equal(process.env['LEFT_BY_CALL'], undefined);
@@ -94,11 +124,43 @@ describe('the warm process server (in this process)', function () {
     await served;
   });
 
+  it('given a caller that goes away during its call, abandons the call (in the warm process: ends with its children)', async () => {
+    let abandoned = 0;
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let finish: (code: number) => void = () => undefined;
+    const pendingCall = new Promise<number>((resolve) => (finish = resolve));
+    const served = serveWarm({
+      socket,
+      key,
+      idleMs: 60_000,
+      runCli: () => {
+        started();
+        return pendingCall;
+      },
+      abandon: () => abandoned++,
+    });
+    await appears(socket);
+    const c = net.createConnection(socket, () =>
+      c.write(`${JSON.stringify({ key, pid: process.pid, argv: ['status'], cwd: dir, env: {}, umask: 0o022 })}\n`),
+    );
+    await running;
+    const closed = new Promise<void>((resolve) => c.on('close', () => resolve()));
+    c.destroy();
+    await closed;
+    // The server sees the close on its side after ours: wait for the count, event by event.
+    for (let i = 0; i < 1000 && abandoned === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(abandoned, 1);
+    finish(0);
+    fs.rmSync(socket);
+    await served;
+  });
+
   it('turns away a call for a folder that is gone, which then runs in its own process', async () => {
     let ran = 0;
     const served = serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(++ran) });
     await appears(socket);
-    const replies = await call(socket, { key, argv: ['status'], cwd: path.join(dir, 'gone'), env: {}, umask: 0o022 });
+    const replies = await call(socket, { key, pid: process.pid, argv: ['status'], cwd: path.join(dir, 'gone'), env: {}, umask: 0o022 });
     assert.deepEqual(replies, [{ busy: true }]);
     assert.equal(ran, 0);
     assert.equal(process.cwd(), ownCwd);
@@ -112,7 +174,7 @@ describe('the warm process server (in this process)', function () {
     const ino = fs.lstatSync(socket).ino;
     await serveWarm({ socket, key, idleMs: 60_000, runCli: () => Promise.resolve(1) });
     assert.equal(fs.lstatSync(socket).ino, ino);
-    assert.deepEqual(await call(socket, { key, argv: ['status'], cwd: dir, env: {}, umask: 0o022 }), [
+    assert.deepEqual(await call(socket, { key, pid: process.pid, argv: ['status'], cwd: dir, env: {}, umask: 0o022 }), [
       { accepted: process.pid },
       { exit: 0 },
     ]);
