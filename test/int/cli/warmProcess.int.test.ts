@@ -101,10 +101,13 @@ describe('the warm ralph process (built CLI)', function () {
 
   /** The warm process's pid: the one listening, or one a call starts now. */
   async function untilWarm(folder = sockets, extra: NodeJS.ProcessEnv = {}): Promise<number> {
+    const before = fs.readdirSync(folder).find((f) => f.endsWith('.sock'));
+    const beforeIno = before === undefined ? undefined : fs.lstatSync(path.join(folder, before)).ino;
     const first = ralph(['status'], { env: extra });
     assert.equal(first.code, 0, first.err);
     if (first.warm !== undefined) return first.warm;
-    await socketIn(folder);
+    // The call ran alone: a socket file there before it is a dead process's; wait for another.
+    await socketIn(folder, beforeIno);
     const next = ralph(['status'], { env: extra });
     assert.equal(next.code, 0, next.err);
     assert.ok(next.warm !== undefined, `the call after the socket appeared ran in its own process: ${next.err}`);
@@ -349,6 +352,8 @@ describe('the warm ralph process (built CLI)', function () {
 
   it('given a caller interrupted during its call, the warm process ends with it, as the process it ran in alone would', async () => {
     const pid = await untilWarm();
+    const stale = fs.readdirSync(sockets).find((f) => f.endsWith('.sock')) ?? '';
+    const staleIno = fs.lstatSync(path.join(sockets, stale)).ino;
     const loop = await openStore({
       ralphDir: path.join(repo, '.ralph'),
       mode: 'writer',
@@ -372,9 +377,11 @@ describe('the warm ralph process (built CLI)', function () {
     } finally {
       await loop.close();
     }
-    // The next call finds its socket dead, runs alone and starts another.
+    // The next call finds its socket dead (the file is left), runs alone and starts another.
     assert.equal(ralph(['status']).warm, undefined);
-    assert.notEqual(await untilWarm(), pid);
+    await socketIn(sockets, staleIno);
+    const next = ralph(['status']);
+    assert.ok(next.warm !== undefined && next.warm !== pid, next.err);
   });
 
   it('given a call that starts the warm process with another file open, that file is not kept open by it', async () => {
