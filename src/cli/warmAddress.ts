@@ -26,11 +26,17 @@ export interface WarmTarget {
   readonly key: string;
 }
 
-/** Whether `dir` (which exists) is, by its real path, inside a folder agents' sandboxes hide. */
-function hiddenFromAgents(dir: string): boolean {
+/**
+ * Whether `dir` (which exists) is, by its real path, in or at a folder agents' sandboxes
+ * hide, itself taken by its real path (macOS's /tmp is /private/tmp).
+ */
+function hiddenFromAgents(dir: string, atRoot = false): boolean {
   try {
     const real = fs.realpathSync(dir);
-    return HIDDEN_ROOTS.some((root) => real.startsWith(`${root}/`));
+    return HIDDEN_ROOTS.some((root) => {
+      const hidden = fs.existsSync(root) ? fs.realpathSync(root) : root;
+      return real.startsWith(`${hidden}/`) || (atRoot && real === hidden);
+    });
   } catch {
     return false;
   }
@@ -48,7 +54,9 @@ function ownedOrSticky(dir: string, uid: number): boolean {
 
 /** `dir` created 0700 if missing; itself when it is a folder only `uid` can enter, under a safe parent, hidden from agents. */
 function privateFolder(dir: string, uid: number): string | undefined {
-  if (!path.isAbsolute(dir) || !ownedOrSticky(path.dirname(dir), uid)) return undefined;
+  const parent = path.dirname(dir);
+  // Checked before anything is created there.
+  if (!path.isAbsolute(dir) || !ownedOrSticky(parent, uid) || !hiddenFromAgents(parent, true)) return undefined;
   try {
     fs.mkdirSync(dir, { mode: 0o700 });
   } catch (e) {

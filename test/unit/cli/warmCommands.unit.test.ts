@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { CONTROL_COMMANDS } from '../../../src/cli/controlCommands';
 import { HOST_COMMANDS } from '../../../src/cli/hostCommands';
 import { EXIT } from '../../../src/cli/exitCodes';
-import { warmTarget } from '../../../src/cli/warmAddress';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { socketFolder, warmTarget } from '../../../src/cli/warmAddress';
 import { commandName, WARM_COMMANDS, wantsWarm } from '../../../src/cli/warmCommands';
 import { EXIT_MAY_HAVE_BEEN_RECORDED } from '../../../src/cli/warmClient';
 
@@ -42,6 +45,30 @@ describe('warm process address', () => {
     assert.equal(wantsWarm(['status'], { RALPH_GIT_TRACE: '1' }), false);
     assert.equal(wantsWarm(['start'], {}), false);
     assert.equal(wantsWarm(['help'], {}), false);
+  });
+
+  it('keeps its socket only in a private folder under /tmp or /run, and creates nothing elsewhere', function () {
+    if (typeof process.getuid !== 'function' || os.tmpdir() !== '/tmp') this.skip();
+    const uid = process.getuid();
+    const mine = fs.mkdtempSync('/tmp/rw-unit-');
+    const shownParent = fs.mkdtempSync(path.join(fs.existsSync('/var/tmp') ? '/var/tmp' : os.homedir(), 'rw-unit-'));
+    try {
+      assert.equal(socketFolder({ RALPH_CLI_SERVER_DIR: mine }, uid), mine);
+      // Outside the folders agents' sandboxes hide: none, and nothing created there.
+      const shown = path.join(shownParent, 'sockets');
+      assert.equal(socketFolder({ RALPH_CLI_SERVER_DIR: shown }, uid), undefined);
+      assert.equal(fs.existsSync(shown), false);
+      assert.equal(socketFolder({ RALPH_CLI_SERVER_DIR: 'relative/sockets' }, uid), undefined);
+      // An XDG_RUNTIME_DIR agents can see (WSLg's is under /mnt): /tmp instead.
+      assert.equal(socketFolder({ XDG_RUNTIME_DIR: shownParent }, uid), `/tmp/ralph-cli-${uid}`);
+      assert.equal(fs.existsSync(path.join(shownParent, `ralph-cli-${uid}`)), false);
+      // A folder others may enter is refused.
+      fs.chmodSync(mine, 0o755);
+      assert.equal(socketFolder({ RALPH_CLI_SERVER_DIR: mine }, uid), undefined);
+    } finally {
+      fs.rmSync(mine, { recursive: true, force: true });
+      fs.rmSync(shownParent, { recursive: true, force: true });
+    }
   });
 
   it('has no address when the sources run: no build to match', () => {
