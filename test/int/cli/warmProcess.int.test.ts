@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { openStore } from '../../../src/store/sqlJsStore';
+import type { EventStore } from '../../../src/store/types';
 
 const CLI = path.resolve(__dirname, '../../../dist/cli.js');
 const WARM = /^ralph: ran in the warm process \(pid (\d+)\)\n/m;
@@ -124,6 +125,32 @@ describe('the warm ralph process (built CLI)', function () {
     }
   }
 
+  /** The store held by this process: as a short-lived writer, or as a running loop (it drains the inbox). */
+  function holdStore(asLoop: boolean): Promise<EventStore> {
+    return openStore({
+      ralphDir: path.join(repo, '.ralph'),
+      mode: 'writer',
+      projections: CONTROL_PROJECTIONS,
+      ...(asLoop ? { drainsInbox: true } : {}),
+    });
+  }
+
+  /**
+   * `emit-event note <note>` while `holder` holds the store (started, then waiting: its stderr
+   * shows `line`), a `pick-ready-task` meanwhile, then the holder closed: both calls' results.
+   */
+  async function emitBeside(holder: EventStore, line: RegExp, note: string): Promise<{ emitted: Run; meanwhile: Run }> {
+    const waiting = ralphUntil(line, ['emit-event', 'note', note, 'note.added', 'human']);
+    let meanwhile: Run;
+    try {
+      await waiting.line;
+      meanwhile = ralph(['pick-ready-task', 'primary']);
+    } finally {
+      await holder.close();
+    }
+    return { emitted: await waiting.done, meanwhile };
+  }
+
   /** Whether `pid` still runs (a zombie nobody reaped yet has ended). */
   function alive(pid: number): boolean {
     try {
@@ -230,16 +257,7 @@ describe('the warm ralph process (built CLI)', function () {
 
   it('given the store locked by another short-lived writer, a warm call is handed back and waits in its own process; the warm process stays free', async () => {
     const pid = await untilWarm();
-    const writer = await openStore({ ralphDir: path.join(repo, '.ralph'), mode: 'writer', projections: CONTROL_PROJECTIONS });
-    const waiting = ralphUntil(/waiting for the store/, ['emit-event', 'note', 'n0', 'note.added', 'human']);
-    let meanwhile: Run;
-    try {
-      await waiting.line;
-      meanwhile = ralph(['pick-ready-task', 'primary']);
-    } finally {
-      await writer.close();
-    }
-    const emitted = await waiting.done;
+    const { emitted, meanwhile } = await emitBeside(await holdStore(false), /waiting for the store/, 'n0');
     assert.equal(emitted.code, 0, emitted.err);
     assert.equal(emitted.warm, undefined, 'the call waited for the lock in the warm process');
     assert.match(emitted.out, /^evt_\d{17}_\d{6}\n$/);
@@ -250,23 +268,8 @@ describe('the warm ralph process (built CLI)', function () {
 
   it('given the warm process busy with a call waiting on a running loop, another call runs in its own process', async () => {
     const pid = await untilWarm();
-    // A writer that drains the inbox is a running loop to the CLI: writes go through its inbox.
-    const loop = await openStore({
-      ralphDir: path.join(repo, '.ralph'),
-      mode: 'writer',
-      projections: CONTROL_PROJECTIONS,
-      drainsInbox: true,
-    });
-    const sent = ralphUntil(/sent to its inbox/, ['emit-event', 'note', 'n1', 'note.added', 'human']);
-    let meanwhile: Run;
-    try {
-      await sent.line;
-      meanwhile = ralph(['pick-ready-task', 'primary']);
-    } finally {
-      // The loop stops without draining: the call applies its own queued file.
-      await loop.close();
-    }
-    const emitted = await sent.done;
+    // The loop stops without draining: the call applies its own queued file.
+    const { emitted, meanwhile } = await emitBeside(await holdStore(true), /sent to its inbox/, 'n1');
     assert.equal(emitted.code, 0, emitted.err);
     assert.equal(emitted.warm, pid);
     assert.match(emitted.out, /^evt_\d{17}_\d{6}\n$/);
@@ -279,12 +282,7 @@ describe('the warm ralph process (built CLI)', function () {
     const pid = await untilWarm();
     const stale = fs.readdirSync(sockets).find((f) => f.endsWith('.sock')) ?? '';
     const staleIno = fs.lstatSync(path.join(sockets, stale)).ino;
-    const loop = await openStore({
-      ralphDir: path.join(repo, '.ralph'),
-      mode: 'writer',
-      projections: CONTROL_PROJECTIONS,
-      drainsInbox: true,
-    });
+    const loop = await holdStore(true);
     const sent = ralphUntil(/sent to its inbox/, ['emit-event', 'note', 'n-lost', 'note.added', 'human']);
     let lost: Run;
     try {
@@ -354,12 +352,7 @@ describe('the warm ralph process (built CLI)', function () {
     const pid = await untilWarm();
     const stale = fs.readdirSync(sockets).find((f) => f.endsWith('.sock')) ?? '';
     const staleIno = fs.lstatSync(path.join(sockets, stale)).ino;
-    const loop = await openStore({
-      ralphDir: path.join(repo, '.ralph'),
-      mode: 'writer',
-      projections: CONTROL_PROJECTIONS,
-      drainsInbox: true,
-    });
+    const loop = await holdStore(true);
     const child = spawn(CLI, ['emit-event', 'note', 'n-int', 'note.added', 'human'], { cwd: repo, env: env() });
     try {
       let err = '';
