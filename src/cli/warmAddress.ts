@@ -26,17 +26,15 @@ export interface WarmTarget {
   readonly key: string;
 }
 
-/**
- * Whether `dir` (which exists) is, by its real path, in or at a folder agents' sandboxes
- * hide, itself taken by its real path (macOS's /tmp is /private/tmp).
- */
+/** The folders agents' sandboxes hide, by their real paths (macOS's /tmp is /private/tmp). */
+let hiddenRoots: readonly string[] | undefined;
+
+/** Whether `dir` (which exists) is, by its real path, in (or, with `atRoot`, at) a folder agents' sandboxes hide. */
 function hiddenFromAgents(dir: string, atRoot = false): boolean {
+  hiddenRoots ??= HIDDEN_ROOTS.map((root) => (fs.existsSync(root) ? fs.realpathSync(root) : root));
   try {
     const real = fs.realpathSync(dir);
-    return HIDDEN_ROOTS.some((root) => {
-      const hidden = fs.existsSync(root) ? fs.realpathSync(root) : root;
-      return real.startsWith(`${hidden}/`) || (atRoot && real === hidden);
-    });
+    return hiddenRoots.some((root) => real.startsWith(`${root}/`) || (atRoot && real === root));
   } catch {
     return false;
   }

@@ -1,11 +1,12 @@
 // The calling side of the warm `ralph` process (warmAddress.ts says why it exists): sends a
 // call's arguments, folder, environment and umask, prints what the process writes, and
 // returns its exit code. A call the process never accepted (none listening, busy with
-// another call, another build) or handed back (the store was locked) comes back 'run-here' and runs in this process as if there
-// were no warm process; once accepted, a call is never run twice: a connection lost before
-// the exit code is exit 6 (it may have been recorded).
+// another call, another build) or handed back (the store was locked) comes back 'run-here'
+// and runs in this process as if there were no warm process; once accepted, a call is never
+// run twice: a connection lost before the exit code is exit 6 (it may have been recorded).
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import { DEFERRED_CA_VAR } from '../shared/extraCaCerts';
 import { warmTarget, type WarmTarget } from './warmAddress';
 
 /**
@@ -120,12 +121,11 @@ export async function startWarm(target: WarmTarget, argv: readonly string[]): Pr
     fs.writeFileSync(marker, String(process.pid), { mode: 0o600 });
     const { spawn } = await import('node:child_process');
     // Started as the shebang starts the CLI: without Node loading NODE_EXTRA_CA_CERTS.
-    const ca = process.env['NODE_EXTRA_CA_CERTS'];
     const child = spawn(process.execPath, argv, {
       detached: true,
       stdio: 'ignore',
       cwd: '/',
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: '', RALPH_EXTRA_CA_CERTS: ca ?? '' },
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: '', [DEFERRED_CA_VAR]: process.env['NODE_EXTRA_CA_CERTS'] ?? '' },
     });
     child.on('error', () => fs.rmSync(marker, { force: true }));
     child.unref();

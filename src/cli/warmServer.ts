@@ -107,29 +107,16 @@ export async function serveWarm(options: WarmServerOptions): Promise<void> {
     resetProcessRedactor();
     const umask = process.umask(request.umask);
     send({ accepted: process.pid });
-    let wrote = false;
     try {
-      const io: CliIo = {
-        out: (t) => {
-          wrote = true;
-          send({ out: t });
-        },
-        err: (t) => {
-          wrote = true;
-          send({ err: t });
-        },
-      };
+      const io: CliIo = { out: (t) => send({ out: t }), err: (t) => send({ err: t }) };
       const runId = defaultRunId(Date.now(), request.pid);
       send({ exit: await options.runCli(request.argv, { io, handBackWhenLocked: true, runId }) });
     } catch (e) {
       // Another writer holds the store: the caller waits for it in a process of its own,
-      // where Ctrl-C stops the wait (here it would not stop the call). Nothing was recorded.
+      // where Ctrl-C stops the wait (here it would not stop the call). The writer's open
+      // throws this before the command runs: nothing was recorded or printed.
       if (!(e instanceof Error && e.name === 'StoreBusyHandBack')) throw e;
-      if (!wrote) send({ handBack: true });
-      else {
-        send({ err: `ralph: ${e.message}\nralph: nothing was applied; run the command again\n` });
-        send({ exit: 3 });
-      }
+      send({ handBack: true });
     } finally {
       process.umask(umask);
       replaceEnv(own);
