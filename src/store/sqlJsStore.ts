@@ -48,6 +48,7 @@ import {
   encodeHeader,
   encodeRecord,
   headerOf,
+  lastRecordEventId,
   readFileFrom,
   readJournalSync,
   type CheckpointHeader,
@@ -337,8 +338,7 @@ class SqlJsEventStore implements EventStore {
    */
   private resolveScan(scan: JournalScan): JournalScan {
     if (!scan.skipped) return scan;
-    const lastId = scan.skipped.last.events[scan.skipped.last.events.length - 1]?.event_id;
-    return lastId !== undefined && this.hasEvent(lastId) ? scan : scan.skipped.full();
+    return this.hasEvent(scan.skipped.lastId) ? scan : scan.skipped.full();
   }
 
   /** Applies journal events the database lacks, in journal order; returns how many. */
@@ -815,7 +815,13 @@ class SqlJsEventStore implements EventStore {
       throw new StoreFailedError(`${this.journalPath} is shorter than the ${size} bytes this writer appended`);
     }
     const covered = Math.max(0, Math.min(size, held) - keepFrom);
-    const head = encodeHeader({ ...header, covered, ...(covered > 0 ? { coveredCrc: crc32(kept, 0, covered) } : {}) });
+    const last = covered > 0 ? lastRecordEventId(kept, covered) : undefined;
+    const head = encodeHeader({
+      ...header,
+      covered,
+      ...(covered > 0 ? { coveredCrc: crc32(kept, 0, covered) } : {}),
+      ...(last !== undefined ? { coveredLast: last } : {}),
+    });
     return { bytes: Buffer.concat([head, kept]), keepFrom, headerLength: head.length };
   }
 

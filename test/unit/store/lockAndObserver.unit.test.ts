@@ -348,11 +348,29 @@ describe('store journal: the records a checkpoint header counts as held by ralph
     const dir = await closedAfter('B', 'C');
     const bytes = fs.readFileSync(path.join(dir, 'ralph.events.journal'));
     const headerEnd = bytes.indexOf(0x0a) + 1;
-    const header = JSON.parse(bytes.subarray(9, headerEnd - 1).toString('utf8')) as { covered: number; coveredCrc: number };
+    const header = JSON.parse(bytes.subarray(9, headerEnd - 1).toString('utf8')) as {
+      covered: number;
+      coveredCrc: number;
+      coveredLast: string;
+    };
     assert.ok(header.covered > 0);
     assert.equal(header.coveredCrc, crc32(bytes, headerEnd, headerEnd + header.covered));
     const o = await openAs(dir, 'observer');
     assert.deepEqual(ids(o), ['A', 'B', 'C']);
+    assert.equal(header.coveredLast, o.events().at(-1)?.event_id, 'the last covered event is named');
+  });
+
+  it('given an observer that read the ralph.db before a checkpoint, then it lacks the last covered event and parses the counted records', async () => {
+    const dir = tmpRalph();
+    const w = await openAs(dir, 'writer');
+    await w.append([ev('A')]);
+    await w.checkpoint();
+    await w.append([ev('B'), ev('C')]);
+    await closeLast(w);
+    // The race: ralph.db read just before the close's checkpoint replaced it, the journal after.
+    fs.copyFileSync(path.join(dir, 'ralph.db.prev'), path.join(dir, 'ralph.db'));
+    assert.match(fs.readFileSync(path.join(dir, 'ralph.events.journal'), 'utf8').split('\n')[0] ?? '', /"coveredLast":"evt_/);
+    assert.deepEqual(ids(await openAs(dir, 'observer')), ['A', 'B', 'C']);
   });
 
   it('given a journal cut short inside the counted records, then what a writer appends after it is not skipped by a later open', async () => {
