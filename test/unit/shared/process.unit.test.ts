@@ -23,11 +23,13 @@ describe('pidAlive', () => {
   it('given a zombie (ended, its parent never reaps it), then not alive', async function () {
     if (process.platform !== 'linux') this.skip();
     // sh starts a short child, prints its pid, then becomes `sleep`, which never waits for it.
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The child outlives the exec: one that ended first could be reaped by sh itself.
+    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
       // Its end is the kernel's to record: read the state it reports until it says so.
-      for (let i = 0; i < 2000 && state(pid) !== 'Z'; i++) await new Promise((r) => setImmediate(r));
+      const deadline = Date.now() + 10_000;
+      while (state(pid) !== 'Z' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       assert.equal(state(pid), 'Z');
       assert.equal(pidAlive(pid), false);
     } finally {
