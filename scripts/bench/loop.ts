@@ -9,6 +9,9 @@
 // the seed's metrics show ~19 s per real invocation, so this is still a conservative figure).
 // Each prints the bench's own count beside the loop summary's (src/loop/busyClock.ts), which
 // must agree: with workers, agent time summed over agents exceeds the wall time.
+// `RALPH_BENCH_WORKERS=1` (a comma list) runs only those worker counts, for side-by-side
+// runs against an older tree. A run that does not promote every task fails the bench: its
+// figures would time a loop that stopped early (no bubblewrap, a broken scenario).
 import { rmSync } from 'node:fs';
 import { gitCallCount } from '../../src/git/exec';
 import {
@@ -128,6 +131,10 @@ async function runOnce(turnMs: number, workers: number): Promise<RunNumbers> {
 }
 
 function report(title: string, r: RunNumbers): void {
+  if (r.promoted !== r.tasks) {
+    console.error(`${title}: promoted ${r.promoted} of ${r.tasks} tasks (confinement: ${r.confinement}); its figures are not comparable`);
+    process.exitCode = 1;
+  }
   const overhead = r.wallMs - r.busyMs;
   console.log(`${title}`);
   console.log(`  tasks: ${r.tasks} (promoted ${r.promoted}), invocations: ${r.invocations}, git processes: ${r.gitCalls}`);
@@ -148,7 +155,11 @@ function report(title: string, r: RunNumbers): void {
 
 async function main(): Promise<void> {
   const turnMs = Number(process.env['RALPH_BENCH_TURN_MS'] ?? 1500);
-  for (const workers of [0, 1, 3]) {
+  const only = process.env['RALPH_BENCH_WORKERS'];
+  const counts = only === undefined ? [0, 1, 3] : only.split(',').map((w) => Number(w.trim()));
+  if (counts.some((w) => !Number.isInteger(w) || w < 0))
+    throw new Error(`RALPH_BENCH_WORKERS: expected worker counts such as "1" or "0,3", got "${only}"`);
+  for (const workers of counts) {
     report(`${workers} worker(s), no model latency (upper bound: scripted invocations of ~0.5 s)`, await runOnce(0, workers));
     report(
       `${workers} worker(s), model latency ${turnMs} ms per turn (real invocations take ~19 s in the seed's metrics)`,
