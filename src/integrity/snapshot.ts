@@ -126,19 +126,25 @@ async function refs(commonDir: string): Promise<Map<string, string>> {
   return out;
 }
 
+const CHECKOUT_BATCH = 256;
+
 /** Files of the checkout git would see (tracked and untracked, not ignored), by stat. */
 async function addCheckout(out: Map<string, Entry>, projectDir: string): Promise<void> {
   const r = await runGit(projectDir, ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ':(exclude).ralph']);
-  await Promise.all(
-    [...new Set(splitNul(r.stdout))].map(async (rel) => {
-      try {
-        const st = await lstat(join(projectDir, rel));
-        out.set(`checkout ${rel}`, { digest: `${st.mode}:${st.size}:${st.mtimeMs}:${st.ino}` });
-      } catch {
-        // listed, then removed: absent in this snapshot
-      }
-    }),
-  );
+  const files = [...new Set(splitNul(r.stdout))];
+  // A few hundred at a time: a checkout of 100k files would otherwise hold 100k pending stats.
+  for (let i = 0; i < files.length; i += CHECKOUT_BATCH) {
+    await Promise.all(
+      files.slice(i, i + CHECKOUT_BATCH).map(async (rel) => {
+        try {
+          const st = await lstat(join(projectDir, rel));
+          out.set(`checkout ${rel}`, { digest: `${st.mode}:${st.size}:${st.mtimeMs}:${st.ino}` });
+        } catch {
+          // listed, then removed: absent in this snapshot
+        }
+      }),
+    );
+  }
 }
 
 // The reads go out together, not one after another: the loop's event loop is busy with other
