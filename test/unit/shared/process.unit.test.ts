@@ -14,6 +14,14 @@ function state(pid: number): string | undefined {
   }
 }
 
+function comm(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
 describe('pidAlive', () => {
   it('given this process, then alive; given a pid nobody has, then not', () => {
     assert.equal(pidAlive(process.pid), true);
@@ -22,17 +30,27 @@ describe('pidAlive', () => {
 
   it('given a zombie (ended, its parent never reaps it), then not alive', async function () {
     if (process.platform !== 'linux') this.skip();
-    // sh starts a short child, prints its pid, then becomes `sleep`, which never waits for it.
-    // The child outlives the exec: one that ended first could be reaped by sh itself.
-    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // sh starts a child, prints its pid, then becomes `sleep`, which never waits for it. The
+    // child is ended only once sh has exec'd: a child that ended before could be reaped by sh.
+    const parent = spawn('sh', ['-c', 'sleep 30 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let child: number | undefined;
     try {
       const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
-      // Its end is the kernel's to record: read the state it reports until it says so.
-      const deadline = Date.now() + 10_000;
-      while (state(pid) !== 'Z' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      child = pid;
+      // Both waits are on what the kernel reports, bounded so a failure ends the test.
+      const until = async (done: () => boolean): Promise<void> => {
+        const deadline = Date.now() + 10_000;
+        while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      };
+      await until(() => comm(parent.pid ?? 0) === 'sleep');
+      assert.equal(comm(parent.pid ?? 0), 'sleep', 'sh has become sleep');
+      process.kill(pid, 'SIGKILL');
+      await until(() => state(pid) === 'Z');
       assert.equal(state(pid), 'Z');
       assert.equal(pidAlive(pid), false);
     } finally {
+      const left = child === undefined ? undefined : state(child);
+      if (child !== undefined && left !== undefined && left !== 'Z') process.kill(child, 'SIGKILL');
       parent.kill('SIGKILL');
     }
   });
