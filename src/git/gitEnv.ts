@@ -80,29 +80,36 @@ const INHERITED_GIT_VARS = [
   'GIT_EXTERNAL_DIFF',
 ];
 
+// The safety config as environment entries, built once: every git call starts from it.
+const SAFETY_ENV: Readonly<Record<string, string>> = Object.fromEntries([
+  ...GIT_SAFETY_CONFIG.flatMap(([key, value], i) => [
+    [`GIT_CONFIG_KEY_${i}`, key],
+    [`GIT_CONFIG_VALUE_${i}`, value],
+  ]),
+  ['GIT_CONFIG_COUNT', String(GIT_SAFETY_CONFIG.length)],
+  // Never prompt, and keep read-only commands (status, diff) from taking index.lock
+  // opportunistically, so we never collide with the user's own git in their checkout.
+  ['GIT_TERMINAL_PROMPT', '0'],
+  ['GIT_OPTIONAL_LOCKS', '0'],
+]);
+
+const INHERITED_CONFIG = /^GIT_CONFIG_(COUNT|KEY_\d+|VALUE_\d+)$/;
+
 /**
  * The environment for one git process: `base` (the caller's, default process.env) without
  * the inherited git redirections, with the safety config, no prompts and no optional
  * locks, then `extra` (`undefined` removes an entry, e.g. GIT_INDEX_FILE for a temp index).
+ * A copy and a few deletions, not a filter over every entry: it runs before each git.
  */
 export function ralphGitEnv(
   extra?: Readonly<Record<string, string | undefined>>,
   base: Readonly<Record<string, string | undefined>> = process.env,
 ): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(base)) {
-    if (v === undefined || INHERITED_GIT_VARS.includes(k) || /^GIT_CONFIG_(COUNT|KEY_\d+|VALUE_\d+)$/.test(k)) continue;
-    env[k] = v;
-  }
-  GIT_SAFETY_CONFIG.forEach(([key, value], i) => {
-    env[`GIT_CONFIG_KEY_${i}`] = key;
-    env[`GIT_CONFIG_VALUE_${i}`] = value;
-  });
-  env['GIT_CONFIG_COUNT'] = String(GIT_SAFETY_CONFIG.length);
-  // Never prompt, and keep read-only commands (status, diff) from taking index.lock
-  // opportunistically, so we never collide with the user's own git in their checkout.
-  env['GIT_TERMINAL_PROMPT'] = '0';
-  env['GIT_OPTIONAL_LOCKS'] = '0';
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const k of INHERITED_GIT_VARS) delete env[k];
+  // Inherited config entries past our count would be ignored by git; dropped all the same.
+  if ('GIT_CONFIG_COUNT' in env) for (const k of Object.keys(env)) if (INHERITED_CONFIG.test(k)) delete env[k];
+  Object.assign(env, SAFETY_ENV);
   for (const [k, v] of Object.entries(extra ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
