@@ -10,8 +10,10 @@
 // Each prints the bench's own count beside the loop summary's (src/loop/busyClock.ts), which
 // must agree: with workers, agent time summed over agents exceeds the wall time.
 // `RALPH_BENCH_WORKERS=1` (a comma list) runs only those worker counts, for side-by-side
-// runs against an older tree. A run that does not promote every task fails the bench: its
-// figures would time a loop that stopped early (no bubblewrap, a broken scenario).
+// runs against an older tree; `RALPH_BENCH_EFFORT=S` lets workers take only S tasks (the
+// configuration's default; S and M here by default, so that three workers have work). A
+// run that does not promote every task fails the bench: its figures would time a loop that
+// stopped early (no bubblewrap, a broken scenario).
 import { rmSync } from 'node:fs';
 import { gitCallCount } from '../../src/git/exec';
 import {
@@ -44,7 +46,7 @@ interface RunNumbers {
   readonly longestGaps: readonly string[];
 }
 
-async function runOnce(turnMs: number, workers: number): Promise<RunNumbers> {
+async function runOnce(turnMs: number, workers: number, effort: readonly ('S' | 'M')[]): Promise<RunNumbers> {
   const p = createSampleProject();
   const store = await openSampleStore(p.ralphDir);
   const n = 6;
@@ -74,7 +76,7 @@ async function runOnce(turnMs: number, workers: number): Promise<RunNumbers> {
   const { loop } = scriptedLoop(
     p,
     store,
-    { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 }, workers: { count: workers, effort: ['S', 'M'] } },
+    { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 }, workers: { count: workers, effort } },
     true,
   );
   // With parallel agents, model and gate time overlap; count the wall time during which
@@ -159,11 +161,15 @@ async function main(): Promise<void> {
   const counts = only === undefined ? [0, 1, 3] : only.split(',').map((w) => Number(w.trim()));
   if (counts.some((w) => !Number.isInteger(w) || w < 0))
     throw new Error(`RALPH_BENCH_WORKERS: expected worker counts such as "1" or "0,3", got "${only}"`);
+  const effortList = (process.env['RALPH_BENCH_EFFORT'] ?? 'S,M').split(',').map((e) => e.trim());
+  if (effortList.some((e) => e !== 'S' && e !== 'M'))
+    throw new Error(`RALPH_BENCH_EFFORT: expected efforts such as "S" or "S,M", got "${effortList.join(',')}"`);
+  const effort = effortList as ('S' | 'M')[];
   for (const workers of counts) {
-    report(`${workers} worker(s), no model latency (upper bound: scripted invocations of ~0.5 s)`, await runOnce(0, workers));
+    report(`${workers} worker(s), no model latency (upper bound: scripted invocations of ~0.5 s)`, await runOnce(0, workers, effort));
     report(
       `${workers} worker(s), model latency ${turnMs} ms per turn (real invocations take ~19 s in the seed's metrics)`,
-      await runOnce(turnMs, workers),
+      await runOnce(turnMs, workers, effort),
     );
   }
 }
