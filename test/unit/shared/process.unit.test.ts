@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { pidAlive } from '../../../src/shared/process';
+import { waitUntil } from '../../kit/agentEnv';
 
 function state(pid: number): string | undefined {
   try {
@@ -37,15 +38,10 @@ describe('pidAlive', () => {
     try {
       const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
       child = pid;
-      // Both waits are on what the kernel reports, bounded so a failure ends the test.
-      const until = async (done: () => boolean): Promise<void> => {
-        const deadline = Date.now() + 10_000;
-        while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      };
-      await until(() => comm(parent.pid ?? 0) === 'sleep');
-      assert.equal(comm(parent.pid ?? 0), 'sleep', 'sh has become sleep');
+      // Both waits are on what the kernel reports.
+      await waitUntil('sh has become sleep', () => comm(parent.pid ?? 0) === 'sleep', 10_000);
       process.kill(pid, 'SIGKILL');
-      await until(() => state(pid) === 'Z');
+      await waitUntil('the child is a zombie', () => state(pid) === 'Z', 10_000);
       assert.equal(state(pid), 'Z');
       assert.equal(pidAlive(pid), false);
     } finally {
