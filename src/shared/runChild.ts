@@ -6,10 +6,11 @@
 // behind and the wait never hangs on a grandchild holding a pipe open. The group is written
 // down in the process ledger while it runs, so a killed host's next run can reap it.
 import { spawn } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { signalGroup } from './process';
 import type { ProcessLedgerPort } from './processLedger';
+import { readyRelay } from './spawnRelay';
 
 export interface ChildRequest {
   readonly file: string;
@@ -202,12 +203,35 @@ export async function runChild(req: ChildRequest): Promise<ChildResult> {
   return result;
 }
 
-async function run(req: ChildRequest, started: number): Promise<ChildResult> {
-  if (req.signal?.aborted === true) {
-    return { exitCode: null, signal: null, stopReason: 'abort', stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), durationMs: 0 };
+/** What runChild uses of a child process: ChildProcess has it, and so has the relay's RelayedChild. */
+interface StartedChild {
+  readonly pid?: number | undefined;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  kill(signal: NodeJS.Signals): boolean;
+  once(event: 'error', listener: (error: Error) => void): unknown;
+  once(event: 'exit' | 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): unknown;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  readonly stdin: Writable | null;
+}
+
+/** Read afresh (a narrowed `signal.aborted` from before an await says nothing now). */
+function abortedNow(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/**
+ * Through the process relay once it is ready (spawnRelay.ts), else a fork of this process.
+ * The fork is returned as it is, not in a promise: ChildProcess reports a failed start on
+ * the next tick, and its listeners must be on it by then.
+ */
+function startChild(req: ChildRequest, ownGroup: boolean): StartedChild | Promise<StartedChild> {
+  const relay = readyRelay();
+  if (relay !== undefined) {
+    return relay.spawn({ file: req.file, args: req.args, cwd: req.cwd, env: req.env, detached: ownGroup, stdin: req.stdin !== undefined });
   }
-  const ownGroup = req.ownGroup ?? true;
-  const child = spawn(req.file, [...req.args], {
+  return spawn(req.file, [...req.args], {
     cwd: req.cwd,
     // spawn leaves out undefined values itself; a copy without them cost a third of a git
     // call's CPU in this process (callgrind).
@@ -215,6 +239,15 @@ async function run(req: ChildRequest, started: number): Promise<ChildResult> {
     detached: ownGroup,
     stdio: [req.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+}
+
+async function run(req: ChildRequest, started: number): Promise<ChildResult> {
+  if (req.signal?.aborted === true) {
+    return { exitCode: null, signal: null, stopReason: 'abort', stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), durationMs: 0 };
+  }
+  const ownGroup = req.ownGroup ?? true;
+  const starting = startChild(req, ownGroup);
+  const child = starting instanceof Promise ? await starting : starting;
   const pid = child.pid;
   const signal = (sig: NodeJS.Signals): void => {
     if (pid === undefined) return;
@@ -237,6 +270,8 @@ async function run(req: ChildRequest, started: number): Promise<ChildResult> {
   };
   const onAbort = (): void => stop('abort');
   req.signal?.addEventListener('abort', onAbort, { once: true });
+  // Through the relay the start is awaited: an abort meanwhile did not reach the listener.
+  if (abortedNow(req.signal)) stop('abort');
   const timeoutTimer = req.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), req.timeoutMs) : undefined;
 
   const ended = new Promise<Settled>((resolve) => {
