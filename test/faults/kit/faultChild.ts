@@ -1,7 +1,8 @@
 // A loop run (`ralph start --once` in miniature, openLoopHost with the project's config)
 // that kills itself with SIGKILL at one chosen instant: the k-th time it reaches a named
 // point. Points are hooks on what the run really does, installed around Node's own
-// primitives (fs, child_process) and the store, so the product code runs unchanged:
+// primitives (fs, child_process, the process relay) and the store, so the product code runs
+// unchanged:
 //
 //   append.before / append.after    a store command starts / is acknowledged (durable)
 //   journal.write / journal.sync    the journal's bytes are written / about to be fsynced
@@ -13,7 +14,8 @@
 //   patch.captured.late             the late re-verification's patch file was written, not yet queued
 //   patch.archive / patch.archived  a closed patch's file is about to be / was moved out of pending/
 //   git.<sub>.start / git.<sub>.done   a git process (commit-tree, update-ref, read-tree, apply,
-//                                   checkout-index, worktree) is spawned / has exited
+//                                   checkout-index, worktree) is spawned / has exited (forked
+//                                   here or through the process relay: spawnHook.ts)
 //   checkout.update                 `git read-tree -m -u` in the user's checkout has exited
 //   agent.running / gate.running    an agent's or a gate's process group runs (ledger record written)
 //   judge.started / judge.finished  the judge is about to start / has answered
@@ -26,15 +28,14 @@
 // Usage: faultChild <projectDir> <point> <k>   (point `none`: run to the end)
 import { createRequire } from 'node:module';
 import type * as Fs from 'node:fs';
-import type * as Cp from 'node:child_process';
 import type { FileHandle } from 'node:fs/promises';
 import { openLoopHost } from '../../../src/loop/host';
 import { ProcessLedger } from '../../../src/shared/processLedger';
+import { hookSpawns, type SpawnSeen } from './spawnHook';
 import type { EventStore, StoredEvent } from '../../../src/store/types';
 
 const req = createRequire(__filename);
 const fs = req('node:fs') as typeof Fs;
-const cp = req('node:child_process') as typeof Cp;
 
 const [projectDir, killPoint = 'none', killAtText = '1'] = process.argv.slice(2);
 if (projectDir === undefined) throw new Error('usage: faultChild <projectDir> <point> <k>');
@@ -119,21 +120,20 @@ async function hookFiles(): Promise<void> {
 const GIT_POINTS = new Set(['commit-tree', 'update-ref', 'read-tree', 'apply', 'checkout-index', 'worktree']);
 
 function hookGit(): void {
-  const spawn = cp.spawn.bind(cp);
-  cp.spawn = ((command: string, args?: readonly string[], options?: Cp.SpawnOptions) => {
-    const sub = command === 'git' ? args?.find((a) => GIT_POINTS.has(a)) : undefined;
-    const inCheckout = sub === 'read-tree' && args?.includes('-u') === true && String(options?.cwd ?? '') === projectDir;
-    if (sub !== undefined) point(`git.${sub}.start`);
-    const child = spawn(command, args ?? [], options ?? {});
-    if (sub !== undefined) {
-      // Registered before the caller's listeners: the process has exited, Ralph has not heard yet.
-      child.once('exit', () => {
-        point(`git.${sub}.done`);
-        if (inCheckout) point('checkout.update');
-      });
-    }
-    return child;
-  }) as typeof cp.spawn;
+  const gitSub = (s: SpawnSeen): string | undefined => (s.command === 'git' ? s.args.find((a) => GIT_POINTS.has(a)) : undefined);
+  hookSpawns({
+    starting: (s) => {
+      const sub = gitSub(s);
+      if (sub !== undefined) point(`git.${sub}.start`);
+    },
+    // The process has exited, Ralph has not heard yet.
+    exited: (s) => {
+      const sub = gitSub(s);
+      if (sub === undefined) return;
+      point(`git.${sub}.done`);
+      if (sub === 'read-tree' && s.args.includes('-u') && s.cwd === projectDir) point('checkout.update');
+    },
+  });
 }
 
 function hookLedger(): void {

@@ -9,16 +9,13 @@
 // after each promotion HEAD, index and working tree agree (no phantom reverse diff).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import type * as Cp from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopEvent } from '../../../src/loop/events';
 import { createKillProject, KILL_TASKS } from '../kit/killProject';
+import { hookSpawns } from '../kit/spawnHook';
 import { count } from '../kit/tally';
-
-const cp = createRequire(__filename)('node:child_process') as typeof Cp;
 
 /**
  * A git command of the user's that failed; `locked` when the checkout's index.lock was held
@@ -56,16 +53,12 @@ function git(dir: string, ...args: string[]): string {
 
 /** Calls `fn` as the n-th `git update-ref` of the loop exits: the branch moved, the checkout not yet updated. */
 function onUpdateRefExit(dir: string, n: number, fn: () => void): () => void {
-  const spawn = cp.spawn;
   let seen = 0;
-  cp.spawn = ((command: string, args?: readonly string[], options?: Cp.SpawnOptions) => {
-    const child = spawn(command, args ?? [], options ?? {});
-    if (command === 'git' && args?.includes('update-ref') && String(options?.cwd ?? '') === dir && ++seen === n) child.once('exit', fn);
-    return child;
-  }) as typeof cp.spawn;
-  return () => {
-    cp.spawn = spawn;
-  };
+  return hookSpawns({
+    exited: (s) => {
+      if (s.command === 'git' && s.args.includes('update-ref') && s.cwd === dir && ++seen === n) fn();
+    },
+  });
 }
 
 /** After a promotion into the checked-out branch: tracked files equal HEAD except the user's own edits, and the index equals HEAD. */
