@@ -31,6 +31,7 @@ import type { Clock } from './sleep';
 import { emptyTally, notificationsOf, tallyOf } from './storeFeed';
 import { BusyClock } from './busyClock';
 import { WorkerCycle } from './workerCycle';
+import { enableSpawnRelay } from '../shared/spawnRelay';
 
 export interface LoopOptions {
   readonly projectDir: string;
@@ -102,6 +103,8 @@ export class Loop {
 
   private async doStart(): Promise<void> {
     const { options, lifecycle } = this;
+    // A run starts hundreds of processes: from here on they are forked by a small helper.
+    enableSpawnRelay();
     this.started = this.clock.now();
     const busy = new BusyClock(this.clock);
     this.busy = busy;

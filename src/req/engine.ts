@@ -8,6 +8,7 @@
 // marked done in the event log and in specification.yaml, learnings recorded and AGENTS.md
 // updated by the orchestrator. FAIL x3 (or two timeouts): BLOCK, with blocked(auto) for its
 // dependents, while independent REQs go on. Every fact is a req.* event; the status is their fold.
+import { enableSpawnRelay } from '../shared/spawnRelay';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentBackend } from '../agents/types';
@@ -127,6 +128,8 @@ export class ReqEngine {
 
   /** Runs (or resumes) the REQ loop until a terminal state; returns the final status. */
   async run(options: { resume?: boolean } = {}): Promise<ReqStatusReport> {
+    // A REQ run starts an agent and gates per step: a small helper forks them.
+    enableSpawnRelay();
     const { req } = this.d;
     const loaded = loadSpecification(req.specFile, req.specShownAs);
     if (!loaded.ok) {

@@ -9,6 +9,7 @@
 // approved, it is promoted on the next pass like any other; rejected, its task is worked
 // again; a verdict the harness refuses leaves it deferred for a human. It also expires the
 // leases of workers that stopped renewing them.
+import { enableSpawnRelay } from '../shared/spawnRelay';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
@@ -65,6 +66,8 @@ export class TeamPromoter {
   }
 
   async run(signal: AbortSignal): Promise<PromoterTally> {
+    // The promoter runs gates and git for as long as the team works: a small helper forks them.
+    enableSpawnRelay();
     let lastProblem = '';
     while (!signal.aborted) {
       try {

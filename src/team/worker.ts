@@ -9,6 +9,7 @@
 // again, and the agent goes on: its result is still fenced, by the new lease, at queue
 // time; so is a queue-patch refused for that reason, up to the retry limit. Only when
 // another worker holds the task (or it moved on) are the agent and the gates aborted.
+import { enableSpawnRelay } from '../shared/spawnRelay';
 import { domainEvent, toNewEvent } from '../domain/events';
 import type { NewEvent } from '../store/types';
 import { newPatchId } from '../domain/patch';
@@ -73,6 +74,8 @@ export class TeamWorker {
 
   /** Claims and works tasks until `signal` aborts (or, with exitWhenIdle, the backlog is settled). */
   async run(signal: AbortSignal): Promise<WorkerTally> {
+    // A team worker starts agents, gates and git for hours: a small helper forks them.
+    enableSpawnRelay();
     const { o } = this;
     while (!signal.aborted) {
       let lease: Lease | undefined;
