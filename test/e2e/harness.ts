@@ -386,6 +386,10 @@ export class Workbench {
   async goToLine(line: number, column = 1): Promise<void> {
     await this.runCommand('Go to Line/Column...');
     await this.quickInput.fill(`:${line}:${column}`);
+    // Enter before the picker has read the value goes nowhere and leaves it open (seen on a
+    // loaded machine): wait until its label names the line.
+    const input = '.quick-input-widget .quick-input-box input';
+    await this.page.locator(`${input}[aria-label^="Go to line ${line} "], ${input}[aria-label^="Go to line ${line}."]`).waitFor();
     await this.quickInput.press('Enter');
     await this.quickInput.waitFor({ state: 'hidden' });
   }
