@@ -1,7 +1,7 @@
 // Starts child processes from a small helper process instead of this one. Linux's fork in
 // libuv copies the page tables of the whole parent and blocks its main thread until the child
 // has called exec: 13-16 ms a spawn from a running loop (~150 MB), 5-6 ms from a bare Node
-// process, measured on the CI machine. A loop starts ~200 processes a run (git, bubblewrap,
+// process, measured on the CI machine. A loop starts some 250 processes a run (git, bubblewrap,
 // agents, gates), so its main thread spent about half of a run forking. The helper does the
 // forking; this process only sends a message, and gets the pid, the output and the exit back.
 //

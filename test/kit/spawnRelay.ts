@@ -4,7 +4,7 @@ import { SpawnRelay, setSpawnRelay } from '../../src/shared/spawnRelay';
 import { waitUntil } from './agentEnv';
 
 /** Starts a relay and waits until it is ready. */
-export async function readyRelay(): Promise<SpawnRelay> {
+export async function startedRelay(): Promise<SpawnRelay> {
   const relay = new SpawnRelay();
   relay.start();
   await waitUntil('the process relay is ready', () => relay.ready, 10000);
@@ -17,7 +17,7 @@ export function useRelayInSuite(): void {
   let relay: SpawnRelay | undefined;
   before(async function () {
     this.timeout(15000);
-    relay = await readyRelay();
+    relay = await startedRelay();
     replaced = setSpawnRelay(relay);
   });
   after(() => {

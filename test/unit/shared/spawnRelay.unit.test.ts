@@ -10,7 +10,7 @@ import { runChild } from '../../../src/shared/runChild';
 import type { SpawnRelay } from '../../../src/shared/spawnRelay';
 import { setSpawnRelay } from '../../../src/shared/spawnRelay';
 import { processesIn, waitUntil } from '../../kit/agentEnv';
-import { readyRelay } from '../../kit/spawnRelay';
+import { startedRelay } from '../../kit/spawnRelay';
 
 const env = { PATH: process.env.PATH };
 const TSX = require.resolve('tsx/cjs');
@@ -34,7 +34,7 @@ describe('shared/spawnRelay (real processes)', () => {
   beforeEach(async function () {
     this.timeout(15000);
     dir = mkdtempSync(join(tmpdir(), 'ralph-relay-'));
-    relay = await readyRelay();
+    relay = await startedRelay();
     replaced = setSpawnRelay(relay);
   });
   afterEach(() => {
