@@ -134,7 +134,20 @@ export class RelayedChild extends EventEmitter {
     else this.startError = error;
   }
 
+  private exitEmitted = false;
+  private closeEmitted = false;
+
+  /**
+   * 'exit' and 'close' are remembered: the helper's messages are emitted on next ticks, which
+   * all run before the microtask that hands this child to the caller, so a child that ends
+   * at once can have exited before the caller's first listener is on.
+   */
   override once(event: string | symbol, listener: (...args: never[]) => void): this {
+    if ((event === 'exit' && this.exitEmitted) || (event === 'close' && this.closeEmitted)) {
+      const call = listener as (code: number | null, signal: NodeJS.Signals | null) => void;
+      queueMicrotask(() => call(this.exitCode, this.signalCode));
+      return this;
+    }
     super.once(event, listener as (...args: unknown[]) => void);
     const error = this.startError;
     if (event === 'error' && error !== undefined) {
@@ -162,6 +175,7 @@ export class RelayedChild extends EventEmitter {
       case 'exit':
         this.exitCode = m.code;
         this.signalCode = m.signal;
+        this.exitEmitted = true;
         this.emit('exit', m.code, m.signal);
         return;
       case 'close':
@@ -176,6 +190,7 @@ export class RelayedChild extends EventEmitter {
   lost(): void {
     if (this.exitCode === null && this.signalCode === null) {
       this.signalCode = 'SIGKILL';
+      this.exitEmitted = true;
       this.emit('exit', null, 'SIGKILL');
     }
     this.closeStreams();
@@ -187,7 +202,9 @@ export class RelayedChild extends EventEmitter {
     this.closed = true;
     let open = 2;
     const one = (): void => {
-      if (--open === 0) this.emit('close', this.exitCode, this.signalCode);
+      if (--open > 0) return;
+      this.closeEmitted = true;
+      this.emit('close', this.exitCode, this.signalCode);
     };
     for (const s of [this.stdout, this.stderr]) {
       finished(s, { writable: false }, one);

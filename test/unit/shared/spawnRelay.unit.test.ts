@@ -55,6 +55,19 @@ describe('shared/spawnRelay (real processes)', () => {
     assert.equal(pgid2, parentAndGroup(process.pid).pgid, "this process's group");
   });
 
+  it('given a child that has ended before anyone listens, then a late exit or close listener still hears it', async () => {
+    const child = await relay.spawn({ file: 'sh', args: ['-c', 'exit 3'], cwd: dir, env, detached: true, stdin: false });
+    await waitUntil('the helper has reported the exit', () => child.exitCode !== null);
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code: number | null) => resolve(code)));
+    const close = new Promise<number | null>((resolve) => child.once('close', (code: number | null) => resolve(code)));
+    child.stdout.resume();
+    child.stderr.resume();
+    assert.equal(await exit, 3);
+    assert.equal(await close, 3);
+    const late = await new Promise<number | null>((resolve) => child.once('close', (code: number | null) => resolve(code)));
+    assert.equal(late, 3, 'a listener after the close hears it too');
+  });
+
   it('given the signals a terminal sends its group, then the helper stays and carries the next run', async () => {
     const helper = relay.pid ?? 0;
     for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.kill(helper, s);
