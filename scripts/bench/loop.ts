@@ -13,7 +13,9 @@
 // runs against an older tree; `RALPH_BENCH_EFFORT=S` lets workers take only S tasks (the
 // configuration's default; S and M here by default, so that three workers have work). A
 // run that does not promote every task fails the bench: its figures would time a loop that
-// stopped early (no bubblewrap, a broken scenario).
+// stopped early (no bubblewrap, a broken scenario). `RALPH_BENCH_CONFINE=0` runs agents and
+// gates unconfined, to set the loop beside a tree that confined nothing: bubblewrap's own
+// cost per start is what scripts/bench/confinement.ts measures.
 import { rmSync } from 'node:fs';
 import { gitCallCount } from '../../src/git/exec';
 import {
@@ -25,7 +27,8 @@ import {
   scriptedLoop,
   writeScenario,
 } from '../../test/int/loop/sampleProject';
-import { detectConfinement } from '../../src/agents/sandbox';
+import { detectConfinement, NO_CONFINEMENT } from '../../src/agents/sandbox';
+import type { Confinement } from '../../src/agents/sandbox';
 
 interface RunNumbers {
   readonly tasks: number;
@@ -46,7 +49,7 @@ interface RunNumbers {
   readonly longestGaps: readonly string[];
 }
 
-async function runOnce(turnMs: number, workers: number, effort: readonly ('S' | 'M')[]): Promise<RunNumbers> {
+async function runOnce(turnMs: number, workers: number, effort: readonly ('S' | 'M')[], confinement: Confinement): Promise<RunNumbers> {
   const p = createSampleProject();
   const store = await openSampleStore(p.ralphDir);
   const n = 6;
@@ -76,8 +79,14 @@ async function runOnce(turnMs: number, workers: number, effort: readonly ('S' | 
   const { loop } = scriptedLoop(
     p,
     store,
-    { periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 }, workers: { count: workers, effort } },
+    {
+      periodic: { evolve_every: 1000, refactor_every: 1000, integration_every: 1000 },
+      workers: { count: workers, effort },
+      // Unconfined on purpose (RALPH_BENCH_CONFINE=0): the loop refuses that unless told.
+      ...(confinement.kind === 'none' ? { agents: { unconfined: true } } : {}),
+    },
     true,
+    { confinement },
   );
   // With parallel agents, model and gate time overlap; count the wall time during which
   // at least one agent or gate was busy, so overhead is what remains.
@@ -122,7 +131,7 @@ async function runOnce(turnMs: number, workers: number, effort: readonly ('S' | 
     gateMs: summary.gateMs,
     gitCalls,
     gateRuns,
-    confinement: detectConfinement('scripted').kind,
+    confinement: confinement.kind,
     summaryBusyMs: summary.busyMs,
     agentBusyMs: summary.agentBusyMs,
     longestGaps: gaps
@@ -165,11 +174,17 @@ async function main(): Promise<void> {
   if (effortList.some((e) => e !== 'S' && e !== 'M'))
     throw new Error(`RALPH_BENCH_EFFORT: expected efforts such as "S" or "S,M", got "${effortList.join(',')}"`);
   const effort = effortList as ('S' | 'M')[];
+  const confine = process.env['RALPH_BENCH_CONFINE'] ?? '1';
+  if (confine !== '0' && confine !== '1') throw new Error(`RALPH_BENCH_CONFINE: expected 0 or 1, got "${confine}"`);
+  const confinement = confine === '0' ? NO_CONFINEMENT : detectConfinement('scripted');
   for (const workers of counts) {
-    report(`${workers} worker(s), no model latency (upper bound: scripted invocations of ~0.5 s)`, await runOnce(0, workers, effort));
+    report(
+      `${workers} worker(s), no model latency (upper bound: scripted invocations of ~0.5 s)`,
+      await runOnce(0, workers, effort, confinement),
+    );
     report(
       `${workers} worker(s), model latency ${turnMs} ms per turn (real invocations take ~19 s in the seed's metrics)`,
-      await runOnce(turnMs, workers, effort),
+      await runOnce(turnMs, workers, effort, confinement),
     );
   }
 }

@@ -16,6 +16,7 @@ import { validateConfig } from '../../../src/project/config';
 import { settingsFromConfig } from '../../../src/loop/settings';
 import type { LoopSettings } from '../../../src/loop/settings';
 import { detectConfinement } from '../../../src/agents/sandbox';
+import type { Confinement } from '../../../src/agents/sandbox';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import { ControlAdapter } from '../../../src/loop/controlAdapter';
 import { Loop } from '../../../src/loop/loop';
@@ -158,10 +159,11 @@ export function scriptedLoop(
   store: EventStore,
   overrides: Record<string, unknown> = {},
   once = false,
-  options: Pick<LoopOptions, 'inboxPollMs'> = {},
+  options: Pick<LoopOptions, 'inboxPollMs'> & { readonly confinement?: Confinement } = {},
 ): { loop: Loop; events: LoopEvent[] } {
   const settings = sampleSettings(overrides);
-  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000, confinement: detectConfinement('scripted') });
+  const { confinement = detectConfinement('scripted'), ...loopOptions } = options;
+  const backend = createScriptedBackend({ scenario: p.scenarioFile, graceMs: 1000, confinement });
   const loop = new Loop({
     projectDir: p.dir,
     settings,
@@ -169,7 +171,7 @@ export function scriptedLoop(
     backends: { primary: backend, worker: backend, judge: backend },
     metrics: new JsonlMetrics(join(p.ralphDir, 'logs')),
     once,
-    ...options,
+    ...loopOptions,
   });
   const events: LoopEvent[] = [];
   const t0 = Date.now();
