@@ -134,16 +134,16 @@ export class RelayedChild extends EventEmitter {
     else this.startError = error;
   }
 
-  private exitEmitted = false;
   private closeEmitted = false;
 
   /**
-   * 'exit' and 'close' are remembered: the helper's messages are emitted on next ticks, which
+   * 'exit' (the codes are set) and 'close' are remembered: the helper's messages are emitted on next ticks, which
    * all run before the microtask that hands this child to the caller, so a child that ends
    * at once can have exited before the caller's first listener is on.
    */
   override once(event: string | symbol, listener: (...args: never[]) => void): this {
-    if ((event === 'exit' && this.exitEmitted) || (event === 'close' && this.closeEmitted)) {
+    const exited = this.exitCode !== null || this.signalCode !== null;
+    if ((event === 'exit' && exited) || (event === 'close' && this.closeEmitted)) {
       const call = listener as (code: number | null, signal: NodeJS.Signals | null) => void;
       queueMicrotask(() => call(this.exitCode, this.signalCode));
       return this;
@@ -175,7 +175,6 @@ export class RelayedChild extends EventEmitter {
       case 'exit':
         this.exitCode = m.code;
         this.signalCode = m.signal;
-        this.exitEmitted = true;
         this.emit('exit', m.code, m.signal);
         return;
       case 'close':
@@ -190,7 +189,6 @@ export class RelayedChild extends EventEmitter {
   lost(): void {
     if (this.exitCode === null && this.signalCode === null) {
       this.signalCode = 'SIGKILL';
-      this.exitEmitted = true;
       this.emit('exit', null, 'SIGKILL');
     }
     this.closeStreams();
