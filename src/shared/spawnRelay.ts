@@ -136,14 +136,17 @@ export class RelayedChild extends EventEmitter {
 
   private closeEmitted = false;
 
+  private get exited(): boolean {
+    return this.exitCode !== null || this.signalCode !== null;
+  }
+
   /**
-   * 'exit' (the codes are set) and 'close' are remembered: the helper's messages are emitted on next ticks, which
-   * all run before the microtask that hands this child to the caller, so a child that ends
-   * at once can have exited before the caller's first listener is on.
+   * 'exit' (known from the codes) and 'close' are remembered: the helper's messages are
+   * emitted on next ticks, which all run before the microtask that hands this child to the
+   * caller, so a child that ends at once can have exited before the caller's first listener.
    */
   override once(event: string | symbol, listener: (...args: never[]) => void): this {
-    const exited = this.exitCode !== null || this.signalCode !== null;
-    if ((event === 'exit' && exited) || (event === 'close' && this.closeEmitted)) {
+    if ((event === 'exit' && this.exited) || (event === 'close' && this.closeEmitted)) {
       const call = listener as (code: number | null, signal: NodeJS.Signals | null) => void;
       queueMicrotask(() => call(this.exitCode, this.signalCode));
       return this;
@@ -187,7 +190,7 @@ export class RelayedChild extends EventEmitter {
 
   /** The helper went away: what it had not reported is lost, and the child counts as killed. */
   lost(): void {
-    if (this.exitCode === null && this.signalCode === null) {
+    if (!this.exited) {
       this.signalCode = 'SIGKILL';
       this.emit('exit', null, 'SIGKILL');
     }
