@@ -32,17 +32,42 @@ export interface FileRead {
   readonly stamp: FileStamp;
 }
 
-/** readWithStamp on the thread pool, so reading a big ralph.db overlaps sql.js's wasm compile. */
-export async function readWithStampAsync(file: string): Promise<FileRead | undefined> {
+/**
+ * readWithStamp on the thread pool, with `meanwhile` run on this thread while the pool
+ * copies the bytes in (on a big ralph.db most of the read is the kernel faulting in fresh
+ * pages). `meanwhile` starts only after the file is open, so what it reads is read after
+ * the file as surely as if the read had finished: a file replaced by rename keeps, behind
+ * an open handle, the bytes it had when opened.
+ */
+export async function readWithStampWhile<T>(file: string, meanwhile: () => T): Promise<{ read: FileRead | undefined; result: T }> {
   let h: fsp.FileHandle;
   try {
     h = await fsp.open(file, 'r');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { read: undefined, result: meanwhile() };
     throw fileError('open', file, e);
   }
+  let st: fs.Stats;
   try {
-    const st = await h.stat();
+    st = await h.stat();
+  } catch (e) {
+    await h.close();
+    throw fileError('read', file, e);
+  }
+  const reading = readOpened(h, file, st);
+  let result: T;
+  try {
+    result = meanwhile();
+  } catch (e) {
+    await reading.catch(() => undefined);
+    throw e;
+  }
+  return { read: await reading, result };
+}
+
+/** Issues the first read before its first await, so the copy runs while the caller works. */
+async function readOpened(h: fsp.FileHandle, file: string, st: fs.Stats): Promise<FileRead> {
+  try {
     const data = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < st.size) {

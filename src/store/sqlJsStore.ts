@@ -38,7 +38,7 @@ import {
 } from './errors';
 import { EventIdGenerator, defaultRunId, isoTimestamp, type Clock } from './eventIds';
 import { EVENT_COLUMNS, INSERT_EVENT, checkNewEvent, eventsQuery, rowToEvent, type EventRow } from './eventRows';
-import { readWithStamp, readWithStampAsync, sameStamp, statOrUndefined, type FileRead, type FileStamp } from './fileStamp';
+import { readWithStamp, readWithStampWhile, sameStamp, statOrUndefined, type FileRead, type FileStamp } from './fileStamp';
 import { checkDatabaseSum, inspectDbBytes, journalDamageError, refuseLostDatabase, refuseOlderDatabase } from './history';
 import {
   JOURNAL_FILE,
@@ -1178,9 +1178,11 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
   const ralphDir = options.ralphDir;
   const dbPath = path.join(ralphDir, DB_FILE);
   const journalPath = path.join(ralphDir, JOURNAL_FILE);
-  // sql.js's wasm compile is most of an open: do it before taking the lock, so commands
-  // side by side hold the lock for as short a time as possible.
-  const SQL = await loadSqlJs(options.wasmPath);
+  // sql.js's wasm compile is most of an open: a writer waits for it before taking the lock,
+  // so commands side by side hold the lock for as short a time as possible; an observer
+  // reads ralph.db meanwhile.
+  const sqlJs = loadSqlJs(options.wasmPath);
+  if (options.mode === 'writer') await sqlJs;
   let lock: WriterLock | undefined;
   let takeover: Takeover | undefined;
   let store: SqlJsEventStore | undefined;
@@ -1193,10 +1195,13 @@ export async function openStore(options: OpenStoreOptions): Promise<EventStore> 
   try {
     if (lock) cleanTempFiles(ralphDir);
     // Read ralph.db only now: a writer must hold the lock first, or a writer closing in
-    // between could checkpoint (and trim the journal) after our read. Observers read the
-    // database before the journal, so a checkpoint in between loses them nothing.
-    const file = await readWithStampAsync(dbPath);
-    const scan = readJournalSync(journalPath, 0, { acceptUnterminated: lock !== undefined, skipCovered: true });
+    // between could checkpoint (and trim the journal) after our read. Observers open the
+    // database before they read the journal, so a checkpoint in between loses them nothing;
+    // the journal is read while the thread pool copies ralph.db in.
+    const [SQL, { read: file, result: scan }] = await Promise.all([
+      sqlJs,
+      readWithStampWhile(dbPath, () => readJournalSync(journalPath, 0, { acceptUnterminated: lock !== undefined, skipCovered: true })),
+    ]);
     if (scan.damage) throw journalDamageError(journalPath, scan.damage);
     const header = headerOf(scan.records);
     let dbSum: DbSum | undefined;
