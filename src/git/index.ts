@@ -24,6 +24,7 @@ export type { CapturedPatch, PatchStats } from './capture';
 export {
   BranchCheckedOutByAgentError,
   BranchNotFoundError,
+  describeRecovery,
   EmptyPatchError,
   filesBlockingCheckout,
   findPromotedCommit,

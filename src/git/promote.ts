@@ -84,6 +84,11 @@ export interface PromoteOptions {
    * editor's periodic `git status` takes it briefly) before answering `waiting`. Default 2000.
    */
   readonly lockWaitMs?: number;
+  /**
+   * Told what recovery repaired when this promotion met an interrupted promotion's lock, or
+   * after it failed (start-up recovery handles what a killed run left; see promotePatch).
+   */
+  readonly onRecovered?: (outcome: RecoveryOutcome) => void;
 }
 
 export type WaitingWhy = 'modified' | 'staged' | 'untracked' | 'ignored' | 'unmerged' | 'locked' | 'refused';
@@ -242,18 +247,59 @@ async function rebasingBranch(wt: WorktreeInfo): Promise<string | null> {
   return null;
 }
 
-/** Promotes `patchFile` onto `branch` as one commit; see the module header. */
+/**
+ * A promotion stopped at a lock or marker that an interrupted promotion (its owner gone)
+ * left in `worktree`: recovery repairs it, then the promotion starts again.
+ */
+interface Interrupted {
+  readonly status: 'interrupted';
+  readonly worktree: string;
+}
+
+export type PromoteAttempt = PromoteResult | Interrupted;
+
+/**
+ * Promotes `patchFile` onto `branch` as one commit; see the module header.
+ *
+ * Crash recovery is not run before each promotion: start-up recovery repairs what a killed
+ * run left, and a promotion repairs only what stands in its way (an interrupted
+ * promotion's lock where it needs one) or what its own failure left (a git process killed
+ * while the user's checkout was being updated leaves the lock and its marker, as a crash
+ * would, and recovery puts the checkout back at once).
+ */
 export async function promotePatch(repo: string, options: PromoteOptions): Promise<PromoteResult> {
-  const { branch } = options;
   const patch = await readFile(options.patchFile);
   if (patch.length === 0) throw new EmptyPatchError(options.patchFile);
   const top = await topOrRepo(repo);
-  // A promotion interrupted by a crash is finished or undone first, so the checks below see
-  // a consistent checkout (cheap when there is nothing to do: one lock file read per worktree).
-  // Recovery never moves a branch (it completes a ref already moved or keeps the old one), so
-  // the tip is read alongside the worktree list: one git process less on the critical path.
+  const recover = async (): Promise<void> => {
+    for (const o of await recoverInterruptedPromotion(top)) options.onRecovered?.(o);
+  };
+  const attempt = async (): Promise<PromoteAttempt> => {
+    try {
+      return await promoteOnce(top, options);
+    } catch (e) {
+      await recover().catch((r: unknown) =>
+        options.onRecovered?.({ worktree: top, action: 'skipped', reason: `recovery after the failed promotion failed: ${String(r)}` }),
+      );
+      throw e;
+    }
+  };
+  const first = await attempt();
+  if (first.status !== 'interrupted') return first;
+  await recover();
+  const again = await attempt();
+  if (again.status !== 'interrupted') return again;
+  return {
+    status: 'waiting',
+    reason: `an interrupted promotion's lock in ${again.worktree} is still there after recovery`,
+    worktree: again.worktree,
+    files: [{ path: 'index.lock', why: 'locked' }],
+  };
+}
+
+async function promoteOnce(top: string, options: PromoteOptions): Promise<PromoteAttempt> {
+  const { branch } = options;
   const [worktrees, tip] = await Promise.all([listWorktrees(top), branchTipAndTree(top, branch)]);
-  await recoverInterruptedPromotion(top, worktrees);
   if (tip === null) throw new BranchNotFoundError(branch);
   const old = tip.commit;
   // A patch verified on the current tip cannot have been promoted yet (its commit would be a
@@ -307,15 +353,19 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
     // A marker beside the ref update lets recovery tell a lock left by a killed update-ref
     // of ours from someone else's.
     const markerFile = join(await gitCommonDir(top), 'ralph', REF_MARKER);
+    // An interrupted promotion's marker names the ref lock it may have left: repaired
+    // first, not overwritten (its lock would then look like someone else's).
+    if (await refMarkerInterrupted(markerFile)) return { status: 'interrupted', worktree: top };
     const token = randomUUID();
     await writeFileAtomic(markerFile, JSON.stringify({ pid: process.pid, token, branch, next: commit }), { mkdir: true });
     activeTokens.add(token);
-    let cas: CasOutcome;
+    let cas: CasOutcome | undefined;
     try {
       cas = await casBranch(top, branch, commit, old, reflog);
     } finally {
       activeTokens.delete(token);
-      await rm(markerFile, { force: true });
+      // A killed update-ref may have left the ref's lock: the marker stays for recovery.
+      if (cas !== undefined) await rm(markerFile, { force: true });
     }
     if (!cas.ok && cas.why === 'locked') return refLocked(branch, cas.detail, top);
     if (!cas.ok) return { status: 'conflict', reason: 'branch-moved', detail: cas.detail };
@@ -367,6 +417,9 @@ const STALE_MARKER_MS = 10 * 60 * 1000;
  *     working tree are at next, the real index still at old -> recovery installs the temp
  *     index (which is complete) — the stale lock keeps the user from committing until then.
  *  5. Rename the temp index over the real index (atomic), then 6. release the lock.
+ * A git process that fails from step 3 on (killed, out of memory) is handled as a crash
+ * there: the lock and its marker stay for recoverInterruptedPromotion. A lock that an
+ * interrupted promotion left is answered `interrupted`, at once, for the caller to recover.
  */
 export async function promoteIntoCheckout(
   worktree: string,
@@ -375,14 +428,15 @@ export async function promoteIntoCheckout(
   next: string,
   reflog: string,
   lockWaitMs = 0,
-): Promise<PromoteResult> {
+): Promise<PromoteAttempt> {
   const gd = (await worktreeGitDir(worktree)) ?? (await gitDir(worktree));
   const lockPath = join(gd, 'index.lock');
   const tempIndex = join(gd, TEMP_INDEX);
   const marker: PromotionMarker = { ralphPromotion: 1, pid: process.pid, token: randomUUID(), branch, old, next, tempIndex };
   const acquired = await acquireLock(lockPath, `${JSON.stringify(marker)}\n`, lockWaitMs);
-  if (acquired) activeTokens.add(marker.token as string);
-  if (!acquired) {
+  if (acquired === 'interrupted') return { status: 'interrupted', worktree };
+  if (acquired === 'acquired') activeTokens.add(marker.token as string);
+  if (acquired === 'held') {
     return {
       status: 'waiting',
       reason: `another git command holds ${lockPath} in the user's checkout`,
@@ -391,6 +445,8 @@ export async function promoteIntoCheckout(
     };
   }
   let lockHeld = true;
+  // From the checkout's update until it is finished or undone, a failure leaves the lock.
+  let updating = false;
   try {
     // Holding the lock, the user's git cannot commit; a ref moved by anything else is
     // still caught by the compare-and-swap below.
@@ -413,8 +469,11 @@ export async function promoteIntoCheckout(
     // (touched by a build tool, saved unchanged) would count as "not uptodate". Refresh first,
     // as `git checkout` does internally; exit 1 only means some files really are modified.
     await runGit(worktree, ['update-index', '-q', '--refresh'], { env, allowExitCodes: [1] });
+    updating = true;
     const merged = await runGit(worktree, ['read-tree', '-m', '-u', old, next], { env, allowExitCodes: [128] });
     if (merged.exitCode !== 0) {
+      // git checks every file before it writes one: a refusal changed nothing.
+      updating = false;
       await rm(tempIndex, { force: true });
       return {
         status: 'waiting',
@@ -426,16 +485,18 @@ export async function promoteIntoCheckout(
     const cas = await casBranch(worktree, branch, next, old, reflog);
     if (!cas.ok) {
       await runGit(worktree, ['read-tree', '-m', '-u', next, old], { env });
+      updating = false;
       await rm(tempIndex, { force: true });
       if (cas.why === 'locked') return refLocked(branch, cas.detail, worktree);
       return { status: 'conflict', reason: 'branch-moved', detail: cas.detail };
     }
     await rename(tempIndex, join(gd, 'index'));
+    updating = false;
     await rm(lockPath, { force: true });
     lockHeld = false;
     return { status: 'promoted', commit: next, parent: old, alreadyPromoted: false, checkout: worktree };
   } finally {
-    if (lockHeld) await rm(lockPath, { force: true });
+    if (lockHeld && !updating) await rm(lockPath, { force: true });
     activeTokens.delete(marker.token as string);
   }
 }
@@ -446,9 +507,10 @@ const LOCK_STAGING_PREFIX = 'ralph-lock-';
  * Creates `lockPath` exclusively with `content` already in it (written to a staging file,
  * then hard-linked into place, which fails if the lock exists), so a crash never leaves a
  * lock without the marker that lets recovery recognise it. Retries with back-off for up to
- * `waitMs`; false if the lock is still held.
+ * `waitMs` ('held' if the lock is still held), except for a lock an interrupted promotion
+ * left: no one will release that one.
  */
-async function acquireLock(lockPath: string, content: string, waitMs: number): Promise<boolean> {
+async function acquireLock(lockPath: string, content: string, waitMs: number): Promise<'acquired' | 'held' | 'interrupted'> {
   const staging = join(dirname(lockPath), `${LOCK_STAGING_PREFIX}${process.pid}`);
   const fh = await open(staging, 'w');
   try {
@@ -462,10 +524,12 @@ async function acquireLock(lockPath: string, content: string, waitMs: number): P
     for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
       try {
         await link(staging, lockPath);
-        return true;
+        return 'acquired';
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        if (Date.now() + delay > deadline) return false;
+        const held = await readMarker(lockPath);
+        if (held !== null && !(await markerInUse(held, lockPath))) return 'interrupted';
+        if (Date.now() + delay > deadline) return 'held';
         // Back-off on a lock held by another process: there is no event to wait on.
         await new Promise((r) => setTimeout(r, delay));
       }
@@ -571,6 +635,46 @@ export type RecoveryOutcome =
     }
   | { readonly worktree: string; readonly action: 'skipped'; readonly reason: string };
 
+/** Ralph's marker in a checkout's `index.lock`, or null (no lock, or git's own). */
+async function readMarker(lockPath: string): Promise<PromotionMarker | null> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(lockPath, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || (parsed as PromotionMarker).ralphPromotion !== 1) return null;
+    return parsed as PromotionMarker;
+  } catch {
+    return null;
+  }
+}
+
+/** What a promotion of a branch nobody has checked out notes beside its ref update. */
+interface RefMarker {
+  readonly pid: number;
+  readonly token: string;
+  readonly branch: string;
+  readonly next: string;
+}
+
+function refMarkerInUse(m: RefMarker): boolean {
+  return m.pid === process.pid ? activeTokens.has(m.token) : pidAlive(m.pid);
+}
+
+/** Whether `markerFile` is the marker of a ref update whose promotion is not running. */
+async function refMarkerInterrupted(markerFile: string): Promise<boolean> {
+  try {
+    return !refMarkerInUse(JSON.parse(await readFile(markerFile, 'utf8')) as RefMarker);
+  } catch {
+    return false; // none (writeFileAtomic never leaves half a marker)
+  }
+}
+
+/** One line for a log: what recovery did in a checkout. */
+export function describeRecovery(o: RecoveryOutcome): string {
+  if (o.action === 'completed') return `completed (${o.branch} and the checkout at the promoted commit)`;
+  if (o.action === 'skipped') return `skipped: ${o.reason}`;
+  const kept = o.keptUserFiles.length === 0 ? '' : `; kept as the user left them: ${o.keptUserFiles.join(', ')}`;
+  return `rolled back (${o.branch} and the checkout as they were${kept})`;
+}
+
 /** Whether the promotion that wrote `marker` may still be running. */
 async function markerInUse(marker: PromotionMarker, lockPath: string): Promise<boolean> {
   if (marker.pid === process.pid) return marker.token !== undefined && activeTokens.has(marker.token);
@@ -587,23 +691,27 @@ async function markerInUse(marker: PromotionMarker, lockPath: string): Promise<b
  * checkouts (see the order documented there). Locks without Ralph's marker, or whose owner
  * is alive, are left alone.
  */
-export async function recoverInterruptedPromotion(repo: string, knownWorktrees?: readonly WorktreeInfo[]): Promise<RecoveryOutcome[]> {
+export async function recoverInterruptedPromotion(repo: string): Promise<RecoveryOutcome[]> {
   const outcomes: RecoveryOutcome[] = [];
   const common = await gitCommonDir(repo);
   const refMarker = join(common, 'ralph', REF_MARKER);
   try {
-    const m = JSON.parse(await readFile(refMarker, 'utf8')) as { pid: number; token: string; branch: string; next: string };
-    const inUse = m.pid === process.pid ? activeTokens.has(m.token) : pidAlive(m.pid);
-    if (!inUse) {
+    const m = JSON.parse(await readFile(refMarker, 'utf8')) as RefMarker;
+    if (!refMarkerInUse(m)) {
       const refLock = join(common, 'refs', 'heads', `${m.branch}.lock`);
       const content = await readFile(refLock, 'utf8').catch(() => null);
-      if (content !== null && (content.trim() === '' || content.trim() === m.next)) await rm(refLock, { force: true });
+      // A lock is renamed onto the ref when the update succeeds: one still there means the
+      // ref kept its old value.
+      if (content !== null && (content.trim() === '' || content.trim() === m.next)) {
+        await rm(refLock, { force: true });
+        outcomes.push({ worktree: repo, action: 'rolled-back', branch: m.branch, keptUserFiles: [] });
+      }
       await rm(refMarker, { force: true });
     }
   } catch {
     // no marker (or an unreadable one from a write cut short: writeFileAtomic never leaves one)
   }
-  for (const wt of knownWorktrees ?? (await listWorktrees(repo))) {
+  for (const wt of await listWorktrees(repo)) {
     if (wt.bare) continue;
     const gd = await worktreeGitDir(wt.path);
     if (gd === null) continue;
@@ -612,14 +720,8 @@ export async function recoverInterruptedPromotion(repo: string, knownWorktrees?:
       const pid = f.startsWith(LOCK_STAGING_PREFIX) ? Number(f.slice(LOCK_STAGING_PREFIX.length)) : NaN;
       if (Number.isInteger(pid) && pid !== process.pid && !pidAlive(pid)) await rm(join(gd, f), { force: true });
     }
-    let marker: PromotionMarker;
-    try {
-      const parsed: unknown = JSON.parse(await readFile(lockPath, 'utf8'));
-      if (typeof parsed !== 'object' || parsed === null || (parsed as PromotionMarker).ralphPromotion !== 1) continue;
-      marker = parsed as PromotionMarker;
-    } catch {
-      continue; // no lock, or git's own
-    }
+    const marker = await readMarker(lockPath);
+    if (marker === null) continue;
     if (await markerInUse(marker, lockPath)) {
       outcomes.push({ worktree: wt.path, action: 'skipped', reason: `promotion in progress (process ${marker.pid})` });
       continue;

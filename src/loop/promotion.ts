@@ -16,7 +16,7 @@ import type { ChangedPath, RiskAssessment, RiskTier } from '../domain/risk';
 import { decidePolicy } from '../domain/policy';
 import type { CapturedPatch } from '../git/capture';
 import { resetWorktree } from '../git/worktrees';
-import { formatPromotionMessage, promotePatch } from '../git/promote';
+import { describeRecovery, formatPromotionMessage, promotePatch } from '../git/promote';
 import { rebaseWorktree } from '../git/rebase';
 import { branchTip, commitsTouching } from '../git/repo';
 import type { HarnessContext } from './context';
@@ -194,6 +194,7 @@ export class Promotion {
         message: message ?? formatPromotionMessage(task.task_id, task.title ?? task.task_id),
         patchId,
         expectedTip,
+        onRecovered: (r) => this.ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${describeRecovery(r)}`),
       });
       if (result.status === 'promoted') return this.recordPromoted(task.task_id, patchId, patchPath, result.commit, agent);
       if (result.status === 'waiting') {

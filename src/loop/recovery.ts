@@ -9,7 +9,7 @@ import { parsePatch } from '../domain/patchText';
 import { quoteId } from '../domain/ids';
 import { CONTROL_FILES_REASON } from '../domain/risk';
 import type { ChangedPath } from '../domain/risk';
-import { recoverInterruptedPromotion } from '../git/promote';
+import { describeRecovery, recoverInterruptedPromotion } from '../git/promote';
 import { judgeRoot, worktreesRoot } from '../git/repoCache';
 import { findOrphanedWorktrees, migrateLegacyWorktrees, removeWorktree } from '../git/worktrees';
 import { LATE_VERIFY_WORKTREE } from './lateVerify';
@@ -49,7 +49,7 @@ export async function recover(run: LoopRun): Promise<void> {
     else ctx.log('harness', 'info', `moved ${basename(m.file)} to ${basename(dirname(m.to))}/: written by a killed run and never queued`);
   }
   for (const r of await recoverInterruptedPromotion(projectDir)) {
-    ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${r.action}`);
+    ctx.log('harness', 'warn', `recovered an interrupted promotion in ${r.worktree}: ${describeRecovery(r)}`);
   }
   // A run killed between closing a patch and moving its file out of commits/pending/.
   for (const m of await control.archiveClosedPatches()) {

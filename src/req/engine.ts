@@ -27,7 +27,7 @@ import { formatZodIssues } from '../domain/events';
 import { capturePatch } from '../git/capture';
 import type { CapturedPatch } from '../git/capture';
 import { runGit } from '../git/exec';
-import { recoverInterruptedPromotion } from '../git/promote';
+import { describeRecovery, recoverInterruptedPromotion } from '../git/promote';
 import { touchedPaths } from '../git/patchParse';
 import { branchTip, changedFiles, currentBranch } from '../git/repo';
 import { rebaseWorktree } from '../git/rebase';
@@ -323,7 +323,7 @@ export class ReqEngine {
     const h = this.harness as Harness;
     for (const g of await h.ctx.ledger.reap()) if (g.killed) this.line(`  ended ${g.what} left running by a killed run in ${g.cwd}`);
     for (const x of await recoverInterruptedPromotion(this.d.projectDir))
-      this.line(`  recovered an interrupted promotion in ${x.worktree}: ${x.action}`);
+      this.line(`  recovered an interrupted promotion in ${x.worktree}: ${describeRecovery(x)}`);
     const events = reqEvents(this.d.store);
     for (const row of this.view().rows) {
       if (row.status !== 'in_progress') continue;

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { capturePatch } from '../../../src/git/capture';
 import {
   BranchCheckedOutByAgentError,
@@ -11,7 +11,8 @@ import {
   promoteIntoCheckout,
   recoverInterruptedPromotion,
 } from '../../../src/git/promote';
-import type { PromotionMarker } from '../../../src/git/promote';
+import type { PromotionMarker, RecoveryOutcome } from '../../../src/git/promote';
+import { GitError } from '../../../src/git/exec';
 import { branchTip, commitExists, isAncestor } from '../../../src/git/repo';
 import { ensureWorktree, worktreesRoot } from '../../../src/git/worktrees';
 import { git, makeRepo, writeIn } from './gitFixture';
@@ -510,14 +511,112 @@ describe('git/promote (real git)', () => {
       assert.equal(existsSync(join(repo.dir, '.git/refs/heads/main.lock')), false);
     });
 
-    it('the next promotion recovers first, even from a marker of a previous process with our pid', async () => {
+    it("a promotion that meets an interrupted promotion's lock repairs it at once, even one of a process with our pid", async () => {
       const { old, patch } = await crashState('after-read-tree', process.pid);
-      const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, patchId: 'again' });
+      const recovered: RecoveryOutcome[] = [];
+      // A wait for the stale lock would outlast the test's timeout: no one will release it.
+      const r = await promotePatch(repo.dir, {
+        branch: 'main',
+        patchFile: patch,
+        message: msg,
+        patchId: 'again',
+        lockWaitMs: 3_600_000,
+        onRecovered: (o) => recovered.push(o),
+      });
       assert.equal(r.status, 'promoted', JSON.stringify(r));
       if (r.status === 'promoted') assert.equal(r.parent, old);
+      assert.deepEqual(recovered, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: [] }]);
       assert.equal(repo.read('src/a.ts'), 'export const a = 2;\n');
       assert.equal(repo.git('status', '--porcelain'), '');
       assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+    });
+
+    it('a promotion does not run recovery where nothing stands in its way; start-up recovery does', async () => {
+      const other = join(repo.dir, '..', `${basename(repo.dir)}-other`);
+      repo.git('worktree', 'add', '-q', '-b', 'other', other);
+      try {
+        const tip = repo.git('rev-parse', 'other');
+        const gd = join(repo.dir, '.git/worktrees', basename(other));
+        const marker: PromotionMarker = {
+          ralphPromotion: 1,
+          pid: 999999,
+          token: 'a-previous-run',
+          branch: 'other',
+          old: tip,
+          next: tip,
+          tempIndex: join(gd, 'ralph-promote-index'),
+        };
+        writeFileSync(join(gd, 'index.lock'), JSON.stringify(marker));
+        const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+        const recovered: RecoveryOutcome[] = [];
+        const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, onRecovered: (o) => recovered.push(o) });
+        assert.equal(r.status, 'promoted', JSON.stringify(r));
+        assert.deepEqual(recovered, []);
+        assert.equal(existsSync(join(gd, 'index.lock')), true);
+        assert.deepEqual(await recoverInterruptedPromotion(repo.dir), [{ worktree: other, action: 'completed', branch: 'other' }]);
+        assert.equal(existsSync(join(gd, 'index.lock')), false);
+      } finally {
+        rmSync(other, { recursive: true, force: true });
+      }
+    });
+
+    describe('a git process killed in the middle of a promotion', () => {
+      let bin: string;
+      let path: string | undefined;
+      beforeEach(() => {
+        // The real git, except that `update-ref` takes main's lock and dies by SIGKILL (as
+        // the OOM killer would take it).
+        bin = mkdtempSync(join(tmpdir(), 'ralph-killed-git-'));
+        const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+        const script = [
+          '#!/bin/sh',
+          'for a in "$@"; do',
+          `  if [ "$a" = update-ref ]; then : > "$(${real} rev-parse --git-common-dir)/refs/heads/main.lock"; kill -9 $$; fi`,
+          'done',
+          `exec ${real} "$@"`,
+        ];
+        writeFileSync(join(bin, 'git'), `${script.join('\n')}\n`, { mode: 0o755 });
+        path = process.env['PATH'];
+        process.env['PATH'] = `${bin}:${path ?? ''}`;
+      });
+      afterEach(() => {
+        process.env['PATH'] = path;
+        rmSync(bin, { recursive: true, force: true });
+      });
+
+      it('in the user checkout: the error is thrown and the checkout is put back at once', async () => {
+        writeIn(repo.dir, 'notes.txt', 'user\n');
+        const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n', 'src/added.ts': 'agent\n' });
+        const old = repo.git('rev-parse', 'main');
+        const recovered: RecoveryOutcome[] = [];
+        await assert.rejects(
+          promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, onRecovered: (o) => recovered.push(o) }),
+          (e: unknown) => e instanceof GitError && e.args[0] === 'update-ref',
+        );
+        // Before, the lock went and the checkout kept the agent's files over the old index.
+        assert.deepEqual(recovered, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: [] }]);
+        assert.equal(repo.git('rev-parse', 'main'), old);
+        assert.equal(repo.read('src/a.ts'), 'export const a = 1;\n');
+        assert.equal(existsSync(join(repo.dir, 'src/added.ts')), false);
+        assert.equal(repo.git('status', '--porcelain'), '?? notes.txt');
+        assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+      });
+
+      it('of a branch not checked out: its marker is recovered at once, the ref unchanged', async () => {
+        repo.git('switch', '-q', '-c', 'elsewhere');
+        const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+        const old = repo.git('rev-parse', 'main');
+        const recovered: RecoveryOutcome[] = [];
+        await assert.rejects(
+          promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, onRecovered: (o) => recovered.push(o) }),
+          GitError,
+        );
+        // Before, the marker went first and the lock then looked like someone else's.
+        assert.deepEqual(recovered, [{ worktree: repo.dir, action: 'rolled-back', branch: 'main', keptUserFiles: [] }]);
+        assert.equal(repo.git('rev-parse', 'main'), old);
+        assert.equal(existsSync(join(repo.dir, '.git/refs/heads/main.lock')), false);
+        assert.equal(existsSync(join(repo.dir, '.git/ralph/promote-ref.json')), false);
+      });
     });
 
     it('clears the ref lock of a killed update-ref on a branch not checked out', async () => {
