@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs code-server (VS Code 1.100.3 server + web workbench) into the git-ignored
-// .e2e/code-server, offline-safe, as docs E2E.md describes. Idempotent: a marker file written
+// .e2e/code-server, offline-safe (test/e2e/README.md). Idempotent: a marker file written
 // after a successful install makes later runs a no-op. Prints what it did.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -519,7 +519,7 @@ function mixedSection(other: Other, oursRepo: string, theirRepo: string, mode: '
   const ref = (args: string[]): Timed => other.run(theirRepo, args);
   let commands = 0;
   for (let i = 0; commands < 46; i++) {
-    // The reference's pick does not claim (its defect 4): its claim is a pick plus a transition.
+    // The reference's pick does not claim: its claim is a pick plus a transition.
     let theirTask = '';
     const [task] = pair('claim', ['claim-ready-task', 'worker', '--owner', 'worker-b'], () => {
       const pick = ref(['pick-ready-task', 'worker']);

@@ -1,7 +1,7 @@
 // The end-to-end harness: a real VS Code 1.100.3 (code-server) on a free loopback port with
 // per-run directories, Debian's chromium driven by playwright-core, and helpers that act like
 // a user (palette, notifications, views, trees, webviews, screenshots). Every wait is on a
-// DOM condition, never a fixed sleep. See ../../../shared/design/E2E.md for why each piece.
+// DOM condition, never a fixed sleep. test/e2e/README.md says why each piece.
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Test-side wiring of the real CLIs to the scripted model server (AGENT-CLIS.md): the pinned
+// Test-side wiring of the real CLIs to the scripted model server (test/kit/README.md): the pinned
 // binaries from .tools/, throwaway HOME/TMPDIR/config dirs, the DISABLE_* variables, few
 // retries, and Codex's custom "mock" provider. Also a temp git repository helper.
 import { execFileSync } from 'node:child_process';

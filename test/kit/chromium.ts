@@ -1,4 +1,4 @@
-// How tests launch Debian's chromium offline (see E2E.md): one place for the path and the
+// How tests launch Debian's chromium offline (test/e2e/README.md): one place for the path and the
 // flags that keep it from reaching for the network.
 export const chromiumPath: string = process.env['RALPH_E2E_CHROMIUM'] ?? process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 

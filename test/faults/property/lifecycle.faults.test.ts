@@ -1,6 +1,6 @@
 // Property-based: the task and patch lifecycles under random command sequences, through the
-// control plane's real commands on a real sql.js store (invariants 1 and 2 of
-// ARCHITECTURE.md). Whatever the sequence — claims (some racing each other), transitions to
+// control plane's real commands on a real sql.js store (done means a commit on the
+// branch; one owner per task). Whatever the sequence — claims (some racing each other), transitions to
 // any status, patches queued, promoted with known or unknown commits, discarded, deferrals
 // resolved, claims released, deferrals expired — after every step:
 //   1. no task is done without a promoted patch whose commit exists on the branch;

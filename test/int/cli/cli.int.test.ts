@@ -211,7 +211,7 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.match(pr.err, /prop_002\.json: rejected: .*confidence/);
     assert.ok(fs.readdirSync(path.join(props, 'rejected')).some((f) => /^prop_002\.\d{17}-[0-9a-f]{6}\.error\.txt$/.test(f)));
 
-    // Identical events in the same second get distinct ids (defect 6).
+    // Identical events in the same second get distinct ids.
     const e1 = (await ok('emit-event', 'run', 'run_1', 'run.note', 'primary', '{"n":1}')).trim();
     const e2 = (await ok('emit-event', 'run', 'run_1', 'run.note', 'primary', '{"n":1}')).trim();
     assert.notEqual(e1, e2);

@@ -269,7 +269,7 @@ describe('git/promote (real git)', () => {
     assert.equal(repo.read('.gitignore'), 'out/\n');
   });
 
-  it('defect 1: the reference (update-ref only) loses promoted work on the next commit; ours does not', async () => {
+  it('moving only the ref (update-ref alone) loses promoted work on the next commit; our promotion does not', async () => {
     // The reference's failure mode, reproduced: commit from a temp index, move the ref only.
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
     const idx = join(out, 'ref-index');

@@ -172,7 +172,7 @@ describe('loop/worker retries and follow-ups (scripted claude)', function () {
     commit: string,
   ): void {
     const debug = debugOf(events);
-    // REFERENCE.md's contract kept: modify -> pending with the modification, the patch discarded.
+    // The reference's CLI contract: modify -> pending with the modification, the patch discarded.
     const resolved = notes(store, 'T-9', 'task.deferral_resolved');
     assert.deepEqual(
       resolved.map((r) => [r['actor'], r['decision'], r['new_status'], r['modification'] ?? null, r['discarded_patch_id'] ?? null]),

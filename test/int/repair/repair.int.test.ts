@@ -358,7 +358,7 @@ describe('ralph repair (real projects, real stores)', function () {
     assert.equal(report.ok, true);
   });
 
-  it('defect 9: an unsynced done mark (promoted patch) and a new row are synced BEFORE BACKLOG.md is rendered, not lost', async () => {
+  it('an unsynced done mark (promoted patch) and a new row are synced BEFORE BACKLOG.md is rendered, not lost', async () => {
     // T-001 has a promoted patch (a real commit) but was reopened; the user marks it done again.
     await fs.writeFile(path.join(dir, 'a.txt'), 'work\n');
     execFileSync('git', ['add', 'a.txt'], { cwd: dir });

@@ -63,7 +63,7 @@ describe('ralph.db read by a real SQLite client (python3 sqlite3)', function () 
     assert.ok(notes.length === 7 && notes.every((n) => n === 'naïve ✓'));
   });
 
-  it('counts "last hour" correctly with ISO-aware comparisons; the naive string comparison overcounts (defect 7)', () => {
+  it('counts "last hour" correctly with ISO-aware comparisons; the naive string comparison overcounts', () => {
     const ref = "'2026-11-29 13:30:00'"; // NOW in SQLite's own format
     const r = pythonSqlite<Record<string, number>>(
       db,

@@ -1,4 +1,5 @@
-// The CLI command lines the backends build (AGENT-CLIS.md contracts), as pure functions.
+// The CLI command lines the backends build (the headless contracts of claude -p and codex
+// exec), as pure functions.
 import { strict as assert } from 'node:assert';
 import { claudeArgs, defaultPermissionMode, schemaForClaude } from '../../../src/agents/claudeBackend';
 import { codexArgs } from '../../../src/agents/codexBackend';

@@ -1,5 +1,6 @@
-// Every control-plane command over a real sql.js store, and the reference's defects
-// that belong here (2, 3, 4, 7, 10, 14) as tests.
+// Every control-plane command over a real sql.js store, with the cases where a naive
+// implementation goes wrong: unique ids, done only through promotion, atomic claims,
+// instants compared as instants, risk from the patch's files, rejected proposals said.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -111,7 +112,7 @@ describe('control commands', function () {
   });
 
   describe('emit-event / transition-task', () => {
-    it('emit-event returns distinct ids for identical events in the same instant (defect 6)', async () => {
+    it('emit-event returns distinct ids for identical events in the same instant', async () => {
       const a = await emitEvent(h.ctx, { entityType: 'run', entityId: 'r1', eventType: 'run.note', actor: 'primary', payload: { x: 1 } });
       const b = await emitEvent(h.ctx, { entityType: 'run', entityId: 'r1', eventType: 'run.note', actor: 'primary', payload: { x: 1 } });
       assert.notEqual(a, b);
@@ -123,7 +124,7 @@ describe('control commands', function () {
       });
     });
 
-    it('transition-task updates columns, bumps version, and refuses done without a promoted patch (defect 3)', async () => {
+    it('transition-task updates columns, bumps version, and refuses done without a promoted patch', async () => {
       await imported();
       const r = await transitionTask(h.ctx, {
         taskId: 'W0-001',
@@ -142,7 +143,7 @@ describe('control commands', function () {
   });
 
   describe('pick-ready-task / claim-ready-task', () => {
-    it('pick does not claim; claim is atomic: concurrent claims never share a task (defect 4)', async () => {
+    it('pick does not claim; claim is atomic: concurrent claims never share a task', async () => {
       await imported();
       assert.equal(pickReadyTask(h.ctx, 'worker')?.task_id, 'W0-001');
       assert.equal(pickReadyTask(h.ctx, 'worker')?.task_id, 'W0-001');
@@ -162,7 +163,7 @@ describe('control commands', function () {
     });
   });
 
-  describe('release-claims (defect 9: claims reset with events, not by direct SQL)', () => {
+  describe('release-claims (claims reset with events, not by direct SQL)', () => {
     it('returns the claims of one owner to pending with a task.pending event each', async () => {
       await imported();
       await claimReadyTask(h.ctx, 'worker', 'worker-a');
@@ -204,7 +205,7 @@ describe('control commands', function () {
     });
   });
 
-  describe('classify-risk and policy-check read the files the patch touches (defect 2)', () => {
+  describe('classify-risk and policy-check read the files the patch touches', () => {
     it('a docs-only S patch is tier 0, a migration tier 2, a secret tier 3; the tier is recorded', async () => {
       await imported();
       const p0 = await queued('W0-001', ['docs/guide.md', 'README.md']);
@@ -338,7 +339,7 @@ describe('control commands', function () {
       assert.deepEqual(shouldReviewDeferred(h.ctx), { review: true, deferred: 1, longestWaitCommits: 10 });
     });
 
-    it('approve needs a patch and leads to done only through promotion (defect 3)', async () => {
+    it('approve needs a patch and leads to done only through promotion', async () => {
       await imported();
       const p = await deferTier2('W0-001');
       const r = await resolveDeferred(h.ctx, { taskId: 'W0-001', decision: 'approve', actor: 'judge', rationale: 'looks right' });
@@ -383,7 +384,7 @@ describe('control commands', function () {
       assert.equal(ev?.payload['modification'], 'split it');
     });
 
-    it('expire-stale-deferrals: after 20 promoted commits, not 60 events (defect 10); tier lowered by one', async () => {
+    it('expire-stale-deferrals: after 20 promoted commits, not 60 events; tier lowered by one', async () => {
       h.writeBacklog(
         `## Wave 0\n| ID | Status | Title | Source | Effort | Deps |\n|--|--|--|--|--|--|\n${Array.from({ length: 21 }, (_, i) => `| T${String(i).padStart(2, '0')} | pending | t | - | S | - |`).join('\n')}\n`,
       );
@@ -425,7 +426,7 @@ describe('control commands', function () {
       task: { id, title, effort: 'S', wave: 2 },
     });
 
-    it('counts accepted, rejected and deferred; moves files; invalid ones rejected with the error (defect 14)', async () => {
+    it('counts accepted, rejected and deferred; moves files; invalid ones rejected with the error', async () => {
       await imported();
       propose('prop_001.json', {
         proposal_type: 'new_task',
@@ -574,7 +575,7 @@ describe('control commands', function () {
       assert.equal(fs.readFileSync(path.join(h.ralphDir, 'BACKLOG.md'), 'utf8'), text);
     });
 
-    it('sync-backlog imports new rows and refuses done marks without a promoted patch (defect 3)', async () => {
+    it('sync-backlog imports new rows and refuses done marks without a promoted patch', async () => {
       await imported();
       const p = await promoted('W0-001');
       assert.ok(p);
@@ -616,7 +617,7 @@ describe('control commands', function () {
       );
     });
 
-    it('status: reference shape; last-hour counts compare instants correctly (defect 7)', async () => {
+    it('status: reference shape; last-hour counts compare instants correctly', async () => {
       await imported();
       h.advance(2 * 3600_000);
       await emitEvent(h.ctx, { entityType: 'run', entityId: 'r', eventType: 'run.tick', actor: 'x' });

@@ -1,4 +1,4 @@
-// Patch lifecycle and the files a patch touches (defect 2: risk from the real diff).
+// Patch lifecycle and the files a patch touches (risk comes from the real diff).
 import assert from 'node:assert/strict';
 import { domainEvent } from '../../../src/domain/events';
 import { decideDiscardPatch, decidePromotePatch, decideQueuePatch, newPatchId } from '../../../src/domain/patch';
@@ -90,7 +90,7 @@ describe('domain/patch lifecycle', () => {
     ]);
   });
 
-  it('patch ids are unique even within one millisecond (defect 6 class)', () => {
+  it('patch ids are unique even within one millisecond', () => {
     const taken = new Set<string>();
     const now = new Date('2026-11-29T10:00:00.123Z');
     for (let i = 0; i < 3; i++) taken.add(newPatchId('W1-001', now, (id) => taken.has(id)));

@@ -1,5 +1,5 @@
-// The primary's transition function (harness-decided, defect 13) and the periodic override
-// order (seed Phase Reference; defect 8: evolve once per spec change).
+// The primary's transition function (the harness decides, not the agent) and the periodic
+// override order (seed Phase Reference; evolve once per spec change).
 import assert from 'node:assert/strict';
 import {
   DEFAULT_INTERVALS,
@@ -196,7 +196,7 @@ describe('loop/primaryMachine', () => {
       assert.equal(t.state.counters.commitsTotal, 0);
     });
 
-    it('given a run that changed nothing, then the task is released with a reason (defect 5)', () => {
+    it('given a run that changed nothing, then the task is released with a reason', () => {
       const s = run(
         initialPrimaryState(),
         { kind: 'claimed', taskId: 'T-5' },
@@ -249,7 +249,7 @@ describe('loop/primaryMachine', () => {
       assert.equal(periodicOverride(c(0), { ...noFacts, backlogEmpty: true, specsChanged: true })?.phase, 'evolve_goals');
     });
 
-    it('given an empty backlog and unchanged specs, then no evolve on every cycle (defect 8)', () => {
+    it('given an empty backlog and unchanged specs, then no evolve on every cycle', () => {
       assert.equal(periodicOverride(c(3, { e: 0 }), { ...noFacts, backlogEmpty: true, specsChanged: false }), null);
       assert.equal(periodicOverride(c(6, { e: 0 }), { ...noFacts, backlogEmpty: true, specsChanged: false })?.phase, undefined);
     });

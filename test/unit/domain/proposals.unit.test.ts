@@ -1,5 +1,5 @@
 // Proposals: schema, the seed's auto-accept table, limits, and invalid -> rejected with a
-// reason (defect 14: the reference deferred them silently).
+// reason, never deferred silently.
 import assert from 'node:assert/strict';
 import { evaluateProposal, MAX_BACKLOG, MAX_PENDING_PER_WAVE, parseProposal, type Proposal } from '../../../src/domain/proposals';
 import { newTask, type Task } from '../../../src/domain/model';
@@ -96,7 +96,7 @@ describe('domain/proposals', () => {
     const dropped = Array.from({ length: MAX_BACKLOG }, (_, i) => T(`T${i}`, 10, 'dropped'));
     assert.equal(evaluateProposal(newTaskProp('S', 0.9), backlog(...dropped)).outcome, 'accepted');
   });
-  it('invalid proposals are rejected with the reason (defect 14)', () => {
+  it('invalid proposals are rejected with the reason', () => {
     const bad = [
       ['not json', /not valid JSON/],
       [JSON.stringify({ proposal_type: 'new_task', confidence: 2, task: { id: 'A', title: 't', effort: 'S', wave: 0 } }), /confidence/],

@@ -1,4 +1,4 @@
-// STATE.json keys, the status text shape, the last-hour cutoff (defect 7), the deferred prompt.
+// STATE.json keys, the status text shape, the last-hour cutoff, the deferred prompt.
 import assert from 'node:assert/strict';
 import { lastHourCutoff, renderDeferredPrompt, renderStateObject, renderStatus } from '../../../src/domain/views';
 
@@ -112,7 +112,7 @@ describe('domain/views', () => {
     assert.doesNotMatch(renderStatus(base), /Spend today/);
   });
 
-  it('the last-hour cutoff compares correctly with stored ISO timestamps (defect 7)', () => {
+  it('the last-hour cutoff compares correctly with stored ISO timestamps', () => {
     const now = new Date('2026-11-29T17:30:00.000Z');
     const cut = lastHourCutoff(now);
     const stored = ['2026-11-29T16:29:59.999Z', '2026-11-29T16:30:00.001Z', '2026-11-29T17:29:00.000Z', '2026-11-28T23:59:59.000Z'];

@@ -12,7 +12,7 @@ import type { EvolveDueInput, SpecFile, SpecsState } from '../../../src/project/
 const spec = (path: string, hash: string): SpecFile => ({ path, type: 'markdown', hash, sections: 1, bytes: 10 });
 
 describe('project/specs', () => {
-  describe('isEvolveDue (reference defect 8)', () => {
+  describe('isEvolveDue (evolve once per spec change, not on every cycle)', () => {
     const base: EvolveDueInput = {
       commitsSinceLastEvolve: 0,
       evolveEvery: 5,

@@ -78,7 +78,7 @@ describe('store/sqlJsStore', () => {
     assert.equal(store.events().length, 2);
   });
 
-  it('given 10k identical events appended in a tight loop, then all get unique ids in order (defect 6)', async () => {
+  it('given 10k identical events appended in a tight loop, then all get unique ids in order', async () => {
     store = await openStore({ ralphDir: dir, mode: 'writer', projections: [] });
     const s = store;
     const acks = Array.from({ length: 10_000 }, () => s.append([ev('T1', 'task.same')]));
