@@ -21,7 +21,8 @@ import { openPgStore } from '../../src/store/postgres/pgStore';
 import { TEAM_PROJECTIONS } from '../../src/team/teamHost';
 import { ensureAgentClis } from '../../test/kit/agentEnv';
 import { startPgCluster } from '../../test/kit/pgCluster';
-import { createSampleProject, git, script } from '../../test/int/loop/sampleProject';
+import { createSampleProject, script } from '../../test/int/loop/sampleProject';
+import { git } from '../../test/kit/git';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');

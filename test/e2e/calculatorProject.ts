@@ -1,7 +1,6 @@
 // The calculator sample both loop e2e tests use: files with a spec, the scripted model's
 // scenario keyed by RALPH-KEY (CALC-4 judged and approved, CALC-5's judge hangs so a human
 // decides), and the ralph.config.json changes that select the scripted backend.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Locator } from 'playwright-core';
@@ -107,10 +106,6 @@ export function scenario(): Record<string, unknown> {
       { name: 'anything else', turns: [{ text: 'Nothing to change.' }] },
     ],
   };
-}
-
-export function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
 }
 
 /** Points ralph.config.json at the scripted model and the sample's gates; writes the scenario. */

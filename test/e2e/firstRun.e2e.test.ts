@@ -8,7 +8,6 @@
 // pause the loop with one warning whose Resume resumes it, and the status bar and the monitor
 // say why. Screenshots in .artifacts/screenshots/.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -29,11 +28,9 @@ import type { StoredEvent } from '../../src/store';
 import { EVENT_COLUMNS, rowToEvent } from '../../src/store/eventRows';
 import type { EventRow } from '../../src/store/eventRows';
 import { useScriptedAgents } from './calculatorProject';
+import { git, gitRaw } from '../kit/git';
 import type { Session, Workbench } from './harness';
 import { defaultVsix, makeGitRepo, pollUntil, quickInputTitle, startSession } from './harness';
-
-const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-c', 'user.name=E2E', '-c', 'user.email=e2e@ralph.invalid', ...args], { cwd, encoding: 'utf8' });
 
 /** An initialized project (Ralph's files committed) with one task done through a promoted patch. */
 async function projectWithPromotedPatch(files: Record<string, string> = { 'README.md': '# promoted\n' }): Promise<string> {
@@ -49,7 +46,7 @@ async function projectWithPromotedPatch(files: Record<string, string> = { 'READM
   git(dir, 'commit', '-q', '-m', 'ralph init');
   fs.writeFileSync(path.join(dir, 'NOTES.md'), '# notes\n');
   git(dir, 'add', 'NOTES.md');
-  const diff = git(dir, 'diff', '--cached', '--full-index', '--src-prefix=a/', '--dst-prefix=b/');
+  const diff = gitRaw(dir, ['diff', '--cached', '--full-index', '--src-prefix=a/', '--dst-prefix=b/']);
   git(dir, 'commit', '-q', '-m', 'ralph(P-1): notes');
   const patchRel = path.join('.ralph', 'commits', 'applied', 'P-1.patch');
   fs.writeFileSync(path.join(dir, patchRel), diff);

@@ -8,7 +8,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FILES, git, useScriptedAgents } from './calculatorProject';
+import { FILES, useScriptedAgents } from './calculatorProject';
+import { git } from '../kit/git';
 import type { Session } from './harness';
 import { defaultVsix, makeGitRepo, pollUntil, startSession } from './harness';
 

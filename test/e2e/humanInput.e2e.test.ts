@@ -8,7 +8,6 @@
 // Last, the loop starts (scripted agents) and the rejected task's next attempt is sent the
 // Reject note: its transcript shows the answer of the script that matches only that note.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CONTROL_PROJECTIONS, decideAndAppend } from '../../src/control';
@@ -23,6 +22,7 @@ import { makeDeferredProject } from '../int/extension/fixture';
 import type { DeferredProject } from '../int/extension/fixture';
 import type { Locator } from 'playwright-core';
 import { useScriptedAgents } from './calculatorProject';
+import { git } from '../kit/git';
 import type { Session } from './harness';
 import { defaultVsix, pollUntil, quickInputMessage, quickInputTitle, runContextMenuCommand, startSession } from './harness';
 
@@ -233,10 +233,8 @@ describe('e2e: human input flows (modify, drop, reprioritize)', function () {
         ],
       }),
     );
-    const git = (...args: string[]): string =>
-      execFileSync('git', ['-c', 'user.name=E2E', '-c', 'user.email=e2e@ralph.invalid', ...args], { cwd: project.dir, encoding: 'utf8' });
-    git('add', '-A');
-    git('commit', '-q', '-m', 'ralph init');
+    git(project.dir, 'add', '-A');
+    git(project.dir, 'commit', '-q', '-m', 'ralph init');
 
     await wb().runCommand('Ralph: Start Loop');
     // W1-001 is dropped and W1-002 moved to wave 3: the primary's first pick is W2-001.

@@ -9,7 +9,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { approveInline, configureScripted, FILES, git } from './calculatorProject';
+import { approveInline, configureScripted, FILES } from './calculatorProject';
+import { git } from '../kit/git';
 import type { Session } from './harness';
 import { defaultVsix, makeGitRepo, startSession } from './harness';
 

@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { approveInline, configureScripted, FILES, git } from './calculatorProject';
+import { approveInline, configureScripted, FILES } from './calculatorProject';
+import { git } from '../kit/git';
 import type { Session } from './harness';
 import { defaultVsix, makeGitRepo, repoRoot, startSession } from './harness';
 

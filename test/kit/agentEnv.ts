@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sandbox } from '../../src/agents/scripted/sandbox';
+import { git } from './git';
 
 // The claude sandbox is product code (the demo uses it); the tests take it from there.
 export { claudeSandbox } from '../../src/agents/scripted/sandbox';
@@ -100,13 +101,12 @@ export function codexMockProvider(serverUrl: string): { configOverrides: string[
 /** A temp git repository with one commit. */
 export function makeTempRepo(prefix = 'ralph-agent-repo-'): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
-  git('init', '-q', '-b', 'main');
-  git('config', 'user.email', 'test@example.invalid');
-  git('config', 'user.name', 'Test');
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.email', 'test@example.invalid');
+  git(dir, 'config', 'user.name', 'Test');
   writeFileSync(join(dir, 'README.md'), '# temp\n');
-  git('add', '.');
-  git('commit', '-q', '-m', 'init');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-q', '-m', 'init');
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -125,13 +125,4 @@ export function processesIn(dir: string): number[] {
     }
   }
   return found;
-}
-
-/** Waits for a condition (checked every 20 ms) or fails after `timeoutMs`. */
-export async function waitUntil(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

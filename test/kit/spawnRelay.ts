@@ -1,7 +1,7 @@
 // A mocha suite whose runChild calls go through a process relay of its own (started before
 // the suite, stopped after it), so the runner's tests hold for both ways of starting a child.
 import { SpawnRelay, setSpawnRelay } from '../../src/shared/spawnRelay';
-import { waitUntil } from './agentEnv';
+import { waitUntil } from './wait';
 
 /** Starts a relay and waits until it is ready. */
 export async function startedRelay(): Promise<SpawnRelay> {

@@ -4,7 +4,6 @@
 // parent and itself, read-only `ralph-git:` documents served by `git cat-file`), a file's
 // link opens the file as it was at that commit.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -19,6 +18,7 @@ import { Commands, Schemes } from '../../../src/extension/ids';
 import { ChatIds } from '../../../src/extension/chat/chatIds';
 import { openStore } from '../../../src/store';
 import { until } from './until';
+import { git } from '../../kit/git';
 
 const EXTENSION_ID = 'ralph-loop.ralph-loop';
 
@@ -34,8 +34,6 @@ describe('exthost: the task story links its commit and the files it changed', fu
   let api: RalphApi;
   let dir: string;
   let sha: string;
-  const git = (...args: string[]): string =>
-    execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@x', ...args], { cwd: dir, encoding: 'utf8' }).trim();
 
   before(async () => {
     const ext = vscode.extensions.getExtension<RalphApi>(EXTENSION_ID);
@@ -45,13 +43,13 @@ describe('exthost: the task story links its commit and the files it changed', fu
     // A promotion commit: one file modified, one added (earlier suites initialized the folder).
     fs.mkdirSync(path.join(dir, 'src', 'story'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'src', 'story', 'base.js'), 'module.exports = 1;\n');
-    git('add', 'src/story/base.js');
-    git('commit', '-q', '-m', 'story: before');
+    git(dir, 'add', 'src/story/base.js');
+    git(dir, 'commit', '-q', '-m', 'story: before');
     fs.writeFileSync(path.join(dir, 'src', 'story', 'base.js'), 'module.exports = 2;\n');
     fs.writeFileSync(path.join(dir, 'src', 'story', 'added.js'), "module.exports = 'added';\n");
-    git('add', 'src/story/base.js', 'src/story/added.js');
-    git('commit', '-q', '-m', 'ralph(STORY-1): base becomes 2');
-    sha = git('rev-parse', 'HEAD');
+    git(dir, 'add', 'src/story/base.js', 'src/story/added.js');
+    git(dir, 'commit', '-q', '-m', 'ralph(STORY-1): base becomes 2');
+    sha = git(dir, 'rev-parse', 'HEAD');
     // The task's events, as the loop writes them (a short-lived writer, as another process).
     const ralphDir = path.join(dir, '.ralph');
     const store = await openStore({ ralphDir, mode: 'writer', projections: CONTROL_PROJECTIONS });
@@ -129,6 +127,6 @@ describe('exthost: the task story links its commit and the files it changed', fu
     assert.equal(shown.uri.path, '/src/story/base.js');
     assert.equal(new URLSearchParams(shown.uri.query).get('commit'), sha);
     assert.equal(shown.getText(), 'module.exports = 2;\n');
-    git('checkout', '--', 'src/story/base.js');
+    git(dir, 'checkout', '--', 'src/story/base.js');
   });
 });

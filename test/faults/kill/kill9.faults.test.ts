@@ -27,6 +27,7 @@ import { pidAlive } from '../../../src/shared/process';
 import { bundleFaultChild, type Ack, type ChildRun, type FaultChildBundle } from '../kit/faultRunner';
 import { createKillProject, INBOX_NOTES, KILL_TASKS } from '../kit/killProject';
 import { count } from '../kit/tally';
+import { git } from '../../kit/git';
 
 /** Where a run can be killed, and how many times a point is passed in a segment (k is drawn from 1..max). */
 const POINTS: readonly { point: string; max: number }[] = [
@@ -83,10 +84,6 @@ function seeds(): number[] {
   if (one !== undefined && one !== '') return [Number(one)];
   const n = Number(process.env['RALPH_FAULT_CHAINS'] ?? DEFAULT_CHAINS);
   return Array.from({ length: n }, (_, i) => DEFAULT_SEEDS[i] ?? 1000 + i * 7);
-}
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
 function isAncestor(dir: string, commit: string, branch = 'main'): boolean {

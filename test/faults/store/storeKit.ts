@@ -9,6 +9,7 @@ import { runCli } from '../../../src/cli/run';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { StoredEvent } from '../../../src/store/types';
+import { git } from '../../kit/git';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 export const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -84,13 +85,12 @@ let template: string | undefined;
 export async function initialisedProject(into?: string): Promise<string> {
   if (!template) {
     template = tmpDir('template');
-    const git = (...args: string[]): void => void execFileSync('git', args, { cwd: template, stdio: 'ignore' });
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.invalid');
-    git('config', 'user.name', 'Test');
+    git(template, 'init', '-q', '-b', 'main');
+    git(template, 'config', 'user.email', 't@example.invalid');
+    git(template, 'config', 'user.name', 'Test');
     fs.writeFileSync(path.join(template, 'README.md'), '# faults\n');
-    git('add', '.');
-    git('commit', '-q', '-m', 'init');
+    git(template, 'add', '.');
+    git(template, 'commit', '-q', '-m', 'init');
     const r = await ralphIn(template, 'init');
     if (r.code !== 0) throw new Error(`ralph init failed: ${r.err}`);
   }

@@ -8,7 +8,6 @@
 // Ralph continues. Afterwards no edit is lost, every promoted commit is on main once, and
 // after each promotion HEAD, index and working tree agree (no phantom reverse diff).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLoopHost } from '../../../src/loop/host';
@@ -16,6 +15,7 @@ import type { LoopEvent } from '../../../src/loop/events';
 import { createKillProject, KILL_TASKS } from '../kit/killProject';
 import { hookSpawns } from '../kit/spawnHook';
 import { count } from '../kit/tally';
+import { git as kitGit, TestGitError } from '../../kit/git';
 
 /**
  * A git command of the user's that failed; `locked` when the checkout's index.lock was held
@@ -33,21 +33,10 @@ class UserGitError extends Error {
 
 function git(dir: string, ...args: string[]): string {
   try {
-    return execFileSync('git', args, {
-      cwd: dir,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'User',
-        GIT_AUTHOR_EMAIL: 'user@example.com',
-        GIT_COMMITTER_NAME: 'User',
-        GIT_COMMITTER_EMAIL: 'user@example.com',
-      },
-    }).trimEnd();
+    return kitGit(dir, ...args);
   } catch (err) {
-    const stderr = String((err as { stderr?: unknown }).stderr ?? err);
-    throw new UserGitError(args, stderr, existsSync(join(dir, '.git', 'index.lock')) || /index\.lock': File exists/.test(stderr));
+    if (!(err instanceof TestGitError)) throw err;
+    throw new UserGitError(args, err.stderr, existsSync(join(dir, '.git', 'index.lock')) || /index\.lock': File exists/.test(err.stderr));
   }
 }
 

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { createInProcessBackend } from '../../../src/agents/inProcess';
 import { confinedPath, executeLocalTool, PathOutsideWorkspaceError } from '../../../src/agents/localTools';
 import type { AgentEvent, AgentRequest } from '../../../src/agents/types';
-import { makeTempRepo, processesIn, waitUntil } from '../../kit/agentEnv';
+import { makeTempRepo, processesIn } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 import { scenarioChatModel } from '../../kit/scenarioChatModel';
 
 describe('agents/in-process backend', function () {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProcess } from '../../../src/agents/process';
-import { processesIn, waitUntil } from '../../kit/agentEnv';
+import { processesIn } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 
 describe('agents/process (real processes)', () => {
   let dir: string;

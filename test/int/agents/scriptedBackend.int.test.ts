@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createScriptedBackend } from '../../../src/agents/scriptedBackend';
 import type { AgentEvent, AgentRequest } from '../../../src/agents/types';
-import { makeTempRepo, processesIn, waitUntil } from '../../kit/agentEnv';
+import { makeTempRepo, processesIn } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 
 describe('agents/scripted backend (scriptedClaude.mjs)', function () {
   this.timeout(30_000);

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { openStore } from '../../../src/store/sqlJsStore';
 import { CONTROL_PROJECTIONS, controlContext, drainInbox } from '../../../src/control/index';
+import { git } from '../../kit/git';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -44,21 +45,18 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.equal(r.code, 0, `ralph ${args.join(' ')} failed (${r.code}): ${r.err}`);
     return r.out;
   }
-  function git(...args: string[]): string {
-    return runOk('git', args, repo).trim();
-  }
   /** Commits a change to `files` and writes its format-patch under .ralph/commits/pending. */
   function commitPatch(name: string, files: string[]): { hash: string; patch: string } {
     for (const f of files) {
       fs.mkdirSync(path.dirname(path.join(repo, f)), { recursive: true });
       fs.appendFileSync(path.join(repo, f), `change for ${name}\n`);
     }
-    git('add', ...files);
-    git('commit', '-q', '-m', name);
+    git(repo, 'add', ...files);
+    git(repo, 'commit', '-q', '-m', name);
     const patch = path.join('.ralph', 'commits', 'pending', `${name}.patch`);
     fs.mkdirSync(path.join(repo, path.dirname(patch)), { recursive: true });
-    fs.writeFileSync(path.join(repo, patch), git('format-patch', '-1', '--stdout') + '\n');
-    return { hash: git('rev-parse', 'HEAD'), patch };
+    fs.writeFileSync(path.join(repo, patch), git(repo, 'format-patch', '-1', '--stdout') + '\n');
+    return { hash: git(repo, 'rev-parse', 'HEAD'), patch };
   }
   function sqlite(sql: string): unknown[][] {
     const py = 'import sqlite3,sys,json;c=sqlite3.connect(sys.argv[1]);print(json.dumps(c.execute(sys.argv[2]).fetchall()))';
@@ -68,12 +66,12 @@ describe('ralph CLI (built) in a git repository', function () {
   before(async () => {
     if (!fs.existsSync(CLI)) runOk('npm', ['run', 'build'], ROOT);
     repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-cli-'));
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.invalid');
-    git('config', 'user.name', 'Test');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'config', 'user.email', 't@example.invalid');
+    git(repo, 'config', 'user.name', 'Test');
     fs.writeFileSync(path.join(repo, 'README.md'), '# demo\n');
-    git('add', '.');
-    git('commit', '-q', '-m', 'init');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'init');
   });
   after(() => {
     fs.rmSync(repo, { recursive: true, force: true });
@@ -144,9 +142,9 @@ describe('ralph CLI (built) in a git repository', function () {
     assert.equal(bogus.code, 1);
     assert.match(bogus.err, /does not exist/);
     // Done means a commit on the branch: one on a side branch is refused.
-    git('checkout', '-q', '-b', 'side');
+    git(repo, 'checkout', '-q', '-b', 'side');
     const side = commitPatch('side-change', ['side.txt']);
-    git('checkout', '-q', '-');
+    git(repo, 'checkout', '-q', '-');
     const offBranch = await ralph('promote-patch', p1, side.hash);
     assert.equal(offBranch.code, 1);
     assert.match(offBranch.err, /not on the target branch (main|master)/);

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { worktreesRoot } from '../../../src/git/repoCache';
 import { pathWithout } from '../../kit/agentEnv';
+import { git } from '../../kit/git';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -34,11 +35,6 @@ describe('ralph start / ralph doctor: the preflight (built CLI)', function () {
     if (r.error) throw r.error;
     return Promise.resolve({ code: r.status ?? -1, out: r.stdout, err: r.stderr });
   }
-  const git = (...args: string[]): string => {
-    const r = spawnSync('git', args, { cwd: repo, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
-    return r.stdout.trim();
-  };
   function configure(patch: (c: Record<string, unknown>) => void): void {
     const file = path.join(repo, 'ralph.config.json');
     const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -56,12 +52,12 @@ describe('ralph start / ralph doctor: the preflight (built CLI)', function () {
   after(() => noBwrap.cleanup());
   beforeEach(async () => {
     repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-preflight-'));
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.invalid');
-    git('config', 'user.name', 'Test');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'config', 'user.email', 't@example.invalid');
+    git(repo, 'config', 'user.name', 'Test');
     fs.writeFileSync(path.join(repo, 'README.md'), '# demo\n');
-    git('add', '.');
-    git('commit', '-q', '-m', 'init');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'init');
     const init = await ralph(['init']);
     assert.equal(init.code, 0, init.err);
     fs.writeFileSync(path.join(repo, '.ralph', 'scenario.json'), JSON.stringify({ turns: [{ text: 'nothing to do' }] }));
@@ -122,14 +118,14 @@ describe('ralph start / ralph doctor: the preflight (built CLI)', function () {
   it('given bubblewrap, then start runs confined, records it, and moves worktrees of an older version out of .git', async () => {
     configure(scripted);
     const legacy = path.join(repo, '.git', 'ralph', 'worktrees', 'primary');
-    git('worktree', 'add', '-q', '-B', 'ralph/primary', legacy, 'main');
+    git(repo, 'worktree', 'add', '-q', '-B', 'ralph/primary', legacy, 'main');
     const run = await ralph(['start', '--once']);
     assert.equal(run.code, 0, run.out + run.err);
     assert.match(run.out, /agents: primary \(scripted\) bwrap: bubblewrap/);
     assert.doesNotMatch(run.err, /UNCONFINED/);
     assert.equal(fs.existsSync(legacy), false, 'moved out of .git');
     assert.equal(fs.existsSync(path.join(repo, '.git', 'ralph', 'worktrees')), false);
-    assert.ok(!git('worktree', 'list').includes('.git/ralph'), git('worktree', 'list'));
+    assert.ok(!git(repo, 'worktree', 'list').includes('.git/ralph'), git(repo, 'worktree', 'list'));
     assert.ok((await worktreesRoot(repo)).startsWith(process.env.RALPH_CACHE_DIR ?? '/nowhere'));
     const status = await ralph(['status', '--json']);
     const safety = (JSON.parse(status.out) as { safety: { confinement: { unconfined: boolean; roles: { kind: string }[] } } }).safety;

@@ -9,6 +9,7 @@ import { runCli } from '../../../src/cli/run';
 import type { TaskStory } from '../../../src/control/story';
 import { openStore } from '../../../src/store';
 import { CONTROL_PROJECTIONS } from '../../../src/control';
+import { git } from '../../kit/git';
 
 describe('ralph show <task>', function () {
   this.timeout(120_000);
@@ -63,20 +64,18 @@ describe('ralph show <task>', function () {
   });
 
   it('given a task promoted as a real commit, then the story names the full sha and the files it changed (added, modified, renamed, deleted), in text and JSON', async () => {
-    const g = (...args: string[]): string =>
-      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x', ...args], { cwd: dir, encoding: 'utf8' }).trim();
     fs.writeFileSync(path.join(dir, 'old.txt'), 'old\n');
     fs.writeFileSync(path.join(dir, 'gone.txt'), 'gone\n');
-    g('add', 'old.txt', 'gone.txt', 'README.md');
-    g('commit', '-q', '-m', 'before');
+    git(dir, 'add', 'old.txt', 'gone.txt', 'README.md');
+    git(dir, 'commit', '-q', '-m', 'before');
     fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'src', 'config.js'), 'module.exports = {};\n');
     fs.appendFileSync(path.join(dir, 'README.md'), 'parses the config\n');
-    g('mv', 'old.txt', 'renamed.txt');
-    g('rm', '-q', 'gone.txt');
-    g('add', 'src/config.js', 'README.md');
-    g('commit', '-q', '-m', 'ralph(W1-002): parse the config');
-    const sha = g('rev-parse', 'HEAD');
+    git(dir, 'mv', 'old.txt', 'renamed.txt');
+    git(dir, 'rm', '-q', 'gone.txt');
+    git(dir, 'add', 'src/config.js', 'README.md');
+    git(dir, 'commit', '-q', '-m', 'ralph(W1-002): parse the config');
+    const sha = git(dir, 'rev-parse', 'HEAD');
     assert.equal((await ralph('transition-task', 'W1-002', 'pending', 'human', '{"title":"Config","effort":"S","wave":1}')).code, 0);
     assert.equal((await ralph('transition-task', 'W1-002', 'claimed', 'primary', '{"claimed_by":"primary"}')).code, 0);
     const queued = await ralph('queue-patch', 'W1-002', '.ralph/commits/pending/W1-002.patch', 'primary');

@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { git } from '../../kit/git';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const DIST = path.join(ROOT, 'dist');
@@ -81,12 +82,8 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
     );
     repo = path.join(dir, 'repo');
     fs.mkdirSync(path.join(repo, '.ralph'), { recursive: true });
-    const git = (...a: string[]): void => {
-      const r = spawnSync('git', a, { cwd: repo, encoding: 'utf8' });
-      assert.equal(r.status, 0, r.stderr);
-    };
-    git('init', '-q', '-b', 'main');
-    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
     fs.writeFileSync(
       path.join(repo, '.ralph', 'BACKLOG.md'),
       '# BACKLOG\n\n## Wave 0\n\n| ID | Status | Title | Source | Effort | Deps |\n|----|--------|-------|--------|--------|------|\n| W0-001 | pending | One | ES:1 | S | - |\n',
@@ -216,12 +213,12 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
       assert.equal(r.status, 0, r.stderr);
       return r.stdout.trim();
     };
-    git('add', 'one.txt');
-    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '-m', 'W0-001');
-    fs.writeFileSync(path.join(repo, '.ralph', 'W0-001.patch'), git('format-patch', '-1', '--stdout'));
+    git(repo, 'add', 'one.txt');
+    git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '-m', 'W0-001');
+    fs.writeFileSync(path.join(repo, '.ralph', 'W0-001.patch'), git(repo, 'format-patch', '-1', '--stdout'));
     const queued = ralph('queue-patch', 'W0-001', '.ralph/W0-001.patch', 'worker');
     assert.equal(queued.code, 0, queued.err);
-    const promoted = ralph('promote-patch', queued.out.trim(), git('rev-parse', 'HEAD'));
+    const promoted = ralph('promote-patch', queued.out.trim(), git(repo, 'rev-parse', 'HEAD'));
     assert.equal(promoted.code, 0, promoted.err);
     assert.match(promoted.out, /^PROMOTED /);
     assert.ok(

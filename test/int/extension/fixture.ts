@@ -1,20 +1,12 @@
 // A project with a deferred tier-2 patch, built through the real control plane and a real
 // `git diff` patch file: what the Deferred view, the diff provider and the commands act on.
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CONTROL_PROJECTIONS, controlContext, decideAndAppend, queuePatch, transitionTask } from '../../../src/control';
 import { domainEvent } from '../../../src/domain/events';
 import { openStore } from '../../../src/store';
-
-export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' },
-  });
-}
+import { git, gitRaw } from '../../kit/git';
 
 export interface DeferredProject {
   readonly dir: string;
@@ -40,7 +32,7 @@ export async function seedDeferred(dir: string): Promise<DeferredProject> {
   fs.writeFileSync(path.join(dir, 'src', 'auth', 'token.js'), 'module.exports = (t) => typeof t === "string" && t.length > 8;\n');
   fs.writeFileSync(path.join(dir, 'src', 'auth', 'token.test.js'), "require('assert').ok(require('./token')('123456789'));\n");
   git(dir, 'add', 'src');
-  const diff = git(dir, 'diff', '--cached', '--binary', '--full-index', '-M', '--src-prefix=a/', '--dst-prefix=b/');
+  const diff = gitRaw(dir, ['diff', '--cached', '--binary', '--full-index', '-M', '--src-prefix=a/', '--dst-prefix=b/']);
   // Back to the committed state, touching only the files of the patch.
   git(dir, 'reset', '-q', 'HEAD', '--', 'src');
   git(dir, 'checkout', '--', 'src/auth/token.js');

@@ -6,7 +6,8 @@ import { capturePatch } from '../../../src/git/capture';
 import { touchedPaths } from '../../../src/git/patchParse';
 import { changedFiles, isClean } from '../../../src/git/repo';
 import { ensureWorktree } from '../../../src/git/worktrees';
-import { git, makeRepo, writeIn } from './gitFixture';
+import { git } from '../../kit/git';
+import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
 const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0x00, 0xfe]);

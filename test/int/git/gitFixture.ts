@@ -1,8 +1,8 @@
 // Real temporary git repositories for the git layer's integration tests.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { git } from '../../kit/git';
 
 export interface TempRepo {
   readonly dir: string;
@@ -13,15 +13,6 @@ export interface TempRepo {
   /** Writes files and commits them on the current branch; returns the commit. */
   commit(files: Record<string, string | Buffer>, message?: string): string;
   cleanup(): void;
-}
-
-export function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd: dir,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
-  }).replace(/\n$/, '');
 }
 
 export function makeRepo(files: Record<string, string | Buffer> = { 'README.md': '# sample\n' }): TempRepo {

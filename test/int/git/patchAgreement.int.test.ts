@@ -11,7 +11,8 @@ import fc from 'fast-check';
 import { parsePatch, PatchParseError, touchedPaths } from '../../../src/domain/patchText';
 import { capturePatch } from '../../../src/git/capture';
 import { ensureWorktree, resetWorktree } from '../../../src/git/worktrees';
-import { git, makeRepo, writeIn } from './gitFixture';
+import { git } from '../../kit/git';
+import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
 /** The paths `git apply` reads a patch as touching (`--numstat`, nothing applied); renames name the new path only. */

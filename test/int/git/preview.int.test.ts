@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { gitCallCount } from '../../../src/git/exec';
 import { previewChanges } from '../../../src/git/preview';
 import { repoRoot } from '../../../src/git/repo';
-import { git, makeRepo, writeIn } from './gitFixture';
+import { git } from '../../kit/git';
+import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
 /** The paths capture would include, asked of git the long way: the preview's oracle. */

@@ -15,7 +15,8 @@ import type { PromotionMarker, RecoveryOutcome } from '../../../src/git/promote'
 import { GitError } from '../../../src/git/exec';
 import { branchTip, commitExists, isAncestor } from '../../../src/git/repo';
 import { ensureWorktree, worktreesRoot } from '../../../src/git/worktrees';
-import { git, makeRepo, writeIn } from './gitFixture';
+import { git } from '../../kit/git';
+import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
 describe('git/promote (real git)', () => {

@@ -6,7 +6,8 @@ import { capturePatch } from '../../../src/git/capture';
 import { promotePatch } from '../../../src/git/promote';
 import { rebaseWorktree } from '../../../src/git/rebase';
 import { ensureWorktree } from '../../../src/git/worktrees';
-import { git, makeRepo, writeIn } from './gitFixture';
+import { git } from '../../kit/git';
+import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
 describe('git/rebase (real git)', () => {

@@ -17,7 +17,8 @@ import {
   worktreesRoot,
 } from '../../../src/git/worktrees';
 import { ralphCacheDir } from '../../../src/shared/cacheDir';
-import { git, makeRepo, writeIn } from './gitFixture';
+import { git } from '../../kit/git';
+import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
 describe('git/worktrees (real git)', () => {

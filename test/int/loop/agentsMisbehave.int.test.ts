@@ -18,7 +18,8 @@ import type { EventStore } from '../../../src/store/types';
 import { plantRepoTraps } from '../../kit/repoTraps';
 import { freshClaudeRunEachTest } from './claudeRun';
 import type { ClaudeRun } from './claudeRun';
-import { addTasks, git, plan, script } from './sampleProject';
+import { addTasks, plan, script } from './sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from './sampleProject';
 
 const KEY = 'sk-ant-api03-LeakedKeyLeakedKey0123456789';

@@ -14,6 +14,7 @@ import { openStore } from '../../../src/store/sqlJsStore';
 import { ensureAgentClis, processesIn } from '../../kit/agentEnv';
 import type { ModelServer } from '../../../src/agents/scripted/modelServer';
 import { PINNED_CLAUDE_VERSION } from '../../../src/agents/scripted/pinnedClaude';
+import { git } from '../../kit/git';
 
 interface Row {
   readonly ts: string;
@@ -58,7 +59,6 @@ describe('loop/demo through the real claude CLI', function () {
     if (r !== undefined) rmSync(r.dir, { recursive: true, force: true });
   });
 
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: (r as DemoResult).dir, encoding: 'utf8' });
   const text = (): string => lines.join('\n');
 
   it('used the real claude CLI (acceptEdits, confined, worktrees in the cache) against the scripted model server', () => {
@@ -101,7 +101,7 @@ describe('loop/demo through the real claude CLI', function () {
     for (const e of completed) {
       const commit = String(payloadOf(e).commit_hash);
       execFileSync('git', ['merge-base', '--is-ancestor', commit, 'main'], { cwd: (r as DemoResult).dir }); // throws when not
-      assert.match(git('log', '-1', '--format=%s', commit), new RegExp(`^ralph\\(${e.entity_id}\\)`));
+      assert.match(git((r as DemoResult).dir, 'log', '-1', '--format=%s', commit), new RegExp(`^ralph\\(${e.entity_id}\\)`));
     }
     assert.equal(r?.testsPass, true);
     assert.equal(testsPassOnTip((r as DemoResult).dir), true);
@@ -145,7 +145,7 @@ describe('loop/demo through the real claude CLI', function () {
       1,
       'fixed within the same claim',
     );
-    assert.equal(git('show', 'main:src/sub.js'), 'module.exports = (a, b) => a - b;\n');
+    assert.equal(git((r as DemoResult).dir, 'show', 'main:src/sub.js'), 'module.exports = (a, b) => a - b;');
   });
 
   it('the tier-2 patch was deferred, judged in a separate invocation that saw the diff and the task, and promoted', () => {

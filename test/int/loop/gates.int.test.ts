@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { detectConfinement } from '../../../src/agents/sandbox';
 import { runGate, runGates } from '../../../src/loop/gates';
+import { waitUntil } from '../../kit/wait';
 
 function alive(pid: number): boolean {
   try {
@@ -13,14 +14,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -63,7 +56,7 @@ describe('loop/gates command gates', () => {
     );
     assert.equal(r.status, 'timeout');
     const pid = Number((await import('node:fs')).readFileSync(pidFile, 'utf8').trim());
-    await waitFor(() => !alive(pid));
+    await waitUntil(`the gate's process ${pid} to exit`, () => !alive(pid));
   });
 
   it('given a stop request mid-gate, then cancelled within seconds and later gates do not run', async () => {
@@ -77,7 +70,7 @@ describe('loop/gates command gates', () => {
       ],
       { cwd: dir, signal: ac.signal, onGateStart: (g) => started.push(g), onProgress: (_g, l) => lines.push(l), graceMs: 1000 },
     );
-    await waitFor(() => lines.includes('building'));
+    await waitUntil('the gate to print "building"', () => lines.includes('building'));
     const t0 = Date.now();
     ac.abort();
     const results = await p;

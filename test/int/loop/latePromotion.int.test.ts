@@ -22,7 +22,8 @@ import { capturePatch } from '../../../src/git/capture';
 import { formatPromotionMessage, promotePatch } from '../../../src/git/promote';
 import { ensureWorktree } from '../../../src/git/worktrees';
 import type { EventStore } from '../../../src/store/types';
-import { addTasks, freshSampleProjectEachTest, git, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
+import { addTasks, freshSampleProjectEachTest, plan, sampleSettings, script, scriptedLoop, writeScenario } from './sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from './sampleProject';
 
 /** Every done task has its promoted commit on main; views rebuilt from events equal the stored ones. */

@@ -16,7 +16,6 @@ import {
   addTasks,
   createSampleProject,
   freshSampleProjectEachTest,
-  git,
   openSampleStore,
   plan,
   sampleSettings,
@@ -25,6 +24,7 @@ import {
   writeScenario,
 } from './sampleProject';
 import type { SampleProject } from './sampleProject';
+import { git } from '../../kit/git';
 
 const CLI = resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
 
@@ -123,7 +123,7 @@ describe('loop/Loop end to end (scripted claude)', function () {
       'module.exports = (a, b) => a + b;\n',
       'promoted files reach the checkout',
     );
-    assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), 'M README.md');
+    assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), ' M README.md');
     execOk(p.dir, 'node scripts/test.js');
     await assertInvariants(p, store);
   });

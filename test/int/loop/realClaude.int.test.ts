@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import type { EventStore } from '../../../src/store/types';
 import { freshClaudeRunEachTest } from './claudeRun';
 import type { ClaudeRun } from './claudeRun';
-import { addTasks, git, plan, script } from './sampleProject';
+import { addTasks, plan, script } from './sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from './sampleProject';
 
 describe('loop/Loop with the real claude CLI and the scripted model server', function () {

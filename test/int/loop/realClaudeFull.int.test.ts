@@ -19,7 +19,8 @@ import { openLoopHost } from '../../../src/loop/host';
 import type { LoopHost } from '../../../src/loop/host';
 import type { LoopEvent, LoopSummary } from '../../../src/loop/events';
 import type { EventStore } from '../../../src/store/types';
-import { claudeSandbox, ensureAgentClis, processesIn, waitUntil } from '../../kit/agentEnv';
+import { claudeSandbox, ensureAgentClis, processesIn } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 import type { Sandbox } from '../../kit/agentEnv';
 import { startModelServer } from '../../../src/agents/scripted/modelServer';
 import type { ModelServer } from '../../../src/agents/scripted/modelServer';
@@ -36,6 +37,7 @@ import {
   storyScenario,
 } from './fullStoryProject';
 import { runLoopChildUntil } from './sampleProject';
+import { git } from '../../kit/git';
 
 interface Row {
   readonly entity_id: string;
@@ -45,8 +47,6 @@ interface Row {
   readonly ts: string;
 }
 
-const git = (dir: string, ...args: string[]): string =>
-  execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 /** The checkout's tracked changes outside .ralph/ (the loop keeps BACKLOG.md, REFLECTIONS.md, ... there). */
 const userChanges = (dir: string): string[] =>
   execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: dir, encoding: 'utf8' })

@@ -6,7 +6,8 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLoopHost } from '../../../src/loop/host';
 import type { LoopEvent } from '../../../src/loop/events';
-import { addTasks, createSampleProject, git, openSampleStore, plan, runLoopChildUntil, script, writeScenario } from './sampleProject';
+import { addTasks, createSampleProject, openSampleStore, plan, runLoopChildUntil, script, writeScenario } from './sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from './sampleProject';
 
 function writeConfig(p: SampleProject): void {

@@ -1,7 +1,7 @@
 // A small sample project for the loop's integration tests: a git repo with a Node "build"
 // (syntax check of src/) and "test" (runs test/*.test.js) gate, a backlog of tasks in the
 // event store, and a scenario for the scripted claude executable keyed by RALPH-KEY.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,14 +23,7 @@ import { Loop } from '../../../src/loop/loop';
 import type { LoopOptions } from '../../../src/loop/loop';
 import type { LoopEvent } from '../../../src/loop/events';
 import { JsonlMetrics } from '../../../src/loop/metricsFile';
-
-export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'U', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'U', GIT_COMMITTER_EMAIL: 'u@x' },
-  }).trim();
-}
+import { git } from '../../kit/git';
 
 export interface SampleProject {
   readonly dir: string;

@@ -19,7 +19,6 @@ import {
   addTasks,
   createSampleProject,
   freshSampleProjectEachTest,
-  git,
   openSampleStore,
   plan,
   sampleSettings,
@@ -28,6 +27,7 @@ import {
   writeScenario,
 } from './sampleProject';
 import type { SampleProject } from './sampleProject';
+import { git } from '../../kit/git';
 
 function notes(store: EventStore, taskId: string, type: string): Record<string, unknown>[] {
   return store

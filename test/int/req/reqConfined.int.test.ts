@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { git } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 describe('req: the REQ agent confined to its worktree, through the real claude CLI', function () {

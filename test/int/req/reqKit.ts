@@ -21,7 +21,8 @@ import { claudeSandbox, ensureAgentClis } from '../../kit/agentEnv';
 import type { Sandbox } from '../../kit/agentEnv';
 import { startModelServer } from '../../kit/modelServer';
 import type { ModelServer } from '../../kit/modelServer';
-import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
+import { createSampleProject, openSampleStore } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from '../loop/sampleProject';
 
 /** Line coverage of src/*.js: exported functions whose name a test file mentions, over all exported functions. */

@@ -6,7 +6,7 @@
 // archived past 500 lines into .sprint-state/ralph-loop/agents-archive/.
 import assert from 'node:assert/strict';
 import { runCli } from '../../../src/cli/run';
-import { git } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 const section = (prompt: string, title: string): string[] => {

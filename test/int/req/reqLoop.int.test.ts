@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { git } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 const FNS: Record<string, [string, string]> = {

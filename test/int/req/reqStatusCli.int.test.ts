@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { runCli } from '../../../src/cli/run';
 import { reqStatusProblems } from '../../../src/domain/reqStatus';
 import type { ReqStatusReport } from '../../../src/domain/reqStatus';
-import { createSampleProject, git, openSampleStore } from '../loop/sampleProject';
+import { createSampleProject, openSampleStore } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from '../loop/sampleProject';
 
 async function cli(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {

@@ -5,7 +5,7 @@
 // missing exports; a complete one is not dispatched (its summary is in the prompt, reqLoop);
 // one that two dispatches do not create is given up and the REQ goes on without it.
 import assert from 'node:assert/strict';
-import { git } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import { addReqFiles, assertContract, reqScript, specYaml, subjects, useReqTest, writes } from './reqKit';
 
 const REQ_ROUND = reqScript(

@@ -22,7 +22,8 @@ import type { EventStore } from '../../../src/store/types';
 import type { ModelServer } from '../../kit/modelServer';
 import { freshClaudeRunEachTest } from '../loop/claudeRun';
 import type { ClaudeRun } from '../loop/claudeRun';
-import { addTasks, git, plan } from '../loop/sampleProject';
+import { addTasks, plan } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 import type { SampleProject } from '../loop/sampleProject';
 
 type Tool =

@@ -2,17 +2,16 @@
 // work while a confined agent runs is never blamed on the agent, what no user does in passing
 // still is, and without confinement any ref change is an incident (nothing tells them apart).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IntegrityGuard, restoreIncident } from '../../../src/integrity/integrity';
 import type { IncidentRecord } from '../../../src/integrity/integrity';
+import { git } from '../../kit/git';
 
 describe('integrity guard: refs the user moves, and restoring', function () {
   this.timeout(60_000);
   let repo: string;
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
   const guard = (confined: boolean): IntegrityGuard =>
     new IntegrityGuard({
       projectDir: repo,
@@ -25,32 +24,32 @@ describe('integrity guard: refs the user moves, and restoring', function () {
 
   beforeEach(() => {
     repo = mkdtempSync(join(tmpdir(), 'ralph-integrity-'));
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.invalid');
-    git('config', 'user.name', 'Test');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'config', 'user.email', 't@example.invalid');
+    git(repo, 'config', 'user.name', 'Test');
     writeFileSync(join(repo, 'README.md'), '# r\n');
-    git('add', '.');
-    git('commit', '-q', '-m', 'init');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'init');
   });
   afterEach(() => rmSync(repo, { recursive: true, force: true }));
 
   it('given confinement, when the user makes a branch, a tag and a stash and switches branch, then no incident', async () => {
     const g = guard(true);
     const token = await g.before(null, null);
-    git('branch', 'user-work');
-    git('tag', 'v1');
+    git(repo, 'branch', 'user-work');
+    git(repo, 'tag', 'v1');
     writeFileSync(join(repo, 'README.md'), '# r\nedit\n');
-    git('stash', 'push', '-q', '-m', 'mine');
-    git('switch', '-q', 'user-work');
-    git('commit', '-q', '--allow-empty', '-m', 'user');
+    git(repo, 'stash', 'push', '-q', '-m', 'mine');
+    git(repo, 'switch', '-q', 'user-work');
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'user');
     assert.equal(await g.after(token), null);
   });
 
   it('given confinement, when a replace ref appears, then it is an incident naming it', async () => {
     const g = guard(true);
     const token = await g.before(null, null);
-    const head = git('rev-parse', 'HEAD');
-    git('update-ref', `refs/replace/${head}`, head);
+    const head = git(repo, 'rev-parse', 'HEAD');
+    git(repo, 'update-ref', `refs/replace/${head}`, head);
     const incident = await g.after(token);
     assert.ok(incident !== null, 'a replace ref rewrites history silently: an incident');
     assert.deepEqual(
@@ -88,7 +87,7 @@ describe('integrity guard: refs the user moves, and restoring', function () {
   it('given no confinement, when a branch appears, then it is an incident (the agent could have made it)', async () => {
     const g = guard(false);
     const token = await g.before(null, null);
-    git('branch', 'user-work');
+    git(repo, 'branch', 'user-work');
     const incident = await g.after(token);
     assert.deepEqual(
       incident?.changes.map((c) => c.path),

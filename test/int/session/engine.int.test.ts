@@ -12,7 +12,8 @@ import { Engine } from '../../../src/session/engine';
 import { domainEvent, toNewEvent } from '../../../src/domain/events';
 import { materializePatch, parsePatchEntries, sidesFromPatchText } from '../../../src/extension/patchFiles';
 import { plantRepoTraps } from '../../kit/repoTraps';
-import { git, makeDeferredProject } from '../extension/fixture';
+import { makeDeferredProject } from '../extension/fixture';
+import { git } from '../../kit/git';
 import type { DeferredProject } from '../extension/fixture';
 
 const quiet = { info: (): void => undefined, warn: (): void => undefined, error: (): void => undefined };

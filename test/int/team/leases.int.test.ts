@@ -4,7 +4,7 @@
 // refused (fencing by lease id); a promoter killed -9 is replaced within a poll; two
 // promoters racing on one patch promote it once.
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -30,6 +30,7 @@ import { DEFAULT_RISK_PATTERNS } from '../../../src/domain/risk';
 import { PromoterLock } from '../../../src/team/promoterLock';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
 import { backlogEvents, killed, spawnTeamChild } from '../../kit/teamChildren';
+import { git } from '../../kit/git';
 
 describe('team: leases with fencing, one elected promoter (real PostgreSQL, several processes)', function () {
   let cluster: PgCluster | undefined;
@@ -290,10 +291,9 @@ describe('team: leases with fencing, one elected promoter (real PostgreSQL, seve
 
     // Two promoters (two stores) promote the same patch at once: the store takes it once.
     const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-team-git-'));
-    const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
-    git('init', '-q', '-b', 'main');
-    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'W0-001');
-    const hash = git('rev-parse', 'HEAD');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'W0-001');
+    const hash = git(repo, 'rev-parse', 'HEAD');
     const p1 = await machine(url, undefined, repo);
     const p2 = await machine(url, undefined, repo);
     await seed(p1, ['W0-001']);

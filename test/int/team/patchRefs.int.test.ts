@@ -3,16 +3,14 @@
 // clone fetches it, and the target branch moves only by compare-and-swap: a promoter whose
 // view of the branch is stale is refused and told the branch's tip.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fetchPatchRef, pushBranchCas, pushPatchRef, remoteRefSha } from '../../../src/team/patchRefs';
+import { git } from '../../kit/git';
 
 describe('team: patches as refs on the shared remote, compare-and-swap branch pushes', () => {
   let root: string;
-  const git = (cwd: string, ...args: string[]): string =>
-    execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=T', ...args], { cwd, encoding: 'utf8' }).trim();
   const commit = (repo: string, file: string): string => {
     fs.writeFileSync(path.join(repo, file), `${file}\n`);
     git(repo, 'add', file);

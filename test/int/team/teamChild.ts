@@ -5,7 +5,6 @@
 // patch for it under its lease and defers it as a promoter would (a tier-2 change waiting for
 // a human); `promoter URL` waits to be elected promoter. Each
 // prints one JSON line when it holds what it came for, then runs until killed.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newPatchId } from '../../../src/domain/patch';
@@ -17,6 +16,7 @@ import { claimWithLease, leaseProjection, queuePatchFenced } from '../../../src/
 import { LeaseHeartbeat } from '../../../src/team/leaseHeartbeat';
 import { transitionTask } from '../../../src/control/tasks';
 import { PromoterLock } from '../../../src/team/promoterLock';
+import { git } from '../../kit/git';
 
 async function main(): Promise<void> {
   const [what, url, owner, ttl] = process.argv.slice(2);
@@ -42,11 +42,20 @@ async function main(): Promise<void> {
     new LeaseHeartbeat(ctx, lease, Number(ttl ?? 1000));
     const clone = process.argv[6];
     if (what === 'pushed' && clone !== undefined) {
-      const git = (...args: string[]): string => execFileSync('git', ['-C', clone, ...args], { encoding: 'utf8' }).trim();
       writeFileSync(join(clone, 'src', 'f1.js'), 'module.exports = () => "from the dead worker";\n');
-      git('add', 'src/f1.js');
-      git('-c', 'user.name=Doomed', '-c', 'user.email=doomed@example.com', 'commit', '-q', '-m', `ralph(${lease.taskId}): never recorded`);
-      const sha = git('rev-parse', 'HEAD');
+      git(clone, 'add', 'src/f1.js');
+      git(
+        clone,
+        '-c',
+        'user.name=Doomed',
+        '-c',
+        'user.email=doomed@example.com',
+        'commit',
+        '-q',
+        '-m',
+        `ralph(${lease.taskId}): never recorded`,
+      );
+      const sha = git(clone, 'rev-parse', 'HEAD');
       const patchId = newPatchId(lease.taskId, new Date(), () => false);
       const pushed = await pushPatchRef(clone, 'origin', patchId, sha);
       if (pushed.kind !== 'pushed') throw new Error(`push refused: ${pushed.detail}`);

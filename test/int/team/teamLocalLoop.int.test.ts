@@ -20,7 +20,8 @@ import type { EventRow } from '../../../src/store/eventRows';
 import { TEAM_PROJECTIONS } from '../../../src/team/teamHost';
 import { ensureAgentClis } from '../../kit/agentEnv';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
-import { git, plan, script } from '../loop/sampleProject';
+import { plan, script } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');

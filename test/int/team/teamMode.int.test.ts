@@ -22,7 +22,8 @@ import { DEFAULT_ROLES, teamRolesSql } from '../../../src/team/roles';
 import { TEAM_PROJECTIONS } from '../../../src/team/teamHost';
 import { ensureAgentClis } from '../../kit/agentEnv';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
-import { createSampleProject, git, script } from '../loop/sampleProject';
+import { createSampleProject, script } from '../loop/sampleProject';
+import { git } from '../../kit/git';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');

@@ -46,7 +46,7 @@ describe('lint: the layers are enforced', function () {
 
   it('given src/ importing test/, then lint fails (test code must not be bundled)', async () => {
     for (const file of ['src/loop/scratch.ts', 'src/extension/scratch.ts', 'src/domain/scratch.ts']) {
-      const bad = await restrictedImports(file, "import { waitUntil } from '../../test/kit/agentEnv';\nexport const x = waitUntil;\n");
+      const bad = await restrictedImports(file, "import { waitUntil } from '../../test/kit/wait';\nexport const x = waitUntil;\n");
       assert.ok(
         bad.some((m) => /Nothing in src\/ imports test\//.test(m)),
         `${file}: ${bad.join('; ')}`,

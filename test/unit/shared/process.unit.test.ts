@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { pidAlive } from '../../../src/shared/process';
-import { waitUntil } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 
 function state(pid: number): string | undefined {
   try {

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProcessLedgerPort } from '../../../src/shared/processLedger';
 import { ChildFailed, runChild } from '../../../src/shared/runChild';
-import { processesIn, waitUntil } from '../../kit/agentEnv';
+import { processesIn } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 import { useRelayInSuite } from '../../kit/spawnRelay';
 
 const env = { PATH: process.env.PATH };

@@ -9,7 +9,8 @@ import { pidAlive } from '../../../src/shared/process';
 import { runChild } from '../../../src/shared/runChild';
 import type { SpawnRelay } from '../../../src/shared/spawnRelay';
 import { setSpawnRelay } from '../../../src/shared/spawnRelay';
-import { processesIn, waitUntil } from '../../kit/agentEnv';
+import { processesIn } from '../../kit/agentEnv';
+import { waitUntil } from '../../kit/wait';
 import { startedRelay } from '../../kit/spawnRelay';
 
 const env = { PATH: process.env.PATH };

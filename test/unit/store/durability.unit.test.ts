@@ -7,6 +7,7 @@ import { loadSqlJs } from '../../../src/store/sqlDb';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore, NewEvent } from '../../../src/store/types';
 import { counterProjection, counterRows } from './counterProjection';
+import { waitUntil } from '../../kit/wait';
 
 function tmpRalph(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-dur-')), '.ralph');
@@ -105,13 +106,12 @@ describe('store durability (journal, checkpoint, replay)', () => {
     const dir = tmpRalph();
     const w = await writer(dir, 20);
     await w.append([ev('A')]);
-    const done = await waitFor(() => w.stats().checkpoints >= 2);
-    assert.ok(done);
+    await waitUntil('the second checkpoint', () => w.stats().checkpoints >= 2, 5000, 5);
     assert.equal(await dbFileEvents(dir), 1, 'ralph.db holds A');
     assert.equal(await dbFileEvents(dir, 'ralph.db.prev'), 0, 'ralph.db.prev is the first, empty checkpoint');
     assert.equal(journalEvents(dir), 1, 'the journal keeps A for ralph.db.prev');
     await w.append([ev('B')]);
-    assert.ok(await waitFor(() => w.stats().checkpoints >= 3));
+    await waitUntil('the third checkpoint', () => w.stats().checkpoints >= 3, 5000, 5);
     assert.equal(journalEvents(dir), 1, 'the next checkpoint drops A: ralph.db.prev now holds it');
   });
 
@@ -150,16 +150,6 @@ async function dbFileEvents(dir: string, name = 'ralph.db'): Promise<number> {
 
 function journalEvents(dir: string): number {
   return readJournalSync(path.join(dir, JOURNAL_FILE)).records.reduce((n, r) => n + r.events.length, 0);
-}
-
-/** Waits for a condition driven by the store's own timers (no fixed sleeps as sync). */
-async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return true;
 }
 
 describe('store durability: read-only sessions', () => {

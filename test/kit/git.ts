@@ -1,0 +1,55 @@
+// git for tests, in one place: a fixed identity (a test machine may have none configured),
+// no prompts, and a failure thrown with git's own stderr. Ralph's engine never uses this:
+// it has its own runner with its own safety environment (src/git/exec.ts).
+import { execFileSync } from 'node:child_process';
+
+/** Who the tests' own commits are by, unless a repository's config is given on the command line. */
+export const TEST_IDENTITY = { name: 'Ralph Test', email: 'test@ralph.invalid' } as const;
+
+export interface TestGitOptions {
+  /** Extra environment entries for this git process. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Bytes written to git's stdin. */
+  readonly input?: string | Buffer;
+}
+
+/** A git command of a test failed: its arguments, where, and what git said. */
+export class TestGitError extends Error {
+  override readonly name = 'TestGitError';
+  constructor(
+    readonly args: readonly string[],
+    readonly cwd: string,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(' ')} (in ${cwd}) failed: ${stderr.trim()}`);
+  }
+}
+
+/** git's stdout exactly as written: for a diff that becomes a patch, whose last newline matters. */
+export function gitRaw(cwd: string, args: readonly string[], options: TestGitOptions = {}): string {
+  try {
+    return execFileSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      env: {
+        ...process.env,
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_AUTHOR_NAME: TEST_IDENTITY.name,
+        GIT_AUTHOR_EMAIL: TEST_IDENTITY.email,
+        GIT_COMMITTER_NAME: TEST_IDENTITY.name,
+        GIT_COMMITTER_EMAIL: TEST_IDENTITY.email,
+        ...options.env,
+      },
+    });
+  } catch (e) {
+    const stderr = (e as { stderr?: unknown }).stderr;
+    throw new TestGitError(args, cwd, typeof stderr === 'string' && stderr !== '' ? stderr : String(e));
+  }
+}
+
+/** Runs `git <args>` in `cwd`; its stdout without trailing whitespace (a status line's leading space kept). */
+export function git(cwd: string, ...args: string[]): string {
+  return gitRaw(cwd, args).trimEnd();
+}
