@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../kit/chromium';
+import { git } from '../kit/git';
 
 const execFileAsync = promisify(execFile);
 
@@ -97,17 +98,16 @@ async function until(what: string, timeoutMs: number, probe: () => Promise<boole
 }
 
 /** Makes a temporary git repository with one commit, the kind of folder a user opens. */
-export async function makeGitRepo(files: Readonly<Record<string, string>> = { 'README.md': '# demo\n' }): Promise<string> {
+export function makeGitRepo(files: Readonly<Record<string, string>> = { 'README.md': '# demo\n' }): Promise<string> {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-repo-')));
   for (const [rel, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), content);
   }
-  const git = (...args: string[]): Promise<unknown> => execFileAsync('git', args, { cwd: dir });
-  await git('init', '-q', '-b', 'main');
-  await git('-c', 'user.email=e2e@ralph.invalid', '-c', 'user.name=Ralph E2E', 'add', '-A');
-  await git('-c', 'user.email=e2e@ralph.invalid', '-c', 'user.name=Ralph E2E', 'commit', '-q', '-m', 'initial');
-  return dir;
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return Promise.resolve(dir);
 }
 
 /** Process groups still running; killed if the test process exits without teardown (Ctrl-C). */

@@ -208,11 +208,6 @@ describe('ralph start-up: what each command loads and writes (built CLI)', funct
       [],
     );
     fs.writeFileSync(path.join(repo, 'one.txt'), 'one\n');
-    const git = (...a: string[]): string => {
-      const r = spawnSync('git', a, { cwd: repo, encoding: 'utf8' });
-      assert.equal(r.status, 0, r.stderr);
-      return r.stdout.trim();
-    };
     git(repo, 'add', 'one.txt');
     git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '-m', 'W0-001');
     fs.writeFileSync(path.join(repo, '.ralph', 'W0-001.patch'), git(repo, 'format-patch', '-1', '--stdout'));

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { git } from '../../kit/git';
 
 const CLI = path.resolve(__dirname, '../../../dist/cli.js');
 
@@ -41,12 +42,6 @@ describe('ralph status from the status image (built CLI)', function () {
     };
   }
 
-  function git(...a: string[]): string {
-    const r = spawnSync('git', a, { cwd: repo, encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stderr);
-    return r.stdout.trim();
-  }
-
   /** status and status --json with the image, then again with it removed: both answers, and which path each took. */
   function bothWays(): { quick: Run[]; opened: Run[] } {
     const quick = [ralph(['status']), ralph(['status', '--json'])];
@@ -70,8 +65,8 @@ describe('ralph status from the status image (built CLI)', function () {
     repo = path.join(dir, 'repo');
     image = path.join(repo, '.ralph', 'ralph.db.status.json');
     fs.mkdirSync(path.join(repo, '.ralph'), { recursive: true });
-    git('init', '-q', '-b', 'main');
-    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
     const rows = [
       'W0-001 | pending | One | ES:1 | S | -',
       'W0-002 | pending | Two | ES:2 | M | W0-001',
@@ -90,12 +85,12 @@ describe('ralph status from the status image (built CLI)', function () {
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.err}`);
     }
     fs.writeFileSync(path.join(repo, 'one.txt'), 'one\n');
-    git('add', 'one.txt');
-    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '-m', 'W0-001');
-    fs.writeFileSync(path.join(repo, '.ralph', 'W0-001.patch'), git('format-patch', '-1', '--stdout'));
+    git(repo, 'add', 'one.txt');
+    git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '-m', 'W0-001');
+    fs.writeFileSync(path.join(repo, '.ralph', 'W0-001.patch'), git(repo, 'format-patch', '-1', '--stdout'));
     const queued = ralph(['queue-patch', 'W0-001', '.ralph/W0-001.patch', 'worker']);
     assert.equal(queued.code, 0, queued.err);
-    const promoted = ralph(['promote-patch', queued.out.trim(), git('rev-parse', 'HEAD')]);
+    const promoted = ralph(['promote-patch', queued.out.trim(), git(repo, 'rev-parse', 'HEAD')]);
     assert.equal(promoted.code, 0, promoted.err);
   });
 

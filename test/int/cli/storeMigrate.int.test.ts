@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { startPgClusterOrSkip, type PgCluster } from '../../kit/pgCluster';
+import { git } from '../../kit/git';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -29,14 +30,13 @@ describe('ralph store migrate (built CLI, real PostgreSQL)', function () {
     assert.equal(r.code, 0, `ralph ${args.join(' ')} failed (${r.code}): ${r.err}`);
     return r.out;
   }
-  const git = (...args: string[]): void => void spawnSync('git', args, { cwd: repo });
 
   before(async function () {
     if (!fs.existsSync(CLI)) spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
     cluster = await startPgClusterOrSkip(this);
     repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-migrate-'));
-    git('init', '-q', '-b', 'main');
-    git('-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, '-c', 'user.email=t@example.invalid', '-c', 'user.name=T', 'commit', '-q', '--allow-empty', '-m', 'init');
   });
   after(() => {
     cluster?.destroy();

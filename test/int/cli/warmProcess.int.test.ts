@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { EventStore } from '../../../src/store/types';
+import { git } from '../../kit/git';
 
 const CLI = path.resolve(__dirname, '../../../dist/cli.js');
 const WARM = /^ralph: ran in the warm process \(pid (\d+)\)\n/m;
@@ -161,22 +162,16 @@ describe('the warm ralph process (built CLI)', function () {
     }
   }
 
-  function git(...a: string[]): string {
-    const r = spawnSync('git', a, { cwd: repo, encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stderr);
-    return r.stdout.trim();
-  }
-
   before(() => {
     assert.ok(fs.existsSync(CLI), `${CLI} missing: npm run build`);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-warm-'));
     sockets = fs.mkdtempSync(path.join(os.tmpdir(), 'rw-'));
     repo = path.join(dir, 'repo');
     fs.mkdirSync(path.join(repo, '.ralph'), { recursive: true });
-    git('init', '-q', '-b', 'main');
-    git('config', 'user.email', 't@example.invalid');
-    git('config', 'user.name', 'Test');
-    git('commit', '-q', '--allow-empty', '-m', 'init');
+    git(repo, 'init', '-q', '-b', 'main');
+    git(repo, 'config', 'user.email', 't@example.invalid');
+    git(repo, 'config', 'user.name', 'Test');
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'init');
     fs.writeFileSync(
       path.join(repo, '.ralph', 'BACKLOG.md'),
       '# BACKLOG\n\n## Wave 0\n\n| ID | Status | Title | Source | Effort | Deps |\n|----|--------|-------|--------|--------|------|\n' +
@@ -233,10 +228,10 @@ describe('the warm ralph process (built CLI)', function () {
     const task = claim.out.trim();
     assert.match(task, /^W0-00[12]$/);
     fs.writeFileSync(path.join(repo, 'f.txt'), 'x\n');
-    git('add', 'f.txt');
-    git('commit', '-q', '-m', 'f');
+    git(repo, 'add', 'f.txt');
+    git(repo, 'commit', '-q', '-m', 'f');
     const pending = path.join(repo, 'sub', 'p.patch');
-    fs.writeFileSync(pending, git('format-patch', '-1', '--stdout') + '\n');
+    fs.writeFileSync(pending, git(repo, 'format-patch', '-1', '--stdout') + '\n');
     const queued = ralph(['--dir', '..', 'queue-patch', task, path.join('..', 'sub', 'p.patch'), 'worker-b'], {
       cwd: path.join(repo, 'sub'),
     });
