@@ -8,9 +8,10 @@
 // The children are the ones runChild would start itself: the same argv, environment and
 // working directory, the same process group (their own, or this process's: the helper is in
 // this process's group and forwards nothing of its own), and this process signals them by
-// pid, as it would children of its own. The helper ignores the signals a terminal sends its group (this process
-// decides how to stop) and exits when this process goes (its IPC channel closes). Its working
-// directory is `/`, so it never looks like a process left in a project.
+// pid, as it would children of its own. The helper ignores the signals a terminal sends its
+// group (this process decides how to stop) and exits when this process goes (its IPC
+// channel closes). Its working directory is `/`, so it never looks like a process left in a
+// project.
 //
 // Only long-lived processes turn it on (a running loop): a short command would wait for a
 // Node start-up to save a few milliseconds. Until the helper says it is ready, and after it
