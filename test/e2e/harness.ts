@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../kit/chromium';
-import { git } from '../kit/git';
+import { makeTempGitRepo } from '../kit/git';
 
 const execFileAsync = promisify(execFile);
 
@@ -99,15 +99,7 @@ async function until(what: string, timeoutMs: number, probe: () => Promise<boole
 
 /** Makes a temporary git repository with one commit, the kind of folder a user opens. */
 export function makeGitRepo(files: Readonly<Record<string, string>> = { 'README.md': '# demo\n' }): Promise<string> {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-repo-')));
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    fs.writeFileSync(path.join(dir, rel), content);
-  }
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'initial');
-  return Promise.resolve(dir);
+  return Promise.resolve(makeTempGitRepo(files, { prefix: 'ralph-e2e-repo-' }).dir);
 }
 
 /** Process groups still running; killed if the test process exits without teardown (Ctrl-C). */

@@ -2,11 +2,12 @@
 // binaries from .tools/, throwaway HOME/TMPDIR/config dirs, the DISABLE_* variables, few
 // retries, and Codex's custom "mock" provider. Also a temp git repository helper.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sandbox } from '../../src/agents/scripted/sandbox';
-import { git } from './git';
+import { makeTempGitRepo } from './git';
+import type { TempGitRepo } from './git';
 
 // The claude sandbox is product code (the demo uses it); the tests take it from there.
 export { claudeSandbox } from '../../src/agents/scripted/sandbox';
@@ -98,16 +99,9 @@ export function codexMockProvider(serverUrl: string): { configOverrides: string[
   };
 }
 
-/** A temp git repository with one commit. */
-export function makeTempRepo(prefix = 'ralph-agent-repo-'): { dir: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  git(dir, 'init', '-q', '-b', 'main');
-  git(dir, 'config', 'user.email', 'test@example.invalid');
-  git(dir, 'config', 'user.name', 'Test');
-  writeFileSync(join(dir, 'README.md'), '# temp\n');
-  git(dir, 'add', '.');
-  git(dir, 'commit', '-q', '-m', 'init');
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+/** A temp git repository with one commit and a user in its config. */
+export function makeTempRepo(prefix = 'ralph-agent-repo-'): TempGitRepo {
+  return makeTempGitRepo(undefined, { prefix, identity: true });
 }
 
 /** Live (non-zombie) processes whose working directory is `dir` or below it. */

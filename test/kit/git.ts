@@ -2,6 +2,9 @@
 // no prompts, and a failure thrown with git's own stderr. Ralph's engine never uses this:
 // it has its own runner with its own safety environment (src/git/exec.ts).
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 
 /** Who the tests' own commits are by, unless a repository's config is given on the command line. */
 export const TEST_IDENTITY = { name: 'Ralph Test', email: 'test@ralph.invalid' } as const;
@@ -52,4 +55,34 @@ export function gitRaw(cwd: string, args: readonly string[], options: TestGitOpt
 /** Runs `git <args>` in `cwd`; its stdout without trailing whitespace (a status line's leading space kept). */
 export function git(cwd: string, ...args: string[]): string {
   return gitRaw(cwd, args).trimEnd();
+}
+
+export interface TempGitRepo {
+  /** Its real path (a temp folder may be reached through a link, and processes report real cwds). */
+  readonly dir: string;
+  cleanup(): void;
+}
+
+/**
+ * A temporary git repository on `main` with `files` in one commit. With `identity`, the
+ * repository's own config names a user, so what Ralph commits there is by that user
+ * rather than by Ralph's fallback identity.
+ */
+export function makeTempGitRepo(
+  files: Readonly<Record<string, string>> = { 'README.md': '# temp\n' },
+  options: { readonly prefix?: string; readonly identity?: boolean } = {},
+): TempGitRepo {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), options.prefix ?? 'ralph-test-repo-')));
+  git(dir, 'init', '-q', '-b', 'main');
+  if (options.identity === true) {
+    git(dir, 'config', 'user.email', TEST_IDENTITY.email);
+    git(dir, 'config', 'user.name', TEST_IDENTITY.name);
+  }
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), content);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
