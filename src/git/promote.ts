@@ -450,25 +450,23 @@ export async function promoteIntoCheckout(
   try {
     // Holding the lock, the user's git cannot commit; a ref moved by anything else is
     // still caught by the compare-and-swap below.
-    // Both only read, so they run together (the checkout's check is wasted when the branch moved).
-    const [tipNow, blocking] = await Promise.all([branchTip(worktree, branch), filesBlockingCheckout(worktree, old, next)]);
-    if (tipNow !== old) {
+    // The checks only read, so they run together, and the temp index (ours alone while we
+    // hold index.lock) is prepared beside them; a check that says no throws it away.
+    const [tipNow, blocking, prepared] = await Promise.allSettled([
+      branchTip(worktree, branch),
+      filesBlockingCheckout(worktree, old, next),
+      prepareTempIndex(worktree, gd, tempIndex, old),
+    ]);
+    if (tipNow.status === 'rejected' || blocking.status === 'rejected' || prepared.status === 'rejected') {
+      await rm(tempIndex, { force: true });
+      throw [tipNow, blocking, prepared].find((r) => r.status === 'rejected')?.reason;
+    }
+    if (tipNow.value !== old || blocking.value.length > 0) await rm(tempIndex, { force: true });
+    if (tipNow.value !== old) {
       return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} before promotion` };
     }
-    if (blocking.length > 0) return waitingFor(worktree, blocking);
-
-    // A crash inside read-tree can leave its own lock on the temp index behind; we hold
-    // index.lock, so no other promotion is using it.
-    await rm(`${tempIndex}.lock`, { force: true });
-    await rm(tempIndex, { force: true });
-    await copyIndexFile(join(gd, 'index'), tempIndex).catch(async () => {
-      await runGit(worktree, ['read-tree', old], { env: { GIT_INDEX_FILE: tempIndex } });
-    });
+    if (blocking.value.length > 0) return waitingFor(worktree, blocking.value);
     const env = { GIT_INDEX_FILE: tempIndex };
-    // read-tree trusts cached stat data: a file whose timestamp changed but not its content
-    // (touched by a build tool, saved unchanged) would count as "not uptodate". Refresh first,
-    // as `git checkout` does internally; exit 1 only means some files really are modified.
-    await runGit(worktree, ['update-index', '-q', '--refresh'], { env, allowExitCodes: [1] });
     updating = true;
     const merged = await runGit(worktree, ['read-tree', '-m', '-u', old, next], { env, allowExitCodes: [128] });
     if (merged.exitCode !== 0) {
@@ -499,6 +497,24 @@ export async function promoteIntoCheckout(
     if (lockHeld && !updating) await rm(lockPath, { force: true });
     activeTokens.delete(marker.token as string);
   }
+}
+
+/**
+ * The user's index copied to `tempIndex` (or `old`'s tree read into it when there is none)
+ * and refreshed: read-tree trusts cached stat data, so a file whose timestamp changed but not
+ * its content (touched by a build tool, saved unchanged) would count as "not uptodate".
+ * `git checkout` refreshes internally too; exit 1 only means some files really are modified.
+ */
+async function prepareTempIndex(worktree: string, gd: string, tempIndex: string, old: string): Promise<void> {
+  // A crash inside read-tree can leave its own lock on the temp index behind; we hold
+  // index.lock, so no other promotion is using it.
+  await rm(`${tempIndex}.lock`, { force: true });
+  await rm(tempIndex, { force: true });
+  const env = { GIT_INDEX_FILE: tempIndex };
+  await copyIndexFile(join(gd, 'index'), tempIndex).catch(async () => {
+    await runGit(worktree, ['read-tree', old], { env });
+  });
+  await runGit(worktree, ['update-index', '-q', '--refresh'], { env, allowExitCodes: [1] });
 }
 
 const LOCK_STAGING_PREFIX = 'ralph-lock-';

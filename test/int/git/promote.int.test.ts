@@ -1,6 +1,17 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { capturePatch } from '../../../src/git/capture';
@@ -116,6 +127,11 @@ describe('git/promote (real git)', () => {
     assert.equal(repo.read('src/b.ts'), 'export const b = 1;\n', 'nothing brought in while waiting');
     assert.equal(repo.git('rev-parse', 'main'), before);
     assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+    // The temp index prepared beside the checks is gone with the lock.
+    assert.deepEqual(
+      readdirSync(join(repo.dir, '.git')).filter((f) => f.startsWith('ralph-promote-index')),
+      [],
+    );
 
     // The user reverts their edit: now it goes through.
     repo.git('checkout', '--', 'src/a.ts');
