@@ -95,13 +95,34 @@ export async function ensureWorktree(repo: string, options: EnsureWorktreeOption
   const legacy = join(await legacyWorktreesRoot(repo), name);
   if (await pathExists(legacy)) await removeWorktreeAt(repo, legacy, common);
   // A directory git does not know (or a registration whose directory is gone) is debris of
-  // a crash: clear both before adding afresh.
+  // a crash: clear both before adding afresh (a first start has neither, and needs no prune).
   await withWorktreeAdmin(repo, async () => {
     await rm(path, { recursive: true, force: true });
-    await runGit(repo, ['worktree', 'prune']);
+    if (await anyRegistrationGone(common)) await runGit(repo, ['worktree', 'prune']);
     await runGit(repo, ['worktree', 'add', '--force', '--quiet', '-B', branch, path, base]);
   });
   return { name, path, branch, base };
+}
+
+/**
+ * Whether `git worktree prune` would find something: an admin dir under
+ * `<commonDir>/worktrees/` whose worktree is gone (or that it cannot read). Such a
+ * registration would keep its branch from `worktree add -B`, even with --force.
+ */
+async function anyRegistrationGone(commonDir: string): Promise<boolean> {
+  let admins: string[];
+  try {
+    admins = await readdir(join(commonDir, 'worktrees'));
+  } catch {
+    return false;
+  }
+  const gone = await Promise.all(
+    admins.map(async (a) => {
+      const back = await readFile(join(commonDir, 'worktrees', a, 'gitdir'), 'utf8').catch(() => null);
+      return back === null || !(await pathExists(resolve(commonDir, 'worktrees', a, back.trim())));
+    }),
+  );
+  return gone.includes(true);
 }
 
 /** Unregisters and deletes the worktree at `path` (registered or not). */

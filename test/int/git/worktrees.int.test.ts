@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { gitCallCount } from '../../../src/git/exec';
 import { branchTip, currentBranch, gitCommonDir, isClean } from '../../../src/git/repo';
 import { isInside, repoCacheDir } from '../../../src/git/repoCache';
 import {
@@ -99,6 +100,23 @@ describe('git/worktrees (real git)', () => {
     const w2 = await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
     assert.equal(existsSync(join(w2.path, 'leftover.txt')), false);
     assert.equal(await currentBranch(w2.path), 'ralph/w2');
+  });
+
+  it('given a vanished registration elsewhere holding ralph/<name>, then ensuring prunes it and creates the worktree', async () => {
+    const elsewhere = join(repo.dir, '..', `${repo.dir.split('/').pop() ?? 'r'}-gone-w1`);
+    git(repo.dir, 'worktree', 'add', '-q', '-B', 'ralph/w1', elsewhere, 'main');
+    rmSync(elsewhere, { recursive: true, force: true });
+    const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    assert.equal(await currentBranch(wt.path), 'ralph/w1');
+    assert.ok(!repo.git('worktree', 'list', '--porcelain').includes(elsewhere), 'the vanished registration was pruned');
+  });
+
+  it('given no registration whose folder is gone, then creating a worktree runs no prune', async () => {
+    await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
+    const before = gitCallCount();
+    await ensureWorktree(repo.dir, { name: 'w2', branch: 'main' });
+    // tip, add: the common dir and the cache root are known from the first call.
+    assert.equal(gitCallCount() - before, 2);
   });
 
   it('lists ralph worktrees, finds orphans (unregistered dirs, vanished, inactive) and removes them', async () => {
