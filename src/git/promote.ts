@@ -297,7 +297,27 @@ export async function promotePatch(repo: string, options: PromoteOptions): Promi
   };
 }
 
+type EarlyTree = Promise<{ readonly built: TreeResult } | { readonly error: unknown }>;
+
 async function promoteOnce(top: string, options: PromoteOptions): Promise<PromoteAttempt> {
+  // A patch verified on a tip is usually promoted onto that same tip: its tree is built
+  // while the tip is read, and thrown away when the tip has moved.
+  const early: EarlyTree | undefined =
+    options.expectedTip === undefined
+      ? undefined
+      : treeWithPatch(top, options.expectedTip, options.patchFile, options.threeWay ?? true).then(
+          (built) => ({ built }),
+          (error: unknown) => ({ error }),
+        );
+  try {
+    return await promoteOntoTip(top, options, early);
+  } finally {
+    // Its git processes and temp folder end before the promotion returns.
+    await early;
+  }
+}
+
+async function promoteOntoTip(top: string, options: PromoteOptions, early: EarlyTree | undefined): Promise<PromoteAttempt> {
   const { branch } = options;
   const [worktrees, tip] = await Promise.all([listWorktrees(top), branchTipAndTree(top, branch)]);
   if (tip === null) throw new BranchNotFoundError(branch);
@@ -334,7 +354,9 @@ async function promoteOnce(top: string, options: PromoteOptions): Promise<Promot
     }
   }
 
-  const built = await treeWithPatch(top, old, options.patchFile, options.threeWay ?? true);
+  const speculated = options.expectedTip === old ? await early : undefined;
+  if (speculated !== undefined && 'error' in speculated) throw speculated.error;
+  const built = speculated?.built ?? (await treeWithPatch(top, old, options.patchFile, options.threeWay ?? true));
   if (!built.ok) return { status: 'conflict', reason: 'does-not-apply', detail: built.detail };
   if (built.tree === tip.tree) {
     return { status: 'conflict', reason: 'no-change', detail: `the patch changes nothing on ${branch} at ${old}` };

@@ -343,9 +343,13 @@ describe('git/promote (real git)', () => {
     const base = await branchTip(repo.dir, 'main');
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
     const moved = repo.commit({ 'src/b.ts': 'export const b = 5;\n' }, 'someone else');
+    const buildFolders = (): string[] => readdirSync(tmpdir()).filter((f) => f.startsWith('ralph-promote-'));
+    const foldersBefore = buildFolders();
     const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: base ?? '' });
     assert.equal(r.status, 'conflict');
     if (r.status === 'conflict') assert.equal(r.reason, 'branch-moved');
+    // The tree built early on the expected tip is thrown away with its folder.
+    assert.deepEqual(buildFolders(), foldersBefore);
     assert.equal(await branchTip(repo.dir, 'main'), moved);
     assert.equal(readFileSync(join(repo.dir, 'src/a.ts'), 'utf8'), 'export const a = 1;\n');
     const ok = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: moved });
