@@ -42,6 +42,12 @@ export class PrimaryWork {
   private planError: string | null = null;
   private patch: CapturedPatch | null = null;
   private gates: GateResult[] = [];
+  /**
+   * The build gate that passed on the worktree as the last implement left it. The machine
+   * goes from there straight to verify, which then does not build the same files again; any
+   * other phase may change the worktree, so it is forgotten before each.
+   */
+  private built: GateResult | null = null;
   /** A reviewer's modify this task's attempt builds on (set when its worktree is prepared). */
   private followUp: FollowUpBrief | null = null;
   private readonly tracker = new IdenticalFailureTracker();
@@ -51,6 +57,8 @@ export class PrimaryWork {
   constructor(private readonly run: LoopRun) {}
 
   async runPhase(s: PrimaryState): Promise<PhaseFact> {
+    const built = this.built;
+    this.built = null;
     switch (s.phase) {
       case 'assess':
         return this.assess(s);
@@ -59,7 +67,7 @@ export class PrimaryWork {
       case 'implement':
         return this.implement(s);
       case 'verify':
-        return this.verify();
+        return this.verify(built);
       case 'reflect':
         return this.reflect(s);
       case 'commit':
@@ -208,14 +216,22 @@ export class PrimaryWork {
     if (out.kind === 'incident') return this.incidentStop(out.message);
     if (out.result.status !== 'success') return this.agentFailed(out.result.status, out.result.errors, out.result.stderrTail);
     const [build] = await harness.verification.gates('primary', task.task_id, [ctx.settings.buildGate], wt.path, lifecycle.signal);
+    if (build?.status === 'passed') this.built = build;
     return { kind: 'implemented', build: { gate: 'build', ok: build?.ok ?? true, output: build?.outputTail ?? '' } };
   }
 
-  private async verify(): Promise<PhaseFact> {
+  private async verify(built: GateResult | null): Promise<PhaseFact> {
     const task = this.task;
     const wt = this.wt;
     if (!task || !wt) return { kind: 'agent_failed', error: 'verify without a task' };
-    const v = await this.run.harness.verification.verify('primary', task, wt.path, wt.base, this.run.lifecycle.signal);
+    const v = await this.run.harness.verification.verify(
+      'primary',
+      task,
+      wt.path,
+      wt.base,
+      this.run.lifecycle.signal,
+      built ? [built] : [],
+    );
     if (v.restricted !== undefined) {
       const r = await this.run.harness.promotion.refuse(
         task,

@@ -70,13 +70,35 @@ export class Verification {
 
   /**
    * Verify: the command gates, then the change is captured and the forbidden patterns are
-   * checked on the lines it adds. Returns the results and the captured patch.
+   * checked on the lines it adds. Returns the results and the captured patch. `passed` are
+   * gates that passed on the worktree exactly as it is now (the build the last implement
+   * step ran): a verify gate with the same name and command is not run again, and its result
+   * stands in the list.
    */
-  async verify(agent: AgentName, task: LoopTask, worktree: string, base: string, signal: AbortSignal): Promise<Verified> {
+  async verify(
+    agent: AgentName,
+    task: LoopTask,
+    worktree: string,
+    base: string,
+    signal: AbortSignal,
+    passed: readonly GateResult[] = [],
+  ): Promise<Verified> {
     const { settings } = this.ctx;
     const restricted = await this.restricted(task, worktree, base);
     if (restricted != null) return { gates: [], patch: null, restricted };
-    const results = await this.gates(agent, task.task_id, settings.verifyGates, worktree, signal);
+    const done = (spec: GateSpec): GateResult | undefined =>
+      passed.find((r) => r.status === 'passed' && r.gate === spec.name && r.command === spec.command);
+    const ran = await this.gates(
+      agent,
+      task.task_id,
+      settings.verifyGates.filter((g) => done(g) === undefined),
+      worktree,
+      signal,
+    );
+    const results = settings.verifyGates.flatMap((g) => {
+      const r = done(g) ?? ran.find((x) => x.gate === g.name);
+      return r === undefined ? [] : [r];
+    });
     if (results.some((r) => !r.ok)) return { gates: results, patch: null };
     const patch = await capturePatch(worktree, base, this.pendingPatchPath(task.task_id, agent));
     const fp = forbiddenPatternsGate(patch.addedLines, settings.forbiddenPatterns, settings.forbiddenExclude);

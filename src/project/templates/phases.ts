@@ -86,7 +86,7 @@ No agent runs in this phase: the harness runs the gates in the task's worktree, 
 
 ${gateList(ctx)}
 
-The forbidden patterns are checked on the lines the change adds, once it is captured as a patch. A failure goes to the reflect phase with the failing gate's output; a pass goes to commit. The commands are \`build\`, \`test\`, \`lint\` and \`fmt\` in ralph.config.json.
+A build that passed right after the last implement step counts for this phase: nothing has touched the worktree since, so the same files are not built twice. The forbidden patterns are checked on the lines the change adds, once it is captured as a patch. A failure goes to the reflect phase with the failing gate's output; a pass goes to commit. The commands are \`build\`, \`test\`, \`lint\` and \`fmt\` in ralph.config.json.
 `,
 
   reflect: () => `# Phase: reflect

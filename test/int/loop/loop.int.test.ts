@@ -114,6 +114,19 @@ describe('loop/Loop end to end (scripted claude)', function () {
       .filter((e): e is Extract<LoopEvent, { type: 'phase.changed' }> => e.type === 'phase.changed' && e.taskId === 'T-1')
       .map((e) => e.to);
     assert.deepEqual(phases.slice(0, 5), ['plan', 'implement', 'implement', 'verify', 'commit']);
+    // The last step's build passed on the files verify checks: verify does not build them again,
+    // and the patch's gate record still has that build.
+    const primaryGates = events.flatMap((e) => (e.type === 'gate.started' && e.agent === 'primary' && e.taskId === 'T-1' ? [e.gate] : []));
+    assert.deepEqual(primaryGates.slice(0, 5), ['build', 'build', 'test', 'lint', 'fmt']);
+    const [firstRecord] = store.all<{ payload: string }>(
+      "SELECT payload FROM events WHERE event_type = 'patch.gates' AND json_extract(payload, '$.task_id') = 'T-1' ORDER BY event_id",
+    );
+    assert.deepEqual(
+      (JSON.parse(firstRecord?.payload ?? '{}') as { gates?: { gate: string; status: string }[] }).gates?.map(
+        (g) => `${g.gate}:${g.status}`,
+      ),
+      ['build:passed', 'test:passed', 'lint:skipped', 'fmt:skipped', 'forbidden_patterns:passed'],
+    );
     // The worker ran T-2 (in its own worktree) while the primary had T-1.
     const workerStarted = events.find((e) => e.type === 'agent.started' && e.agent === 'worker-1' && e.taskId === 'T-2');
     assert.ok(workerStarted);
