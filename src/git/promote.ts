@@ -430,7 +430,8 @@ const STALE_MARKER_MS = 10 * 60 * 1000;
  *  2. Check the checkout's own changes against the files `old..next` changes; any overlap
  *     (edited, staged, untracked or ignored file in the way, unresolved merge) -> release
  *     the lock and return `waiting`, nothing changed.
- *  3. Copy the index to a temp index and run `git read-tree -m -u old next` on it: git's
+ *  3. Copy the index to a temp index and refresh it (both while step 2 runs: stopped and
+ *     thrown away when it says no), then run `git read-tree -m -u old next` on it: git's
  *     own two-tree "switch" merge, which refuses to clobber local changes and updates only
  *     the files that differ. Crash: branch still at old, some files already at next ->
  *     recovery restores exactly the files whose content is next's.
@@ -473,21 +474,26 @@ export async function promoteIntoCheckout(
     // Holding the lock, the user's git cannot commit; a ref moved by anything else is
     // still caught by the compare-and-swap below.
     // The checks only read, so they run together, and the temp index (ours alone while we
-    // hold index.lock) is prepared beside them; a check that says no throws it away.
-    const [tipNow, blocking, prepared] = await Promise.allSettled([
-      branchTip(worktree, branch),
-      filesBlockingCheckout(worktree, old, next),
-      prepareTempIndex(worktree, gd, tempIndex, old),
-    ]);
-    if (tipNow.status === 'rejected' || blocking.status === 'rejected' || prepared.status === 'rejected') {
-      await rm(tempIndex, { force: true });
-      throw [tipNow, blocking, prepared].find((r) => r.status === 'rejected')?.reason;
-    }
-    if (tipNow.value !== old || blocking.value.length > 0) await rm(tempIndex, { force: true });
+    // hold index.lock) is prepared beside them. A check that says no, or fails, stops the
+    // preparation (its refresh stats every tracked file: the lock is not held for it) and
+    // throws the temp index away; the lock goes only once no git of ours is running.
+    const stopPreparing = new AbortController();
+    const prepared = prepareTempIndex(worktree, gd, tempIndex, old, stopPreparing.signal).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    const [tipNow, blocking] = await Promise.allSettled([branchTip(worktree, branch), filesBlockingCheckout(worktree, old, next)]);
+    const go = tipNow.status === 'fulfilled' && tipNow.value === old && blocking.status === 'fulfilled' && blocking.value.length === 0;
+    if (!go) stopPreparing.abort();
+    const failed = await prepared;
+    if (!go || failed !== null) await discardTempIndex(tempIndex);
+    if (tipNow.status === 'rejected') throw tipNow.reason;
+    if (blocking.status === 'rejected') throw blocking.reason;
     if (tipNow.value !== old) {
       return { status: 'conflict', reason: 'branch-moved', detail: `${branch} moved away from ${old} before promotion` };
     }
     if (blocking.value.length > 0) return waitingFor(worktree, blocking.value);
+    if (failed !== null) throw failed.error;
     const env = { GIT_INDEX_FILE: tempIndex };
     updating = true;
     const merged = await runGit(worktree, ['read-tree', '-m', '-u', old, next], { env, allowExitCodes: [128] });
@@ -527,16 +533,21 @@ export async function promoteIntoCheckout(
  * its content (touched by a build tool, saved unchanged) would count as "not uptodate".
  * `git checkout` refreshes internally too; exit 1 only means some files really are modified.
  */
-async function prepareTempIndex(worktree: string, gd: string, tempIndex: string, old: string): Promise<void> {
+async function prepareTempIndex(worktree: string, gd: string, tempIndex: string, old: string, signal: AbortSignal): Promise<void> {
   // A crash inside read-tree can leave its own lock on the temp index behind; we hold
   // index.lock, so no other promotion is using it.
-  await rm(`${tempIndex}.lock`, { force: true });
-  await rm(tempIndex, { force: true });
+  await discardTempIndex(tempIndex);
   const env = { GIT_INDEX_FILE: tempIndex };
   await copyIndexFile(join(gd, 'index'), tempIndex).catch(async () => {
-    await runGit(worktree, ['read-tree', old], { env });
+    await runGit(worktree, ['read-tree', old], { env, signal });
   });
-  await runGit(worktree, ['update-index', '-q', '--refresh'], { env, allowExitCodes: [1] });
+  await runGit(worktree, ['update-index', '-q', '--refresh'], { env, allowExitCodes: [1], signal });
+}
+
+/** The temp index and a lock on it that a stopped or killed git left. */
+async function discardTempIndex(tempIndex: string): Promise<void> {
+  await rm(`${tempIndex}.lock`, { force: true });
+  await rm(tempIndex, { force: true });
 }
 
 const LOCK_STAGING_PREFIX = 'ralph-lock-';

@@ -343,13 +343,23 @@ describe('git/promote (real git)', () => {
     const base = await branchTip(repo.dir, 'main');
     const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
     const moved = repo.commit({ 'src/b.ts': 'export const b = 5;\n' }, 'someone else');
-    const buildFolders = (): string[] => readdirSync(tmpdir()).filter((f) => f.startsWith('ralph-promote-'));
-    const foldersBefore = buildFolders();
-    const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: base ?? '' });
+    // The tree is built early on the expected tip, in a folder of its own under the temp
+    // folder (a private one here: other suites build theirs at the same time); it is thrown
+    // away with its folder.
+    const privateTmp = mkdtempSync(join(tmpdir(), 'ralph-promote-test-'));
+    const savedTmp = process.env['TMPDIR'];
+    process.env['TMPDIR'] = privateTmp;
+    let r: Awaited<ReturnType<typeof promotePatch>>;
+    try {
+      r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: base ?? '' });
+    } finally {
+      if (savedTmp === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = savedTmp;
+    }
     assert.equal(r.status, 'conflict');
     if (r.status === 'conflict') assert.equal(r.reason, 'branch-moved');
-    // The tree built early on the expected tip is thrown away with its folder.
-    assert.deepEqual(buildFolders(), foldersBefore);
+    assert.deepEqual(readdirSync(privateTmp), []);
+    rmSync(privateTmp, { recursive: true });
     assert.equal(await branchTip(repo.dir, 'main'), moved);
     assert.equal(readFileSync(join(repo.dir, 'src/a.ts'), 'utf8'), 'export const a = 1;\n');
     const ok = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg, expectedTip: moved });
@@ -637,6 +647,43 @@ describe('git/promote (real git)', () => {
         assert.equal(repo.git('rev-parse', 'main'), old);
         assert.equal(existsSync(join(repo.dir, '.git/refs/heads/main.lock')), false);
         assert.equal(existsSync(join(repo.dir, '.git/ralph/promote-ref.json')), false);
+      });
+    });
+
+    describe('a refresh of the temp index that would take an hour', () => {
+      let bin: string;
+      let path: string | undefined;
+      beforeEach(() => {
+        // The real git, except that `update-index` (the temp index's refresh) never ends.
+        bin = mkdtempSync(join(tmpdir(), 'ralph-slow-git-'));
+        const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+        const script = [
+          '#!/bin/sh',
+          'for a in "$@"; do',
+          '  if [ "$a" = update-index ]; then exec sleep 3600; fi',
+          'done',
+          `exec ${real} "$@"`,
+        ];
+        writeFileSync(join(bin, 'git'), `${script.join('\n')}\n`, { mode: 0o755 });
+        path = process.env['PATH'];
+        process.env['PATH'] = `${bin}:${path ?? ''}`;
+      });
+      afterEach(() => {
+        process.env['PATH'] = path;
+        rmSync(bin, { recursive: true, force: true });
+      });
+
+      it('is stopped when the checks say wait: the lock goes with the answer, not an hour later', async () => {
+        const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
+        writeIn(repo.dir, 'src/a.ts', 'export const a = 99; // user edit\n');
+        const r = await promotePatch(repo.dir, { branch: 'main', patchFile: patch, message: msg });
+        assert.equal(r.status, 'waiting');
+        assert.equal(existsSync(join(repo.dir, '.git/index.lock')), false);
+        assert.deepEqual(
+          readdirSync(join(repo.dir, '.git')).filter((f) => f.startsWith('ralph-promote-index')),
+          [],
+        );
+        assert.equal(repo.read('src/a.ts'), 'export const a = 99; // user edit\n');
       });
     });
 
