@@ -30,6 +30,23 @@ import { git } from '../../kit/git';
 import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
+/**
+ * Puts a `git` first on PATH that runs the shell `action` (given the real git's path) when
+ * `command` is among its arguments, and is the real git otherwise. Returns the undo.
+ */
+function realGitExceptFor(command: string, action: (real: string) => string): () => void {
+  const bin = mkdtempSync(join(tmpdir(), 'ralph-wrapped-git-'));
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const script = ['#!/bin/sh', 'for a in "$@"; do', `  if [ "$a" = ${command} ]; then ${action(real)}; fi`, 'done', `exec ${real} "$@"`];
+  writeFileSync(join(bin, 'git'), `${script.join('\n')}\n`, { mode: 0o755 });
+  const path = process.env['PATH'];
+  process.env['PATH'] = `${bin}:${path ?? ''}`;
+  return () => {
+    process.env['PATH'] = path;
+    rmSync(bin, { recursive: true, force: true });
+  };
+}
+
 describe('git/promote (real git)', () => {
   let repo: TempRepo;
   let out: string;
@@ -592,28 +609,13 @@ describe('git/promote (real git)', () => {
     });
 
     describe('a git process killed in the middle of a promotion', () => {
-      let bin: string;
-      let path: string | undefined;
+      let undo: () => void;
       beforeEach(() => {
         // The real git, except that `update-ref` takes main's lock and dies by SIGKILL (as
         // the OOM killer would take it).
-        bin = mkdtempSync(join(tmpdir(), 'ralph-killed-git-'));
-        const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-        const script = [
-          '#!/bin/sh',
-          'for a in "$@"; do',
-          `  if [ "$a" = update-ref ]; then : > "$(${real} rev-parse --git-common-dir)/refs/heads/main.lock"; kill -9 $$; fi`,
-          'done',
-          `exec ${real} "$@"`,
-        ];
-        writeFileSync(join(bin, 'git'), `${script.join('\n')}\n`, { mode: 0o755 });
-        path = process.env['PATH'];
-        process.env['PATH'] = `${bin}:${path ?? ''}`;
+        undo = realGitExceptFor('update-ref', (real) => `: > "$(${real} rev-parse --git-common-dir)/refs/heads/main.lock"; kill -9 $$`);
       });
-      afterEach(() => {
-        process.env['PATH'] = path;
-        rmSync(bin, { recursive: true, force: true });
-      });
+      afterEach(() => undo());
 
       it('in the user checkout: the error is thrown and the checkout is put back at once', async () => {
         writeIn(repo.dir, 'notes.txt', 'user\n');
@@ -651,27 +653,12 @@ describe('git/promote (real git)', () => {
     });
 
     describe('a refresh of the temp index that would take an hour', () => {
-      let bin: string;
-      let path: string | undefined;
+      let undo: () => void;
       beforeEach(() => {
         // The real git, except that `update-index` (the temp index's refresh) never ends.
-        bin = mkdtempSync(join(tmpdir(), 'ralph-slow-git-'));
-        const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-        const script = [
-          '#!/bin/sh',
-          'for a in "$@"; do',
-          '  if [ "$a" = update-index ]; then exec sleep 3600; fi',
-          'done',
-          `exec ${real} "$@"`,
-        ];
-        writeFileSync(join(bin, 'git'), `${script.join('\n')}\n`, { mode: 0o755 });
-        path = process.env['PATH'];
-        process.env['PATH'] = `${bin}:${path ?? ''}`;
+        undo = realGitExceptFor('update-index', () => 'exec sleep 3600');
       });
-      afterEach(() => {
-        process.env['PATH'] = path;
-        rmSync(bin, { recursive: true, force: true });
-      });
+      afterEach(() => undo());
 
       it('is stopped when the checks say wait: the lock goes with the answer, not an hour later', async () => {
         const patch = await agentPatch('w1', { 'src/a.ts': 'export const a = 2;\n' });
