@@ -103,7 +103,7 @@ describe('git/worktrees (real git)', () => {
   });
 
   it('given a vanished registration elsewhere holding ralph/<name>, then ensuring prunes it and creates the worktree', async () => {
-    const elsewhere = join(repo.dir, '..', `${repo.dir.split('/').pop() ?? 'r'}-gone-w1`);
+    const elsewhere = `${repo.dir}-gone-w1`;
     git(repo.dir, 'worktree', 'add', '-q', '-B', 'ralph/w1', elsewhere, 'main');
     rmSync(elsewhere, { recursive: true, force: true });
     const wt = await ensureWorktree(repo.dir, { name: 'w1', branch: 'main' });
