@@ -86,3 +86,20 @@ export function makeTempGitRepo(
   git(dir, 'commit', '-q', '-m', 'initial');
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * Puts a `git` first on PATH for this process and its children: a shell script that runs
+ * the lines `before(real)` returns (`$@` are git's arguments, `real` the real git's path)
+ * and then the real git. Returns the undo.
+ */
+export function wrapGitOnPath(before: (real: string) => readonly string[]): () => void {
+  const bin = mkdtempSync(join(tmpdir(), 'ralph-wrapped-git-'));
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(join(bin, 'git'), `${['#!/bin/sh', ...before(real), `exec ${real} "$@"`].join('\n')}\n`, { mode: 0o755 });
+  const path = process.env['PATH'];
+  process.env['PATH'] = `${bin}:${path ?? ''}`;
+  return () => {
+    process.env['PATH'] = path;
+    rmSync(bin, { recursive: true, force: true });
+  };
+}

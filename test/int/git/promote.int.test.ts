@@ -26,25 +26,13 @@ import type { PromotionMarker, RecoveryOutcome } from '../../../src/git/promote'
 import { GitError } from '../../../src/git/exec';
 import { branchTip, commitExists, isAncestor } from '../../../src/git/repo';
 import { ensureWorktree, worktreesRoot } from '../../../src/git/worktrees';
-import { git } from '../../kit/git';
+import { git, wrapGitOnPath } from '../../kit/git';
 import { makeRepo, writeIn } from './gitFixture';
 import type { TempRepo } from './gitFixture';
 
-/**
- * Puts a `git` first on PATH that runs the shell `action` (given the real git's path) when
- * `command` is among its arguments, and is the real git otherwise. Returns the undo.
- */
+/** A git whose run with `command` among its arguments is the shell `action` (given the real git's path). */
 function realGitExceptFor(command: string, action: (real: string) => string): () => void {
-  const bin = mkdtempSync(join(tmpdir(), 'ralph-wrapped-git-'));
-  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  const script = ['#!/bin/sh', 'for a in "$@"; do', `  if [ "$a" = ${command} ]; then ${action(real)}; fi`, 'done', `exec ${real} "$@"`];
-  writeFileSync(join(bin, 'git'), `${script.join('\n')}\n`, { mode: 0o755 });
-  const path = process.env['PATH'];
-  process.env['PATH'] = `${bin}:${path ?? ''}`;
-  return () => {
-    process.env['PATH'] = path;
-    rmSync(bin, { recursive: true, force: true });
-  };
+  return wrapGitOnPath((real) => ['for a in "$@"; do', `  if [ "$a" = ${command} ]; then ${action(real)}; fi`, 'done']);
 }
 
 describe('git/promote (real git)', () => {
