@@ -13,6 +13,7 @@ import type { AgentBackend } from '../agents/types';
 import { domainEvent } from '../domain/events';
 import type { AgentEnding } from '../domain/agentFailure';
 import { currentBranch } from '../git/repo';
+import { ensureWorktree } from '../git/worktrees';
 import { ralphPaths } from '../control/context';
 import { errorText } from './context';
 import { EvolveRetry } from './evolveRetry';
@@ -176,12 +177,18 @@ export class Loop {
     if (!lifecycle.signal.aborted) lifecycle.setState('running');
     const names: AgentName[] = ['primary', ...Array.from({ length: options.settings.workers }, (_, i) => `worker-${i + 1}`)];
     lifecycle.addAgents(names);
-    const workers = new WorkerCycle(run);
+    // The primary's worktree is made (or reset) before any worker's: the primary's tasks are
+    // the run's longest chain, and `worktree add`s of one repository queue one after another.
+    // A failure here is met again, and reported, when the primary next needs its worktree.
+    const primaryWorktree = lifecycle.signal.aborted
+      ? Promise.resolve(null)
+      : ensureWorktree(options.projectDir, { name: 'primary', branch }).catch(() => null);
+    const workers = new WorkerCycle(run, primaryWorktree);
     const runners = [
-      this.guarded('primary', () => runPrimary(run)),
+      this.guarded('primary', () => runPrimary(run, primaryWorktree)),
       ...names.slice(1).map((n) => this.guarded(n, () => workers.runWorker(n))),
     ];
-    this.finished = Promise.all(runners).then(async () => {
+    this.finished = Promise.all([...runners, primaryWorktree]).then(async () => {
       stopReading();
       await inbox.settled();
       return this.finish(run);

@@ -3,6 +3,7 @@
 // the driver applies them (block, release, lessons), says what changed (`phase.changed`),
 // renders STATE.json and BACKLOG.md, and paces itself (idle waits, back-off, run limits).
 import { domainEvent } from '../domain/events';
+import type { RalphWorktree } from '../git/worktrees';
 import type { LoopControl } from './ports';
 import { recordLesson } from './lessonFiles';
 import type { LoopRun } from './loopRun';
@@ -11,7 +12,8 @@ import type { Effect, PhaseFact, PrimaryState, ReflectionClass, Transition } fro
 import { PrimaryWork } from './primaryWork';
 import { errorText } from './context';
 
-export async function runPrimary(run: LoopRun): Promise<void> {
+/** `worktree`: the primary's worktree as the run's start made it (null when that failed). */
+export async function runPrimary(run: LoopRun, worktree: Promise<RalphWorktree | null>): Promise<void> {
   const { ctx, lifecycle, current } = run;
   const { control, emitter } = ctx;
   const marks = control.periodicMarks();
@@ -22,7 +24,7 @@ export async function runPrimary(run: LoopRun): Promise<void> {
     lastIntegAt: marks.integ,
     lastUiAt: marks.ui,
   });
-  const work = new PrimaryWork(run);
+  const work = new PrimaryWork(run, worktree);
   let idleRounds = 0;
   while (await lifecycle.proceed()) {
     if (s.phase === 'assess') {

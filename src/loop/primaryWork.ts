@@ -4,6 +4,7 @@
 // (the harness's gates), reflect (a classified lesson), commit (promotion by tier). The
 // periodic phases are periodicWork.ts. PrimaryWork keeps the current task's working state.
 import type { CapturedPatch } from '../git/capture';
+import { branchTip } from '../git/repo';
 import { ensureWorktree } from '../git/worktrees';
 import type { RalphWorktree } from '../git/worktrees';
 import type { PhaseOutput } from '../domain/phaseOutputs';
@@ -54,7 +55,14 @@ export class PrimaryWork {
   lastLesson: string | null = null;
   lastGuardrail: Guardrail | null = null;
 
-  constructor(private readonly run: LoopRun) {}
+  /**
+   * @param started the worktree the run's start made, not yet used: the first phase that
+   *   needs a fresh worktree takes it as it is while the branch is still at its base.
+   */
+  constructor(
+    private readonly run: LoopRun,
+    private started: Promise<RalphWorktree | null> | null = null,
+  ) {}
 
   async runPhase(s: PrimaryState): Promise<PhaseFact> {
     const built = this.built;
@@ -123,9 +131,13 @@ export class PrimaryWork {
   }
 
   private async ensureWt(reset: boolean): Promise<RalphWorktree> {
-    if (this.wt === null || reset) {
-      this.wt = await ensureWorktree(this.run.ctx.projectDir, { name: 'primary', branch: this.run.ctx.branch });
-    }
+    const { projectDir, branch } = this.run.ctx;
+    const started = this.started;
+    this.started = null;
+    const wt = started !== null ? await started : null;
+    // Nothing ran in it since it was made: at the branch's tip still, it is as a reset leaves it.
+    if (wt !== null && (!reset || (await branchTip(projectDir, branch)) === wt.base)) this.wt = wt;
+    else if (this.wt === null || reset) this.wt = await ensureWorktree(projectDir, { name: 'primary', branch });
     return this.wt;
   }
 

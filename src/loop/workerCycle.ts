@@ -26,7 +26,11 @@ export class WorkerCycle {
   /** Environment releases per task this run (blocked at ENV_RELEASES_BEFORE_BLOCK). */
   private readonly envReleases = new Map<string, number>();
 
-  constructor(private readonly run: LoopRun) {}
+  /** @param worktreesAfter settled once the primary's worktree is made: workers' come after it. */
+  constructor(
+    private readonly run: LoopRun,
+    private readonly worktreesAfter: Promise<unknown> = Promise.resolve(),
+  ) {}
 
   /** One worker's loop: claim, work, repeat until the run stops. */
   async runWorker(name: AgentName): Promise<void> {
@@ -75,6 +79,7 @@ export class WorkerCycle {
     const { ctx, harness } = this.run;
     const { control, settings } = ctx;
     const signal = this.run.lifecycle.signal;
+    await this.worktreesAfter;
     const wt = await ensureWorktree(ctx.projectDir, { name, branch: ctx.branch });
     const followUp = await startFollowUp(ctx, name, task, wt);
     const tracker = new IdenticalFailureTracker();

@@ -5,7 +5,8 @@
 // rebuilt from events equal the stored ones).
 import assert from 'node:assert/strict';
 import { execFileSync, execSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { submitToInbox } from '../../../src/control/inbox';
 import { worktreesRoot } from '../../../src/git/repoCache';
@@ -24,7 +25,7 @@ import {
   writeScenario,
 } from './sampleProject';
 import type { SampleProject } from './sampleProject';
-import { git } from '../../kit/git';
+import { git, wrapGitOnPath } from '../../kit/git';
 
 const CLI = resolve(__dirname, '..', '..', '..', 'dist', 'cli.js');
 
@@ -139,6 +140,62 @@ describe('loop/Loop end to end (scripted claude)', function () {
     assert.equal(git(p.dir, 'status', '--porcelain', '--untracked-files=no'), ' M README.md');
     execOk(p.dir, 'node scripts/test.js');
     await assertInvariants(p, store);
+  });
+
+  it("given a first run with a worker, then the primary's worktree is made first and its plan takes it as made", async () => {
+    await addTasks(store, p.ralphDir, [
+      { id: 'T-1', title: 'Add add()', effort: 'M', wave: 0 },
+      { id: 'T-2', title: 'Add mul()', effort: 'S', wave: 0 },
+    ]);
+    writeScenario(p, [
+      script('plan/T-1/', [], plan('T-1', [{ description: 'write add', files: ['src/add.js'] }])),
+      script('implement/T-1/step-1/', [{ tool: 'write', path: 'src/add.js', content: 'module.exports = (a, b) => a + b;\n' }]),
+      script('worker/T-2/attempt-1/', [{ tool: 'write', path: 'src/mul.js', content: 'module.exports = (a, b) => a * b;\n' }]),
+    ]);
+    // Every git the loop starts, in the order it starts them: where, and with what.
+    const logDir = mkdtempSync(join(tmpdir(), 'ralph-git-log-'));
+    const logFile = join(logDir, 'git.log');
+    const undo = wrapGitOnPath(() => [`printf '%s\\t%s\\n' "$(pwd)" "$*" >> '${logFile}'`]);
+    // The primary looks at the specs before it claims: held there until the worker's agent
+    // runs, it is the later of the two to need a worktree (as a busy assess makes it).
+    let workerStarted: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (workerStarted = resolve));
+    const specs = { changed: () => held.then(() => []), markEvolved: async () => undefined };
+    try {
+      const { loop } = scriptedLoop(p, store, {}, true, { specs });
+      loop.events.on((e) => {
+        if (e.type === 'agent.started' && e.agent === 'worker-1') workerStarted();
+      });
+      assert.equal((await loop.run()).promoted, 2);
+    } finally {
+      undo();
+    }
+    const calls = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => {
+        const [cwd = '', args = ''] = l.split('\t');
+        return { cwd, args };
+      });
+    rmSync(logDir, { recursive: true, force: true });
+    const adds = calls.filter((c) => c.args.startsWith('worktree add '));
+    assert.deepEqual(
+      adds.map((c) => /-B (\S+)/.exec(c.args)?.[1]),
+      ['ralph/primary', 'ralph/worker-1'],
+    );
+    // Made at the start, the worktree is what a reset would leave: the plan and the step ran in
+    // it as made, without a checkout or clean before the step's change is captured.
+    const primaryWorktree = join(await worktreesRoot(p.dir), 'primary');
+    const inPrimary = calls.filter((c) => c.cwd === primaryWorktree).map((c) => c.args);
+    const beforeCapture = inPrimary.slice(
+      0,
+      inPrimary.findIndex((a) => a.startsWith('add --all')),
+    );
+    assert.ok(beforeCapture.length > 0, inPrimary.join('\n'));
+    assert.deepEqual(
+      beforeCapture.filter((a) => /^(checkout|reset|clean) /.test(a)),
+      [],
+    );
   });
 
   it('given a task failing its tests first, a tier-2 task and a tier-3 task, then retry fixes it, the judge approves, and the tier-3 task is decomposed', async () => {

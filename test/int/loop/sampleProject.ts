@@ -152,7 +152,7 @@ export function scriptedLoop(
   store: EventStore,
   overrides: Record<string, unknown> = {},
   once = false,
-  options: Pick<LoopOptions, 'inboxPollMs'> & { readonly confinement?: Confinement } = {},
+  options: Pick<LoopOptions, 'inboxPollMs' | 'specs'> & { readonly confinement?: Confinement } = {},
 ): { loop: Loop; events: LoopEvent[] } {
   const settings = sampleSettings(overrides);
   const { confinement = detectConfinement('scripted'), ...loopOptions } = options;
