@@ -16,8 +16,12 @@
 // stopped early (no bubblewrap, a broken scenario). `RALPH_BENCH_CONFINE=0` runs agents and
 // gates unconfined, to set the loop beside a tree that confined nothing: bubblewrap's own
 // cost per start is what scripts/bench/confinement.ts measures.
+// `RALPH_BENCH_TIMELINE=1` prints each agent, gate and patch event to stderr with the time
+// it was emitted (`[ev @<monotonicMs>]`); with RALPH_GIT_TRACE=1 beside it (`[git @<start>
+// <duration> ms]`), sorting stderr by that number gives the run's timeline.
 import { rmSync } from 'node:fs';
 import { gitCallCount } from '../../src/git/exec';
+import { monotonicMs } from '../../src/shared/clock';
 import {
   addTasks,
   createSampleProject,
@@ -29,6 +33,8 @@ import {
 } from '../../test/int/loop/sampleProject';
 import { detectConfinement, NO_CONFINEMENT } from '../../src/agents/sandbox';
 import type { Confinement } from '../../src/agents/sandbox';
+
+const timeline = process.env['RALPH_BENCH_TIMELINE'] === '1';
 
 interface RunNumbers {
   readonly tasks: number;
@@ -108,6 +114,10 @@ async function runOnce(turnMs: number, workers: number, effort: readonly ('S' | 
   };
   const gateRuns: Record<string, number> = {};
   loop.events.on((e) => {
+    if (timeline && /^(agent|gate|patch)\.(started|finished|queued|promoted)$/.test(e.type)) {
+      const { type, ...rest } = e;
+      process.stderr.write(`[ev @${monotonicMs().toFixed(0)}] ${type} ${JSON.stringify(rest).slice(0, 160)}\n`);
+    }
     if (e.type === 'agent.started') enter(`${e.agent} ${e.phase} ${e.taskId ?? ''}`.trim());
     if (e.type === 'gate.started') {
       gateRuns[e.gate] = (gateRuns[e.gate] ?? 0) + 1;

@@ -44,7 +44,8 @@ export interface GitResult {
   readonly stderr: string;
 }
 
-// RALPH_GIT_TRACE=1 prints every git command with its duration to stderr (for benchmarks).
+// RALPH_GIT_TRACE=1 prints every git command with its start (monotonicMs) and duration to
+// stderr, for benchmarks: with RALPH_BENCH_TIMELINE=1 (scripts/bench/loop.ts) a timeline.
 const trace = process.env['RALPH_GIT_TRACE'] === '1';
 
 let calls = 0;
@@ -90,7 +91,7 @@ export async function runGit(cwd: string, args: readonly string[], options: GitR
       exitCode === null ? e : undefined,
     );
   } finally {
-    if (trace) process.stderr.write(`[git ${(monotonicMs() - started).toFixed(1)} ms] ${args.join(' ')}\n`);
+    if (trace) process.stderr.write(`[git @${started.toFixed(0)} ${(monotonicMs() - started).toFixed(1)} ms] ${args.join(' ')}\n`);
   }
 }
 
