@@ -138,6 +138,11 @@ function format(value, unit) {
   return `${Number.isInteger(value) ? value : value.toFixed(1)}${unit === '' ? '' : ` ${unit}`}`;
 }
 
+/** Below the test's resolution (1 / (rounds + 1)) a p is a bound, not a value. */
+function formatP(p) {
+  return p < 0.001 ? '< 0.001' : p.toFixed(3);
+}
+
 /** The comparison as lines: per section and figure, each tree's median and range. */
 export function report(trees, results) {
   const lines = [];
@@ -156,7 +161,7 @@ export function report(trees, results) {
         if (i > 0 && first.length > 0) {
           const base = median(first);
           const change = base === 0 ? 0 : (100 * (m - base)) / base;
-          line += `  ${change >= 0 ? '+' : ''}${change.toFixed(1)} %, p(slower) ${slowerP(first, v).toFixed(3)}`;
+          line += `  ${change >= 0 ? '+' : ''}${change.toFixed(1)} %, p(slower) ${formatP(slowerP(first, v))}`;
         }
         lines.push(line);
       });
