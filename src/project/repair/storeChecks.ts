@@ -582,16 +582,39 @@ const LOOP_CATCHES_UP = new Set([
   'deferrals.stale',
 ]);
 
+/**
+ * A check whose queries fail on the opened store is a finding, and the other checks still
+ * run. A damaged ralph.db can pass integrity_check and still have a view's schema text
+ * changed (a flipped byte in a column name on its first page): its queries then fail.
+ */
+async function readingStore(check: string, run: () => Finding[] | Promise<Finding[]>): Promise<Finding[]> {
+  try {
+    return await run();
+  } catch (e) {
+    return [
+      {
+        check: 'store.read',
+        status: 'fail',
+        message: `the ${check} check cannot read the store: ${e instanceof Error ? e.message : String(e)}`,
+        path: `${RALPH_DIR}/${DB_FILE}`,
+        fix: RESTORE_FIX,
+      },
+    ];
+  }
+}
+
 /** Every check of an opened store (observer or writer); nothing is written. */
 export async function runStoreChecks(ctx: ControlContext, opts: StoreCheckOptions): Promise<Finding[]> {
-  const findings = [
-    ...stateCounts(ctx),
-    ...checkClaims(ctx, opts),
-    ...checkPatches(ctx, opts),
-    ...checkBacklog(ctx),
-    ...checkDeferrals(ctx),
-    ...(await checkViews(ctx, opts)),
+  const checks: [string, () => Finding[] | Promise<Finding[]>][] = [
+    ['state', () => stateCounts(ctx)],
+    ['claims', () => checkClaims(ctx, opts)],
+    ['patches', () => checkPatches(ctx, opts)],
+    ['backlog', () => checkBacklog(ctx)],
+    ['deferrals', () => checkDeferrals(ctx)],
+    ['views', () => checkViews(ctx, opts)],
   ];
+  const findings: Finding[] = [];
+  for (const [name, run] of checks) findings.push(...(await readingStore(name, run)));
   if (!opts.writerAlive) return findings;
   return findings.map((f) =>
     f.status === 'fail' && LOOP_CATCHES_UP.has(f.check)

@@ -238,6 +238,24 @@ const CASES: readonly Case[] = [
     expect: () => ({ refused: /ralph\.db: (does not match the checksum|is damaged|is not a valid SQLite)/, finding: 'db.', lost: [] }),
   },
   {
+    // Found by a seed of the case above: integrity_check passes, and every query that names
+    // the column fails. Repair must still report (and restore) rather than fail on a query.
+    name: "ralph.db: a column name in a view's schema text",
+    damage: (c) =>
+      edit(db(c), (b) => {
+        const text = b.toString('latin1');
+        const at = text.indexOf('deferred_at', text.indexOf('CREATE TABLE task_view'));
+        assert.ok(at > 0, "task_view's schema text names deferred_at");
+        b[at + 6] = 0x78; // deferred_at -> deferrxd_at (column names ignore case: a case flip would not do)
+        return b;
+      }),
+    expect: () => ({
+      refused: /ralph\.db: (does not match the checksum|is damaged|is not a valid SQLite)/,
+      finding: 'store.read',
+      lost: [],
+    }),
+  },
+  {
     name: 'ralph.db: a byte of a middle page',
     damage: (c, r) => edit(db(c), (b) => flip(b, Math.floor(b.length / 3) + r.int(Math.floor(b.length / 3)), r)),
     expect: () => ({ refused: /ralph\.db: (does not match the checksum|is damaged|is not a valid SQLite)/, finding: 'db.', lost: [] }),
@@ -333,6 +351,7 @@ describe('faults: the journal and ralph.db damaged at every class of position', 
         if (want.observerRefused) assert.equal((await ralphIn(c.dir, 'status')).code, 7, 'an observer refuses too');
         const check = await ralphIn(c.dir, 'repair', '--json');
         assert.equal(check.code, 1);
+        assert.notEqual(check.out, '', `repair --json printed its findings: ${check.err}`);
         const findings = (JSON.parse(check.out) as { findings: { check: string; status: string }[] }).findings;
         assert.ok(
           findings.some((f) => f.status === 'fail' && f.check.startsWith(want.finding)),
