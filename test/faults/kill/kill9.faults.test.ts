@@ -28,6 +28,7 @@ import { bundleFaultChild, type Ack, type ChildRun, type FaultChildBundle } from
 import { createKillProject, INBOX_NOTES, KILL_TASKS } from '../kit/killProject';
 import { count } from '../kit/tally';
 import { git } from '../../kit/git';
+import { seededRandom } from '../../kit/random';
 
 /** Where a run can be killed, and how many times a point is passed in a segment (k is drawn from 1..max). */
 const POINTS: readonly { point: string; max: number }[] = [
@@ -63,18 +64,6 @@ const POINTS: readonly { point: string; max: number }[] = [
 const KILLS_PER_CHAIN = 9;
 const MAX_PROJECTS_PER_CHAIN = 4;
 const DEFAULT_SEEDS = [11, 23, 37, 41, 59, 67];
-
-/** mulberry32: a small seeded PRNG, so a chain's instants replay from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Chains in a plain `npm run test:faults`: 27 kills keep the suite within CI's few minutes; `RALPH_FAULT_CHAINS=6` kills 54 times. */
 const DEFAULT_CHAINS = 3;
@@ -246,7 +235,7 @@ describe('faults: kill -9 of the loop at instants over a multi-task run', functi
 
   for (const seed of seeds()) {
     it(`seed ${seed}: ${KILLS_PER_CHAIN} kills, each followed by a restart, then a run to the end; nothing lost, nothing twice, nothing left`, async () => {
-      const next = prng(seed);
+      const next = seededRandom(seed);
       let chainKills = 0;
       for (let project = 0; project < MAX_PROJECTS_PER_CHAIN && chainKills < KILLS_PER_CHAIN; project++) {
         const dir = await createKillProject();

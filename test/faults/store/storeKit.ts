@@ -10,11 +10,12 @@ import { CONTROL_PROJECTIONS } from '../../../src/control/views';
 import { openStore } from '../../../src/store/sqlJsStore';
 import type { StoredEvent } from '../../../src/store/types';
 import { git } from '../../kit/git';
+import { seededRandom } from '../../kit/random';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 export const CLI = path.join(ROOT, 'dist', 'cli.js');
 
-/** A small deterministic PRNG (mulberry32) whose seed is printed, so a failure can be replayed. */
+/** Seeded randomness whose seed is printed, so a failure can be replayed. */
 export interface Seeded {
   readonly seed: number;
   next(): number;
@@ -26,14 +27,7 @@ export function seeded(name: string): Seeded {
   const fromEnv = process.env['RALPH_FAULT_SEED'];
   const seed = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) >>> 0 : (Math.random() * 2 ** 32) >>> 0;
   process.stdout.write(`      seed for ${name}: ${seed} (replay: RALPH_FAULT_SEED=${seed})\n`);
-  let a = seed;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return { seed, next, int: (n) => Math.floor(next() * n), pick: (xs) => xs[Math.floor(next() * xs.length)] as (typeof xs)[number] };
 }
 

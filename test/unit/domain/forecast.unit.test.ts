@@ -4,18 +4,7 @@
 import assert from 'node:assert/strict';
 import { budgetExhaustion, forecast, renderForecast, type FinishedTask, type ForecastInput } from '../../../src/domain/forecast';
 import type { Effort } from '../../../src/domain/model';
-
-/** A seeded generator (mulberry32): the same history for the same seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../kit/random';
 
 /** True cost per task: mean by effort, uniform ±50 %. */
 const MEAN: Record<Effort, number> = { S: 0.1, M: 0.25, L: 0.6, XL: 1.2 };
@@ -54,14 +43,14 @@ describe('domain/forecast', () => {
   });
 
   it('given fewer finished tasks than it needs, then it says so and how many it has', () => {
-    const r = rng(1);
+    const r = seededRandom(1);
     const f = forecast(base({ finished: history(r, 2, 10), remaining: ['S', 'M', 'L'], spentTodayUsd: 0.4 }));
     assert.deepEqual(f, { kind: 'too_early', finished: 2, needed: 3, tasksLeft: 3 });
     assert.equal(renderForecast(f), 'Forecast: 3 task(s) left; a forecast needs 3 finished tasks (2 so far)');
   });
 
   it('given an empty backlog, then nothing is left to do', () => {
-    const f = forecast(base({ finished: history(rng(2), 5, 10), spentTodayUsd: 1 }));
+    const f = forecast(base({ finished: history(seededRandom(2), 5, 10), spentTodayUsd: 1 }));
     assert.deepEqual(f, { kind: 'done', finished: 5 });
   });
 
@@ -70,7 +59,7 @@ describe('domain/forecast', () => {
     let errSum = 0;
     const runs = 200;
     for (let seed = 1; seed <= runs; seed++) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const finished = history(r, 30, 12);
       const remaining = Array.from({ length: 20 }, () => EFFORTS[Math.floor(r() * EFFORTS.length)] as Effort);
       const truth = remaining.reduce((a, e) => a + cost(r, e), 0);
@@ -116,7 +105,7 @@ describe('domain/forecast', () => {
   });
 
   it('given blocked tasks, then the estimate rises by the failure rate', () => {
-    const finished = history(rng(7), 9, 10);
+    const finished = history(seededRandom(7), 9, 10);
     const remaining: Effort[] = ['M', 'M', 'S'];
     const clean = forecast(base({ finished, remaining, spentTodayUsd: 2 }));
     const failing = forecast(base({ finished, remaining, failed: 3, spentTodayUsd: 2 }));

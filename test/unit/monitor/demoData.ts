@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Database } from 'sql.js';
 import { REFERENCE_DDL, insertEvents } from './sqlFixture';
 import type { EventSeed } from './sqlFixture';
+import { seededRandom } from '../../kit/random';
 
 const TITLES = [
   'Project scaffold and CI',
@@ -40,18 +41,6 @@ const TITLES = [
   'Feature flags',
 ];
 
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 export interface DemoOptions {
   readonly tasks?: number;
   /** Extra `run.heartbeat` events to reach a total for benchmarks. */
@@ -65,7 +54,7 @@ export interface DemoProject {
 }
 
 export function seedDemoProject(db: Database, ralphDir: string, now: Date, o: DemoOptions = {}): DemoProject {
-  const rand = rng(42);
+  const rand = seededRandom(42);
   const nTasks = o.tasks ?? 30;
   const days = o.days ?? 3;
   const end = now.getTime();
