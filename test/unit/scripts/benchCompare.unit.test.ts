@@ -1,18 +1,7 @@
 // The tree comparison of the loop bench: its parser of the bench's output (both the current
 // titles and the older ones without a worker count) and its permutation test.
 import { strict as assert } from 'node:assert';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-
-const SCRIPT = pathToFileURL(resolve(__dirname, '..', '..', '..', 'scripts', 'bench-compare.mjs')).href;
-
-interface BenchCompare {
-  parseLoopBench(text: string): Map<string, Record<string, number>>;
-  slowerP(a: readonly number[], b: readonly number[], rounds?: number, seed?: number): number;
-  parseTree(arg: string): { label: string; dir: string; env: Record<string, string> };
-}
-
-const load = async (): Promise<BenchCompare> => (await import(SCRIPT)) as BenchCompare;
+import { parseLoopBench, parseTree, slowerP } from '../../../scripts/bench-compare';
 
 const section = (title: string, wall: number, overhead: number, git: number): string[] => [
   title,
@@ -21,9 +10,8 @@ const section = (title: string, wall: number, overhead: number, git: number): st
   `  harness overhead: ${overhead} ms = 25.6 % of wall time (target < 5 %); 254 ms per task`,
 ];
 
-describe('scripts/bench-compare.mjs: comparing trees on the loop bench', () => {
-  it('given the output of a bench with worker counts and of one without, then both key their sections alike', async () => {
-    const { parseLoopBench } = await load();
+describe('scripts/bench-compare.ts: comparing trees on the loop bench', () => {
+  it('given the output of a bench with worker counts and of one without, then both key their sections alike', () => {
     const now = parseLoopBench(
       [
         '[git @1 2 ms] status',
@@ -47,14 +35,12 @@ describe('scripts/bench-compare.mjs: comparing trees on the loop bench', () => {
     );
   });
 
-  it('given a section without its overhead line, then parsing fails and names the section and the figure', async () => {
-    const { parseLoopBench } = await load();
+  it('given a section without its overhead line, then parsing fails and names the section and the figure', () => {
     const lines = section('1 worker(s), no model latency', 5956, 1523, 200).slice(0, 3);
     assert.throws(() => parseLoopBench(lines.join('\n')), /section "1 worker\(s\), no model latency": no harness overhead line/);
   });
 
-  it('given runs clearly slower, then p is small; given the same spread, p is not; given faster, p is near 1', async () => {
-    const { slowerP } = await load();
+  it('given runs clearly slower, then p is small; given the same spread, p is not; given faster, p is near 1', () => {
     const a = [7000, 7100, 7200, 6900, 7050, 7150, 6950, 7080];
     const slower = a.map((v) => v + 600);
     const same = [7010, 7090, 7190, 6910, 7060, 7140, 6960, 7070];
@@ -65,8 +51,7 @@ describe('scripts/bench-compare.mjs: comparing trees on the loop bench', () => {
     assert.equal(slowerP(a, same, 2000, 7), slowerP(a, same, 2000, 7), 'seeded: the same p twice');
   });
 
-  it('given counts that take few values, every one of b above every one of a, then p is small', async () => {
-    const { slowerP } = await load();
+  it('given counts that take few values, every one of b above every one of a, then p is small', () => {
     // The median of a shuffled half of such runs is 183, 191.5 or 200 whatever the labels: a
     // test on medians calls this gap noise (p about 0.2); ranks see that b is always larger.
     const a = [183, 183, 183, 168, 183, 198, 183, 183, 183, 183];
@@ -75,8 +60,7 @@ describe('scripts/bench-compare.mjs: comparing trees on the loop bench', () => {
     assert.ok(slowerP(b, a) > 0.99, `reversed: p ${slowerP(b, a)}`);
   });
 
-  it('given a tree argument, then its label, directory and environment are read; a malformed one is refused', async () => {
-    const { parseTree } = await load();
+  it('given a tree argument, then its label, directory and environment are read; a malformed one is refused', () => {
     assert.deepEqual(parseTree('head=/tmp/x:RALPH_BENCH_WORKERS=1,RALPH_BENCH_EFFORT=S'), {
       label: 'head',
       dir: '/tmp/x',

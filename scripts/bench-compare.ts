@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // `npm run bench:compare -- [--runs N] [--save FILE] label=dir[:NAME=value,...] ...`: runs
 // the loop bench (scripts/bench/loop.ts) in each tree N times, interleaved, and prints for
 // each figure each tree's median and range and, against the first tree, the change of the
@@ -17,11 +16,28 @@
 // Sections with no worker count in their title come from a bench that ran one worker.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { seededRandom } from '../test/kit/random';
+
+/** Each section's figures by name. */
+export type Figures = Record<string, number>;
+/** One bench run: its sections by key. */
+export type Sections = Map<string, Figures>;
+
+export interface Tree {
+  readonly label: string;
+  readonly dir: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface TreeResults {
+  readonly runs: Sections[];
+  readonly failed: string[];
+}
 
 /** The figures read from each section of the loop bench's output. */
-export const FIGURES = [
+export const FIGURES: readonly { readonly name: string; readonly unit: string; readonly pattern: RegExp }[] = [
   { name: 'wall', unit: 'ms', pattern: /^\s+wall (\d+) ms/ },
   { name: 'harness overhead', unit: 'ms', pattern: /^\s+harness overhead: (\d+) ms/ },
   { name: 'git processes', unit: '', pattern: /git processes: (\d+)/ },
@@ -32,9 +48,9 @@ export const FIGURES = [
  * printed. Throws on a section with a figure missing: a changed output format must not
  * silently compare nothing.
  */
-export function parseLoopBench(text) {
-  const sections = new Map();
-  let current;
+export function parseLoopBench(text: string): Sections {
+  const sections: Sections = new Map();
+  let current: string | undefined;
   for (const line of text.split('\n')) {
     const head = /^(?:(\d+) worker\(s\), )?(no model latency|model latency \d+ ms per turn)/.exec(line);
     if (head !== null) {
@@ -45,7 +61,8 @@ export function parseLoopBench(text) {
     if (current === undefined) continue;
     for (const f of FIGURES) {
       const m = f.pattern.exec(line);
-      if (m !== null) sections.get(current)[f.name] = Number(m[1]);
+      const figures = sections.get(current);
+      if (m !== null && figures !== undefined) figures[f.name] = Number(m[1]);
     }
   }
   for (const [key, figures] of sections) {
@@ -55,32 +72,21 @@ export function parseLoopBench(text) {
   return sections;
 }
 
-export function median(values) {
+export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
-/** A small seeded generator (mulberry32), so a comparison's p-values can be reproduced. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const at = (i: number): number => s[i] ?? Number.NaN;
+  return s.length % 2 === 1 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
 }
 
 /** Each value's rank in `values` (1-based), tied values sharing the mean of their ranks. */
-function midranks(values) {
-  const order = values.map((v, i) => [v, i]).sort((x, y) => x[0] - y[0]);
-  const ranks = new Array(values.length);
+function midranks(values: readonly number[]): number[] {
+  const order = values.map((value, index) => ({ value, index })).sort((x, y) => x.value - y.value);
+  const ranks = new Array<number>(values.length).fill(0);
   for (let i = 0; i < order.length;) {
     let j = i;
-    while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
-    for (let k = i; k <= j; k++) ranks[order[k][1]] = (i + j) / 2 + 1;
+    while (j + 1 < order.length && order[j + 1]?.value === order[i]?.value) j++;
+    for (let k = i; k <= j; k++) ranks[order[k]?.index ?? 0] = (i + j) / 2 + 1;
     i = j + 1;
   }
   return ranks;
@@ -93,16 +99,18 @@ function midranks(values) {
  * Ranks, not medians: counts such as git processes take few distinct values, and the
  * median of a shuffled half then jumps between them whatever the labels.
  */
-export function slowerP(a, b, rounds = 10000, seed = 1) {
+export function slowerP(a: readonly number[], b: readonly number[], rounds = 10000, seed = 1): number {
   const ranks = midranks([...a, ...b]);
-  const sum = (xs) => xs.reduce((t, x) => t + x, 0);
+  const sum = (xs: readonly number[]): number => xs.reduce((t, x) => t + x, 0);
   const observed = sum(ranks.slice(a.length));
-  const next = random(seed);
+  const next = seededRandom(seed);
   let atLeast = 0;
   for (let r = 0; r < rounds; r++) {
     for (let i = ranks.length - 1; i > 0; i--) {
       const j = Math.floor(next() * (i + 1));
-      [ranks[i], ranks[j]] = [ranks[j], ranks[i]];
+      const swap = ranks[i] ?? 0;
+      ranks[i] = ranks[j] ?? 0;
+      ranks[j] = swap;
     }
     // A float sum of half-ranks: compare with a margin below any real difference (0.5).
     if (sum(ranks.slice(a.length)) >= observed - 1e-9) atLeast++;
@@ -111,19 +119,19 @@ export function slowerP(a, b, rounds = 10000, seed = 1) {
 }
 
 /** `label=dir[:NAME=value,...]` */
-export function parseTree(arg) {
+export function parseTree(arg: string): Tree {
   const m = /^([\w.-]+)=([^:]+)(?::(.*))?$/.exec(arg);
   if (m === null) throw new Error(`expected label=dir[:NAME=value,...], got "${arg}"`);
-  const env = {};
+  const env: Record<string, string> = {};
   for (const pair of (m[3] ?? '').split(',').filter((p) => p !== '')) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new Error(`tree "${m[1]}": expected NAME=value, got "${pair}"`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  return { label: m[1], dir: path.resolve(m[2]), env };
+  return { label: m[1] ?? '', dir: path.resolve(m[2] ?? '.'), env };
 }
 
-function runBench(tree) {
+function runBench(tree: Tree): { sections: Sections; error?: undefined } | { error: string; sections?: undefined } {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/loop.ts'], {
     cwd: tree.dir,
     env: { ...process.env, ...tree.env },
@@ -134,28 +142,31 @@ function runBench(tree) {
   return { sections: parseLoopBench(r.stdout) };
 }
 
-function format(value, unit) {
+function format(value: number, unit: string): string {
   return `${Number.isInteger(value) ? value : value.toFixed(1)}${unit === '' ? '' : ` ${unit}`}`;
 }
 
 /** Below the test's resolution (1 / (rounds + 1)) a p is a bound, not a value. */
-function formatP(p) {
+function formatP(p: number): string {
   return p < 0.001 ? '< 0.001' : p.toFixed(3);
 }
 
 /** The comparison as lines: per section and figure, each tree's median and range. */
-export function report(trees, results) {
-  const lines = [];
+export function report(trees: readonly Tree[], results: readonly TreeResults[]): string[] {
+  const lines: string[] = [];
   const keys = [...new Set(results.flatMap((r) => r.runs.flatMap((s) => [...s.keys()])))];
   for (const key of keys) {
     lines.push(key);
     for (const f of FIGURES) {
       lines.push(`  ${f.name}`);
-      const values = results.map((r) => r.runs.map((s) => s.get(key)?.[f.name]).filter((v) => v !== undefined));
-      const first = values[0];
+      const values = results.map((r) => r.runs.flatMap((s) => s.get(key)?.[f.name] ?? []));
+      const first = values[0] ?? [];
       trees.forEach((t, i) => {
-        const v = values[i];
-        if (v.length === 0) return lines.push(`    ${t.label}: no runs`);
+        const v = values[i] ?? [];
+        if (v.length === 0) {
+          lines.push(`    ${t.label}: no runs`);
+          return;
+        }
         const m = median(v);
         let line = `    ${t.label.padEnd(12)} ${format(m, f.unit).padStart(10)}  (${Math.min(...v)}-${Math.max(...v)}, ${v.length} runs)`;
         if (i > 0 && first.length > 0) {
@@ -171,63 +182,83 @@ export function report(trees, results) {
 }
 
 /** The runs so far as JSON: `--load` reports from it again without running anything. */
-function saved(trees, results) {
+function saved(trees: readonly Tree[], results: readonly TreeResults[]): string {
   return JSON.stringify({ trees, results: results.map((r) => ({ runs: r.runs.map((s) => [...s.entries()]), failed: r.failed })) });
 }
 
-function load(file) {
-  const where = `--load ${file}`;
-  let data;
+const SAVED = z.object({
+  trees: z.array(z.object({ label: z.string(), dir: z.string(), env: z.record(z.string(), z.string()) })),
+  results: z.array(
+    z.object({ runs: z.array(z.array(z.tuple([z.string(), z.record(z.string(), z.number())]))), failed: z.array(z.string()) }),
+  ),
+});
+
+function load(file: string): { trees: Tree[]; results: TreeResults[] } {
+  let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(`${where}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`--load ${file}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (!Array.isArray(data?.trees) || !Array.isArray(data?.results) || data.trees.length !== data.results.length)
-    throw new Error(`${where}: expected {trees, results} as --save writes them`);
-  return { trees: data.trees, results: data.results.map((r) => ({ runs: r.runs.map((s) => new Map(s)), failed: r.failed })) };
+  const parsed = SAVED.safeParse(data);
+  if (!parsed.success || parsed.data.trees.length !== parsed.data.results.length)
+    throw new Error(
+      `--load ${file}: expected {trees, results} as --save writes them${parsed.success ? '' : `: ${z.prettifyError(parsed.error)}`}`,
+    );
+  const { trees, results } = parsed.data;
+  return { trees, results: results.map((r) => ({ runs: r.runs.map((s) => new Map(s)), failed: r.failed })) };
 }
 
-function print(trees, results, rounds) {
-  console.log(`loop bench: ${rounds} interleaved rounds; median (range, runs); change of the median against ${trees[0].label}`);
+function print(trees: readonly Tree[], results: readonly TreeResults[], rounds: number): void {
+  console.log(`loop bench: ${rounds} interleaved rounds; median (range, runs); change of the median against ${trees[0]?.label ?? '?'}`);
   for (const line of report(trees, results)) console.log(line);
   results.forEach((r, i) => {
-    for (const e of r.failed) console.log(`${trees[i].label}: a run failed and is left out (${e})`);
+    for (const e of r.failed) console.log(`${trees[i]?.label ?? '?'}: a run failed and is left out (${e})`);
   });
   if (results.some((r) => r.failed.length > 0)) process.exitCode = 1;
 }
 
-function main(argv) {
+/** The value after option `name` at `argv[i]`. */
+function valueOf(argv: readonly string[], i: number, name: string): string {
+  const v = argv[i + 1];
+  if (v === undefined) throw new Error(`${name}: a value must follow`);
+  return v;
+}
+
+function main(argv: readonly string[]): void {
   let runs = 10;
-  let saveTo;
-  const trees = [];
+  let saveTo: string | undefined;
+  const trees: Tree[] = [];
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--runs') {
-      runs = Number(argv[++i]);
-      if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: expected a positive whole number, got "${argv[i]}"`);
-    } else if (argv[i] === '--save') saveTo = argv[++i];
-    else if (argv[i] === '--load') {
-      const { trees: t, results } = load(argv[++i]);
+    const arg = argv[i] ?? '';
+    if (arg === '--runs') {
+      const v = valueOf(argv, i++, arg);
+      runs = Number(v);
+      if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: expected a positive whole number, got "${v}"`);
+    } else if (arg === '--save') saveTo = valueOf(argv, i++, arg);
+    else if (arg === '--load') {
+      const { trees: t, results } = load(valueOf(argv, i++, arg));
       return print(t, results, Math.max(...results.map((r) => r.runs.length + r.failed.length)));
-    } else trees.push(parseTree(argv[i]));
+    } else trees.push(parseTree(arg));
   }
   if (trees.length < 2) throw new Error('name at least two trees: label=dir[:NAME=value,...]');
-  const results = trees.map(() => ({ runs: [], failed: [] }));
+  const results = trees.map((tree): TreeResults & { readonly tree: Tree } => ({ tree, runs: [], failed: [] }));
   for (let round = 0; round < runs; round++) {
-    for (let k = 0; k < trees.length; k++) {
-      const i = (round + k) % trees.length;
-      const r = runBench(trees[i]);
-      if (r.error !== undefined) results[i].failed.push(r.error);
-      else results[i].runs.push(r.sections);
+    for (let k = 0; k < results.length; k++) {
+      const slot = results[(round + k) % results.length];
+      if (slot === undefined) continue;
+      const r = runBench(slot.tree);
+      if (r.error !== undefined) slot.failed.push(r.error);
+      else slot.runs.push(r.sections);
       if (saveTo !== undefined) writeFileSync(saveTo, saved(trees, results));
-      const walls = r.sections ? [...r.sections.values()].map((s) => s.wall).join(' / ') : r.error;
-      process.stderr.write(`round ${round + 1}/${runs} ${trees[i].label}: wall ${walls}\n`);
+      const walls = r.sections ? [...r.sections.values()].map((s) => s['wall']).join(' / ') : r.error;
+      process.stderr.write(`round ${round + 1}/${runs} ${slot.tree.label}: wall ${walls}\n`);
     }
   }
   print(trees, results, runs);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (require.main === module) {
   try {
     main(process.argv.slice(2));
   } catch (e) {
